@@ -1,0 +1,51 @@
+# Thin wrapper: the two commands of the README, and the install step they share.
+#   make quickstart   install missing packages, build, run the quickstart on two local ranks
+#   make test         install missing packages, build (warnings are errors), run every test
+#   make deps         install missing Debian packages only
+PRESET   ?= ci
+BUILD    ?= build
+NP       ?= 2
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+
+DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-openmpi-dev \
+	libprotobuf-c-dev protobuf-c-compiler libinih-dev libisal-dev libjansson-dev \
+	libarchive-dev libzip-dev nettle-dev libcmocka-dev gnuplot-nox python3 python3-venv \
+	python3-pip fio clang-format
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export OMPI_ALLOW_RUN_AS_ROOT = 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
+export OMPI_MCA_btl_vader_single_copy_mechanism = none
+
+.PHONY: all deps build quickstart test clean format format-check
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "all Debian packages present"; fi
+
+build: deps
+	cmake --preset $(PRESET) >/dev/null
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+quickstart: build
+	mpiexec --oversubscribe -n $(NP) $(BUILD)/feedbench run configs/quickstart.ini
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' '*.cu')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,29 @@
+/* Agreement across ranks: every phase ends with one, so a failure on one rank ends all ranks
+ * together with one clear message, never a hang and never a half result.
+ */
+#ifndef FEEDBENCH_AGREE_H
+#define FEEDBENCH_AGREE_H
+
+struct run;
+
+/* Collective over run->comm. Every rank passes its result; returns 0 when all succeeded, else
+ * the code of the lowest failing rank, whose message is copied into every rank's run->err
+ * prefixed with "rank N: ". */
+int agree(struct run *run, int rc);
+
+/* Tells the other ranks, without blocking, that this rank failed (they stop at their next
+ * step instead of finishing the epoch). Safe to call more than once. */
+void agree_notify_failure(struct run *run);
+/* True once another rank has notified a failure (main thread only; cheap: MPI_Iprobe). */
+int agree_peer_failed(struct run *run);
+/* Receives pending failure notices so MPI_Finalize finds no unmatched messages. */
+void agree_drain(struct run *run);
+
+/* Watchdog: a thread that ends the job with MPI_Abort when run->progress_ns has not moved for
+ * `seconds` (a peer died inside a collective). 0 disables it. */
+int watchdog_start(struct run *run, double seconds);
+void watchdog_stop(struct run *run);
+/* Marks progress (cheap; call at each step and phase). */
+void watchdog_kick(struct run *run);
+
+#endif

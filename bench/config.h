@@ -1,0 +1,219 @@
+/* feedbench configuration: the config struct and the one declarative key table.
+ *
+ * Every key is one row of cfg_keys[] (config.c): section, name, type, offset into struct
+ * config, default written like user input, range or choices, help. The same table drives
+ * parsing, defaults, validation, `feedbench keys`, `--set`, the effective config echoed into
+ * results, and the config hash.
+ */
+#ifndef FEEDBENCH_CONFIG_H
+#define FEEDBENCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "errors.h"
+
+#define CFG_PATH_MAX 1024
+#define CFG_NAME_MAX 128
+#define CFG_MAX_HINTS 64
+#define CFG_MAX_SWEEP 16
+#define CFG_HINT_MAX 256
+
+enum cfg_type {
+	CFG_BOOL,     /* true/false/yes/no/on/off/1/0 */
+	CFG_INT,      /* int64_t, plain integer */
+	CFG_SIZE,     /* uint64_t bytes: 4k, 256KiB, 1.5GiB, 1MB (=10^6) */
+	CFG_DURATION, /* double seconds: 850us, 2ms, 0.5s, 1m */
+	CFG_DOUBLE,   /* double */
+	CFG_STRING,   /* char[CFG_PATH_MAX] */
+	CFG_CHOICE,   /* int index into the row's choices */
+	CFG_CHUNK,    /* int64_t: "none" = 0, "sample" = -1, N > 0 samples per chunk */
+};
+
+/* Row flags. */
+#define CFG_F_DATASET 0x1 /* changes the files on disk: part of the dataset identity */
+#define CFG_F_NOHASH 0x2  /* excluded from config_hash (output settings) */
+
+enum { FILE_ACCESS_PER_RANK, FILE_ACCESS_SHARED };
+enum { GENERATE_AUTO, GENERATE_ALWAYS, GENERATE_NEVER };
+enum { SHUFFLE_OFF, SHUFFLE_SEED, SHUFFLE_RANDOM };
+enum { BACKEND_POSIX, BACKEND_MPIIO, BACKEND_NULL, BACKEND_FAULTY };
+enum { PAGE_CACHE_KEEP, PAGE_CACHE_EVICT, PAGE_CACHE_DROP };
+enum { ACCEL_AUTO, ACCEL_CPU, ACCEL_CUDA };
+enum { HDF5_TRANSFER_INDEPENDENT, HDF5_TRANSFER_COLLECTIVE };
+enum { NPZ_READ_SAMPLE, NPZ_READ_WHOLE };
+
+struct cfg_hint {
+	char key[CFG_NAME_MAX];
+	char value[CFG_HINT_MAX];
+	int line;
+};
+
+struct cfg_sweep_key {
+	char key[CFG_NAME_MAX]; /* "section.key" */
+	char values[CFG_HINT_MAX * 4];
+	int line;
+};
+
+struct config {
+	struct {
+		char name[CFG_NAME_MAX];
+		char description[CFG_PATH_MAX];
+	} workload;
+	struct {
+		char data_dir[CFG_PATH_MAX];
+		char format[32];
+		int64_t num_files_train;
+		int64_t num_samples_per_file;
+		uint64_t record_length_bytes;
+		uint64_t record_length_bytes_stdev;
+		int file_access;
+		int generate;
+		bool verify;
+		bool keep_files;
+		int64_t seed;
+	} dataset;
+	struct {
+		int64_t chunking; /* CFG_CHUNK */
+		int transfer;
+	} hdf5;
+	struct {
+		bool index;
+	} tfrecord;
+	struct {
+		int read;
+	} npz;
+	struct {
+		int64_t shuffle_buffer;
+	} wds;
+	struct {
+		int backend;
+		bool direct;
+		int page_cache;
+		uint64_t transfer_size;
+		int64_t stripe_count;
+		uint64_t stripe_size;
+		int64_t stripe_offset;
+	} storage;
+	struct {
+		bool collective;
+		int nhints;
+		struct cfg_hint hints[CFG_MAX_HINTS]; /* every other key of [storage.mpiio] */
+	} mpiio;
+	struct {
+		char fail_op[16];    /* faulty backend: read, write, fsync, close, open */
+		int64_t fail_rank;   /* -1 = every rank */
+		int64_t fail_nth;    /* fail the Nth call of fail_op (1-based); 0 = never */
+		char fail_errno[16]; /* EIO, ENOSPC, ... */
+		bool short_reads;    /* return at most half of each request */
+		bool eintr;          /* return EINTR once every other call */
+		char inner[16];      /* posix */
+	} faulty;
+	struct {
+		int64_t batch_size;
+		int64_t read_threads;
+		int64_t prefetch_size;
+		int file_shuffle;
+		int sample_shuffle;
+		bool drop_last;
+	} reader;
+	struct {
+		int64_t epochs;
+		double computation_time;
+		double computation_time_stdev;
+		int accelerator;
+		bool pin_memory;
+		bool emulate_copy;
+		bool step_barrier;
+		int64_t exclude_start_steps;
+		double au_threshold;
+		double watchdog;
+	} train;
+	struct {
+		char dir[CFG_PATH_MAX];
+		char name[CFG_NAME_MAX];
+		int64_t repetitions;
+		bool plots;
+	} output;
+	struct {
+		int nkeys;
+		struct cfg_sweep_key keys[CFG_MAX_SWEEP];
+		int optimise; /* SWEEP_OPT_* */
+	} sweep;
+
+	/* Where each value came from: line in the file (0 = default, -1 = --set). */
+	int lines[256];
+	char source[CFG_PATH_MAX]; /* file name for messages */
+};
+
+enum { SWEEP_OPT_BANDWIDTH, SWEEP_OPT_AU, SWEEP_OPT_SAMPLES };
+
+struct cfg_key {
+	const char *section;
+	const char *name;
+	enum cfg_type type;
+	size_t offset;
+	const char *def;
+	double min, max;          /* inclusive range for numbers (min > max: unchecked) */
+	const char *const *choices; /* NULL-terminated for CFG_CHOICE */
+	unsigned flags;
+	const char *help;
+};
+
+extern const struct cfg_key cfg_keys[];
+extern const size_t cfg_nkeys;
+
+/* Sets every key to its default. */
+void cfg_defaults(struct config *cfg);
+
+/* Parses INI text (from a file named `source`) on top of the current values.
+ * Errors name source:line and return -FB_ECONFIG with the message in err. */
+int cfg_parse_text(struct config *cfg, const char *text, size_t len, const char *source,
+		   struct fb_errbuf *err);
+
+/* Applies "section.key=value" (a --set). */
+int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err);
+
+/* Checks combinations that cannot be honoured (batch larger than a rank's samples, ...).
+ * nranks: the number of ranks the run will use. */
+int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err);
+
+/* Key lookup: "section.key" or section + name. NULL when unknown. */
+const struct cfg_key *cfg_find(const char *section, const char *name);
+const struct cfg_key *cfg_find_dotted(const char *dotted);
+
+/* Closest known key name for "did you mean" (NULL when nothing is close). */
+const struct cfg_key *cfg_suggest(const char *section, const char *name);
+
+/* Formats one key's current value into buf (like user input: sizes in bytes, durations in s). */
+void cfg_format_value(const struct config *cfg, const struct cfg_key *k, char *buf, size_t len);
+
+/* Writes the effective config as INI (every key; [storage.mpiio] hints; [sweep]). */
+void cfg_write_ini(const struct config *cfg, FILE *out);
+
+/* Writes `feedbench keys` Markdown. */
+void cfg_write_keys_markdown(FILE *out);
+
+/* sha256 hex of the effective config with [output] and [sweep] excluded. */
+void cfg_hash(const struct config *cfg, char hex[65]);
+/* sha256 hex of the keys flagged CFG_F_DATASET: the dataset identity. */
+void cfg_dataset_hash(const struct config *cfg, char hex[65]);
+/* First 8 bytes of cfg_dataset_hash as an integer, stored in sample headers. */
+uint64_t cfg_dataset_id(const struct config *cfg);
+
+/* Unit parsers (exposed for tests). Return 0 or -FB_ECONFIG with a reason in why. */
+int cfg_parse_size(const char *text, uint64_t *out, char *why, size_t whylen);
+int cfg_parse_duration(const char *text, double *out, char *why, size_t whylen);
+int cfg_parse_int(const char *text, int64_t *out, char *why, size_t whylen);
+int cfg_parse_bool(const char *text, bool *out, char *why, size_t whylen);
+
+/* Reads a whole file into memory (NUL-terminated); for rank 0 before broadcasting. */
+int cfg_read_file(const char *path, char **text, size_t *len, struct fb_errbuf *err);
+
+/* Name of the current choice of a CFG_CHOICE key, e.g. cfg_choice_name("storage", "backend",
+ * cfg->storage.backend) -> "posix". */
+const char *cfg_choice_name(const char *section, const char *name, int value);
+
+#endif

@@ -1,0 +1,71 @@
+/* The state of one run, handed down to every module and plug-in. The only globals in
+ * feedbench are constant tables; everything else lives here.
+ */
+#ifndef FEEDBENCH_RUN_H
+#define FEEDBENCH_RUN_H
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "errors.h"
+#include "stats.h"
+#include "storage/storage.h"
+#include "compute/compute.h"
+#include "../formats/format.h"
+#include "../workloads/dataset.h"
+
+/* File system facts about the data folder (bench/storage/fsdetect.c). */
+struct fs_info {
+	char type[32];      /* "ext4", "lustre", ... */
+	char mount[1024];   /* mount point */
+	char device[256];   /* source in /proc/self/mounts */
+	uint64_t magic;     /* statfs f_type */
+	uint64_t block_size;
+	uint64_t free_bytes;
+	uint64_t total_bytes;
+	bool can_stripe;    /* lustre */
+};
+
+struct run {
+	struct config cfg;
+	MPI_Comm comm;      /* all ranks of the run */
+	int rank, nranks;
+	MPI_Comm node_comm; /* ranks on this node */
+	int local_rank, local_size, nnodes;
+	char hostname[256];
+
+	const struct storage_ops *storage;
+	const struct format_ops *format;
+	const struct compute_ops *compute_ops;
+	struct compute *compute;
+	char accel_why[256]; /* which accelerator and why */
+
+	struct dataset ds;
+	struct fs_info fs;
+	bool dataset_regenerated;
+
+	struct fb_errbuf err; /* this rank's first error */
+	volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */
+
+	/* What plug-ins add to summary.json (jansson objects, owned by the run). */
+	json_t *info_storage; /* merged into "storage" */
+	json_t *info_format;  /* "format" */
+	json_t *info_accel;   /* merged into "accelerator" */
+	json_t *warnings;     /* array of strings; rank 0's list is printed and written */
+
+	uint64_t progress_ns; /* last time the main thread made progress (watchdog) */
+	int verbose;
+};
+
+/* Adds a warning once (same text twice is kept once). Rank 0 prints it when the run ends. */
+void run_warn(struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records an error with context on this rank; returns code. */
+#define run_fail(run, code, ...) fb_fail(&(run)->err, (code), __VA_ARGS__)
+
+#endif

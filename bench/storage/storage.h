@@ -1,0 +1,91 @@
+/* Storage plug-ins and the wrappers that measure them.
+ *
+ * A plug-in moves bytes; it never times, retries or prints. The wrappers (io_*) own the
+ * short-I/O and EINTR loops, transfer_size splitting, latency histograms and error context,
+ * so every plug-in and every format is measured the same way.
+ *
+ * Contracts for plug-in functions:
+ * - pread/pwrite return the bytes moved (possibly fewer than asked: a short transfer),
+ *   0 at end of file for pread, or a negative errno. -EINTR is retried by the wrapper.
+ * - open of a file with STORAGE_O_SHARED is collective over run->file_comm (mpiio); posix
+ *   ignores the flag.
+ * - close and sync failures are real failures (a buffered write error shows up there).
+ */
+#ifndef FEEDBENCH_STORAGE_H
+#define FEEDBENCH_STORAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../stats.h"
+
+struct run;
+
+#define STORAGE_O_READ 0x01
+#define STORAGE_O_WRITE 0x02  /* create + truncate unless STORAGE_O_NOTRUNC */
+#define STORAGE_O_DIRECT 0x04 /* O_DIRECT: buffers, offsets and lengths aligned */
+#define STORAGE_O_SHARED 0x08 /* opened by every rank of the sharing communicator */
+#define STORAGE_O_NOTRUNC 0x10
+
+#define STORAGE_CAP_DIRECT 0x1
+#define STORAGE_CAP_COLLECTIVE 0x2
+#define STORAGE_CAP_SHARED 0x4
+
+#define STORAGE_OPS_VERSION 1
+
+struct sfile; /* plug-in private; begins with struct sfile_base */
+
+struct sfile_base {
+	const struct storage_ops *ops;
+	char path[1024];
+	int flags;
+};
+
+struct storage_ops {
+	unsigned version; /* STORAGE_OPS_VERSION */
+	const char *name;
+	unsigned caps;
+	int (*open)(struct sfile **f, const char *path, int flags, struct run *run);
+	ssize_t (*pread)(struct sfile *f, void *buf, size_t len, uint64_t off);
+	ssize_t (*pwrite)(struct sfile *f, const void *buf, size_t len, uint64_t off);
+	int (*sync)(struct sfile *f);
+	int (*close)(struct sfile *f);
+	int (*size)(struct sfile *f, uint64_t *size);
+	/* Drops the file's cached pages (posix_fadvise DONTNEED); optional. */
+	int (*evict)(struct sfile *f);
+	/* Collective read of one contiguous range per rank (mpiio); optional. */
+	ssize_t (*pread_all)(struct sfile *f, void *buf, size_t len, uint64_t off);
+};
+
+/* Registry: the only place that knows which back-ends exist. */
+const struct storage_ops *storage_find(const char *name);
+extern const struct storage_ops *const storage_registry[];
+
+/* One thread's view of the storage: the run (for config and errors) and its counters. */
+struct io {
+	struct run *run;
+	struct io_stats *stats; /* NULL: not measured (generation) */
+	uint64_t transfer;      /* bytes per read call; 0 = whole request */
+	bool direct;
+	size_t align;           /* O_DIRECT alignment (4096 when unknown) */
+};
+
+/* Opens through the run's back-end; errors recorded with the path. Counts opens. */
+int io_open(struct io *io, struct sfile **f, const char *path, int flags);
+/* Reads exactly len bytes at off, in pieces of io->transfer, looping over short reads and
+ * EINTR; end of file before len is -FB_EEOF naming the file and offset. */
+int io_pread(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
+/* Like io_pread but a clean end of file is not an error: *got says how much was read. */
+int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
+		  size_t *got);
+/* Writes exactly len bytes at off. */
+int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off);
+int io_sync(struct io *io, struct sfile *f);
+int io_close(struct io *io, struct sfile *f);
+int io_size(struct io *io, struct sfile *f, uint64_t *size);
+/* Records a read that a format did itself (HDF5): bytes and its duration. */
+void io_account(struct io *io, uint64_t bytes, uint64_t ns);
+const char *io_path(const struct sfile *f);
+
+#endif

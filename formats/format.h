@@ -1,0 +1,100 @@
+/* Format plug-ins: how a dataset is laid out in files, written and read.
+ *
+ * One file per format (formats/<name>.c) defining `const struct format_ops <name>_format`,
+ * plus one line in formats/registry.c. Formats do their I/O through the io_* wrappers of
+ * bench/storage/storage.h (so every format is measured the same way), except formats with
+ * FORMAT_CAP_OWNS_IO (HDF5), which call io_account() for each read they issue themselves.
+ *
+ * Samples are opaque bytes to a format: the core hands append() the whole sample (the 40-byte
+ * sample header + payload of formats/sample.h) and expects read_sample() to return exactly
+ * those bytes.
+ *
+ * Threading: index()/unindex() run once per file per rank on the main thread; open(),
+ * read_sample(), close() run on reader threads, one freader per thread per file.
+ */
+#ifndef FEEDBENCH_FORMAT_H
+#define FEEDBENCH_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bench/storage/storage.h"
+#include "../workloads/dataset.h"
+
+struct run;
+struct fgen;    /* format private: one file being generated */
+struct freader; /* format private: one file open for reading on one thread */
+
+#define FORMAT_OPS_VERSION 1
+
+#define FORMAT_CAP_SHARED 0x01         /* ranks may read disjoint samples of the same files */
+#define FORMAT_CAP_OWNS_IO 0x02        /* does its own I/O (HDF5); storage back-end mapped */
+#define FORMAT_CAP_FILE_PER_SAMPLE 0x04 /* one sample per file (npy) */
+#define FORMAT_CAP_STREAM 0x08         /* read sequentially per file (wds): shards are dealt */
+#define FORMAT_CAP_PARALLEL_WRITE 0x10 /* all ranks may write disjoint samples of one file */
+#define FORMAT_CAP_DIRECT 0x20         /* O_DIRECT supported */
+#define FORMAT_CAP_MPIIO 0x40          /* readable through the mpiio back-end */
+
+/* Generation flags. */
+#define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */
+
+/* What probe() found in an existing file. */
+struct probe_info {
+	uint64_t nsamples;
+	uint64_t max_sample; /* bytes */
+	uint64_t data_bytes; /* sum of sample sizes */
+	char detail[256];    /* "npy v2 uint8 (3, 224, 224)", recorded in summary.json */
+};
+
+struct format_ops {
+	unsigned version; /* FORMAT_OPS_VERSION */
+	const char *name; /* "tfrecord" */
+	const char *ext;  /* ".tfrecord" */
+	const char *const *globs; /* extensions recognised when discovering: {".h5", ".hdf5", NULL} */
+	unsigned caps;
+	const char *shared_note; /* why shared access is refused, when it is */
+
+	/* Generation: create a file, append its samples in index order (with FGEN_COLLECTIVE,
+	 * each rank appends its own indices, still increasing), finish: flush, fsync, close.
+	 * A failure of finish is fatal (ENOSPC/EIO). */
+	int (*create)(struct fgen **g, struct run *run, struct ds_file *file, unsigned flags);
+	int (*append)(struct fgen *g, uint64_t index, const void *sample, size_t len);
+	int (*finish)(struct fgen *g);
+
+	/* Optional: per-file metadata (offsets, member positions) computed once per rank. */
+	int (*index)(struct run *run, struct ds_file *file);
+	void (*unindex)(struct ds_file *file);
+
+	/* Reading. read_sample() stores the sample's bytes in buf (cap >= file->max_sample) and
+	 * their count in *len. Format-level corruption is -FB_EFORMAT with the format's own
+	 * message, the file and the offset recorded through fb_fail(). */
+	int (*open)(struct freader **r, struct run *run, struct ds_file *file, struct io *io);
+	int (*read_sample)(struct freader *r, uint64_t index, void *buf, size_t cap, size_t *len);
+	int (*close)(struct freader *r);
+
+	/* Bring your own data: count samples and sizes of an existing file. */
+	int (*probe)(struct run *run, const char *path, struct probe_info *info);
+
+	/* Optional, for collective MPI-IO reads: the byte range of sample `index` in the file
+	 * and how to turn those raw bytes into the sample (NULL parse: the range is the sample). */
+	int (*extent)(struct run *run, struct ds_file *file, uint64_t index, uint64_t *off,
+		      uint64_t *len);
+	int (*parse)(struct run *run, struct ds_file *file, uint64_t index, const void *raw,
+		     size_t rawlen, void *out, size_t cap, size_t *len);
+
+	/* Optional, collective over run->comm (formats that own their I/O, e.g. HDF5 with
+	 * transfer = collective): every rank reads its n samples of `file` (n may be 0) in one
+	 * collective call. Same contract as collective_read() in workloads/workloads.h. */
+	int (*read_collective)(struct run *run, struct ds_file *file, const uint64_t *idx,
+			       uint64_t n, void *const *out, uint64_t cap, uint64_t *lens,
+			       struct io *io);
+};
+
+extern const struct format_ops *const format_registry[];
+const struct format_ops *format_find(const char *name);
+
+/* Bytes a file of the generated dataset takes on disk (for the free-space check). */
+uint64_t format_estimate_bytes(const struct format_ops *f, const struct ds_file *file);
+
+#endif

@@ -1,0 +1,49 @@
+/* What a run does: generate the dataset, then train on it. */
+#ifndef FEEDBENCH_WORKLOADS_H
+#define FEEDBENCH_WORKLOADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bench/stats.h"
+
+struct run;
+struct ds_file;
+struct io;
+
+/* Generates the dataset when the manifest is missing or does not match (generate = auto), always
+ * (always) or never (never: a missing or mismatching dataset is an error). Collective. */
+int generate_dataset(struct run *run, bool force);
+/* Checks the manifest in data_dir against the config; 0 when it matches. */
+int manifest_check(struct run *run, char *why, size_t len);
+
+/* Per epoch, per rank figures (reduced by results.c). */
+struct epoch_rank {
+	double wall_s;       /* from the start barrier to this rank's last step */
+	double compute_s;    /* busy time of included steps */
+	double step_s;       /* step time of included steps (AU denominator) */
+	double barrier_s;    /* step barrier time */
+	double copy_s;       /* host-to-device copy time */
+	uint64_t copy_bytes;
+	uint64_t steps;
+	struct io_stats io;  /* reads of this rank's reader threads */
+	struct hist wait;    /* data wait per step */
+};
+
+struct train_result {
+	int epochs;
+	struct epoch_rank *per_epoch; /* [epochs] for this rank */
+	double buffer_bytes;          /* memory held by batch buffers */
+};
+
+/* Runs the configured epochs once. Collective; returns the agreed result code. */
+int train_run(struct run *run, struct train_result *res);
+void train_result_free(struct train_result *res);
+
+/* Collective read of n samples of one file by every rank of run->comm (n may be 0), used when
+ * [storage.mpiio] collective = true or [format.hdf5] transfer = collective
+ * (workloads/collective.c). out[i] receives sample idx[i] and lens[i] its length. */
+int collective_read(struct run *run, struct ds_file *file, const uint64_t *idx, uint64_t n,
+		    void *const *out, uint64_t cap, uint64_t *lens, struct io *io);
+
+#endif
