@@ -27,7 +27,7 @@ enum cfg_type {
 	CFG_SIZE,     /* uint64_t bytes: 4k, 256KiB, 1.5GiB, 1MB (=10^6) */
 	CFG_DURATION, /* double seconds: 850us, 2ms, 0.5s, 1m */
 	CFG_DOUBLE,   /* double */
-	CFG_STRING,   /* char[CFG_PATH_MAX] */
+	CFG_STRING,   /* char[] (size from the field); choices, when given, restrict it */
 	CFG_CHOICE,   /* int index into the row's choices */
 	CFG_CHUNK,    /* int64_t: "none" = 0, "sample" = -1, N > 0 samples per chunk */
 };
@@ -160,6 +160,7 @@ struct cfg_key {
 	const char *const *choices; /* NULL-terminated for CFG_CHOICE */
 	unsigned flags;
 	const char *help;
+	size_t size; /* CFG_STRING: capacity of the field */
 };
 
 extern const struct cfg_key cfg_keys[];

@@ -3,6 +3,7 @@
 #define FEEDBENCH_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Writes report.md into a finished run folder from its summary.json (rank 0 only).
  * Returns 0 or a negative errno; a failure is a warning, the results stand. */

@@ -5,6 +5,7 @@
 #define FEEDBENCH_RUN_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,8 @@
 #include "compute/compute.h"
 #include "../formats/format.h"
 #include "../workloads/dataset.h"
+
+struct fs_sys; /* bench/storage/fs_sys.h */
 
 /* File system facts about the data folder (bench/storage/fsdetect.c). */
 struct fs_info {
@@ -34,6 +37,12 @@ struct fs_info {
 struct run {
 	struct config cfg;
 	MPI_Comm comm;      /* all ranks of the run */
+	MPI_Comm notify_comm; /* duplicate of comm for failure notices (agree.c) */
+	int notified;       /* this rank has told the others it failed */
+	int notify_buf;     /* payload of the failure notices */
+	pthread_t watchdog; /* agree.c */
+	int watchdog_on;
+	double watchdog_s;
 	int rank, nranks;
 	MPI_Comm node_comm; /* ranks on this node */
 	int local_rank, local_size, nnodes;
@@ -48,6 +57,8 @@ struct run {
 	struct dataset ds;
 	struct fs_info fs;
 	bool dataset_regenerated;
+	const struct fs_sys *fs_sys; /* calls behind fs detection and striping; NULL = real */
+	void *storage_priv;          /* back-end state per run (faulty's counters); free() at end */
 
 	struct fb_errbuf err; /* this rank's first error */
 	volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */

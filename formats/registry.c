@@ -4,9 +4,19 @@
 #include <string.h>
 
 extern const struct format_ops raw_format;
+extern const struct format_ops npy_format;
+extern const struct format_ops npz_format;
+extern const struct format_ops wds_format;
+extern const struct format_ops hdf5_format;
+extern const struct format_ops tfrecord_format;
 
 const struct format_ops *const format_registry[] = {
 	&raw_format,
+	&npy_format,
+	&npz_format,
+	&wds_format,
+	&hdf5_format,
+	&tfrecord_format,
 	NULL,
 };
 

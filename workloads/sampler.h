@@ -37,5 +37,8 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 /* Samples of step `step`: *first index into order, *count. */
 void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint64_t *count);
 void sampler_free(struct sampler *s);
+/* Refuses deals that cannot work (a rank with no samples, batch larger than a rank's samples,
+ * warm-up steps that leave nothing to measure): -FB_ECONFIG before any file is touched. */
+int sampler_check(struct run *run);
 
 #endif

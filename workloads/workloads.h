@@ -30,10 +30,22 @@ struct epoch_rank {
 	struct hist wait;    /* data wait per step */
 };
 
+/* One interval of the per-rank timeline (timeline.csv): what a thread was doing. */
+enum { TL_READ, TL_WAIT, TL_COMPUTE, TL_BARRIER };
+struct timeline_event {
+	double start, end; /* seconds since the start of the first epoch */
+	int thread;        /* 0 = trainer, 1.. = reader threads */
+	int kind;          /* TL_* */
+};
+#define TIMELINE_MAX 20000 /* events kept per rank */
+
 struct train_result {
 	int epochs;
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
 	double buffer_bytes;          /* memory held by batch buffers */
+	double setup_s;               /* index files and open shared handles, before the first read */
+	struct timeline_event *timeline;
+	int ntimeline;
 };
 
 /* Runs the configured epochs once. Collective; returns the agreed result code. */

@@ -4,9 +4,15 @@
 #include <string.h>
 
 extern const struct storage_ops posix_storage;
+extern const struct storage_ops mpiio_storage;
+extern const struct storage_ops null_storage;
+extern const struct storage_ops faulty_storage;
 
 const struct storage_ops *const storage_registry[] = {
 	&posix_storage,
+	&mpiio_storage,
+	&null_storage,
+	&faulty_storage,
 	NULL,
 };
 

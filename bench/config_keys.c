@@ -1,0 +1,155 @@
+/* The key table: one row per config key. Adding a key means adding one row here and one field
+ * in struct config; parsing, defaults, validation, `feedbench keys`, --set and the effective
+ * config all follow from the row.
+ */
+#include "config.h"
+
+#include <float.h>
+
+/* Rows give .size only for strings; the other rows leave it zero on purpose. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define OFF(field) offsetof(struct config, field)
+#define NOLIM 1, 0 /* min > max: unchecked */
+#define SZ(field) .size = sizeof(((struct config *)0)->field)
+
+static const char *const file_access_choices[] = {"per_rank", "shared", NULL};
+static const char *const generate_choices[] = {"auto", "always", "never", NULL};
+static const char *const shuffle_choices[] = {"off", "seed", "random", NULL};
+static const char *const backend_choices[] = {"posix", "mpiio", "null", "faulty", NULL};
+static const char *const page_cache_choices[] = {"keep", "evict", "drop", NULL};
+static const char *const accel_choices[] = {"auto", "cpu", "cuda", NULL};
+static const char *const transfer_choices[] = {"independent", "collective", NULL};
+static const char *const npz_read_choices[] = {"sample", "whole", NULL};
+static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
+static const char *const format_choices[] = {"raw", "npy", "npz", "hdf5", "tfrecord", "wds", NULL};
+
+#define D CFG_F_DATASET
+#define N CFG_F_NOHASH
+
+const struct cfg_key cfg_keys[] = {
+	{"workload", "name", CFG_STRING, OFF(workload.name), "feedbench", NOLIM, NULL, 0,
+	 "Name of the workload; names the run folder.", SZ(workload.name)},
+	{"workload", "description", CFG_STRING, OFF(workload.description), "", NOLIM, NULL, N,
+	 "Free text recorded in summary.json.", SZ(workload.description)},
+
+	{"dataset", "data_dir", CFG_STRING, OFF(dataset.data_dir), "data/feedbench", NOLIM, NULL, 0,
+	 "Folder holding the dataset (created when generating).", SZ(dataset.data_dir)},
+	{"dataset", "format", CFG_STRING, OFF(dataset.format), "raw", NOLIM, format_choices, D,
+	 "File format of the dataset.", SZ(dataset.format)},
+	{"dataset", "num_files_train", CFG_INT, OFF(dataset.num_files_train), "8", 1, 1e9, NULL, D,
+	 "Number of files (for npy: files = num_files_train x num_samples_per_file)."},
+	{"dataset", "num_samples_per_file", CFG_INT, OFF(dataset.num_samples_per_file), "64", 1,
+	 4e9, NULL, D, "Samples in each file."},
+	{"dataset", "record_length_bytes", CFG_SIZE, OFF(dataset.record_length_bytes), "256KiB", 64,
+	 4294967295.0, NULL, D, "Mean sample size (sample header included; at least 64 bytes)."},
+	{"dataset", "record_length_bytes_stdev", CFG_SIZE, OFF(dataset.record_length_bytes_stdev),
+	 "0", 0, 4294967295.0, NULL, D,
+	 "Standard deviation of sample sizes (deterministic per sample from the seed)."},
+	{"dataset", "file_access", CFG_CHOICE, OFF(dataset.file_access), "per_rank", NOLIM,
+	 file_access_choices, D,
+	 "per_rank: each rank owns whole files; shared: ranks read disjoint samples of the same files."},
+	{"dataset", "generate", CFG_CHOICE, OFF(dataset.generate), "auto", NOLIM, generate_choices, 0,
+	 "auto: generate when the manifest is missing or does not match; never: use what is there."},
+	{"dataset", "verify", CFG_BOOL, OFF(dataset.verify), "true", NOLIM, NULL, 0,
+	 "Poison each read buffer, then check sample headers and CRC32C after reading."},
+	{"dataset", "keep_files", CFG_BOOL, OFF(dataset.keep_files), "true", NOLIM, NULL, 0,
+	 "Keep the dataset after the run (false: delete it at the end)."},
+	{"dataset", "seed", CFG_INT, OFF(dataset.seed), "42", 0, 9.2e18, NULL, D,
+	 "Seed for sizes, payloads and shuffles."},
+
+	{"format.hdf5", "chunking", CFG_CHUNK, OFF(hdf5.chunking), "none", NOLIM, NULL, D,
+	 "none (contiguous), sample (one sample per chunk) or N samples per chunk."},
+	{"format.hdf5", "transfer", CFG_CHOICE, OFF(hdf5.transfer), "independent", NOLIM,
+	 transfer_choices, 0, "MPI-IO transfer mode for shared HDF5 files."},
+	{"format.tfrecord", "index", CFG_BOOL, OFF(tfrecord.index), "true", NOLIM, NULL, D,
+	 "Write and use a DALI-style index file per TFRecord (false: scan sequentially)."},
+	{"format.npz", "read", CFG_CHOICE, OFF(npz.read), "sample", NOLIM, npz_read_choices, 0,
+	 "sample: read each sample's byte range; whole: read the whole file per access (numpy.load)."},
+	{"format.wds", "shuffle_buffer", CFG_INT, OFF(wds.shuffle_buffer), "64", 1, 1e9, NULL, 0,
+	 "Samples held in the shuffle buffer when sample_shuffle is on."},
+
+	{"storage", "backend", CFG_CHOICE, OFF(storage.backend), "posix", NOLIM, backend_choices, 0,
+	 "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests)."},
+	{"storage", "direct", CFG_BOOL, OFF(storage.direct), "false", NOLIM, NULL, 0,
+	 "O_DIRECT reads (aligned buffers; bypasses the page cache)."},
+	{"storage", "page_cache", CFG_CHOICE, OFF(storage.page_cache), "keep", NOLIM,
+	 page_cache_choices, 0,
+	 "keep; evict: posix_fadvise(DONTNEED) on every file before each epoch; drop: "
+	 "/proc/sys/vm/drop_caches before each epoch (root)."},
+	{"storage", "transfer_size", CFG_SIZE, OFF(storage.transfer_size), "0", 0, 1099511627776.0,
+	 NULL, 0, "Bytes per read call (0: a whole sample per call)."},
+	{"storage", "stripe_count", CFG_INT, OFF(storage.stripe_count), "0", -1, 65535, NULL, D,
+	 "Lustre stripe count: 0 file-system default, -1 all targets, N."},
+	{"storage", "stripe_size", CFG_SIZE, OFF(storage.stripe_size), "0", 0, 4294967296.0, NULL, D,
+	 "Lustre stripe size (multiple of 64 KiB; 0 default)."},
+	{"storage", "stripe_offset", CFG_INT, OFF(storage.stripe_offset), "-1", -1, 65535, NULL, D,
+	 "First Lustre target (-1: any)."},
+
+	{"storage.mpiio", "collective", CFG_BOOL, OFF(mpiio.collective), "false", NOLIM, NULL, 0,
+	 "Collective reads (MPI_File_read_all per batch, on the main thread). Every other key of "
+	 "[storage.mpiio] is passed verbatim as an MPI-IO hint."},
+
+	{"storage.faulty", "fail_op", CFG_STRING, OFF(faulty.fail_op), "read", NOLIM, NULL, N,
+	 "Tests: operation to fail (open, read, write, fsync, close).", SZ(faulty.fail_op)},
+	{"storage.faulty", "fail_rank", CFG_INT, OFF(faulty.fail_rank), "-1", -1, 1e9, NULL, N,
+	 "Tests: rank that fails (-1 every rank)."},
+	{"storage.faulty", "fail_nth", CFG_INT, OFF(faulty.fail_nth), "0", 0, 1e15, NULL, N,
+	 "Tests: fail the Nth call of fail_op (0 never)."},
+	{"storage.faulty", "fail_errno", CFG_STRING, OFF(faulty.fail_errno), "EIO", NOLIM, NULL, N,
+	 "Tests: error returned (EIO, ENOSPC, ...).", SZ(faulty.fail_errno)},
+	{"storage.faulty", "short_reads", CFG_BOOL, OFF(faulty.short_reads), "false", NOLIM, NULL, N,
+	 "Tests: every read returns at most half of what was asked."},
+	{"storage.faulty", "eintr", CFG_BOOL, OFF(faulty.eintr), "false", NOLIM, NULL, N,
+	 "Tests: every other call fails with EINTR."},
+	{"storage.faulty", "inner", CFG_STRING, OFF(faulty.inner), "posix", NOLIM, NULL, N,
+	 "Tests: back-end wrapped by the faulty one.", SZ(faulty.inner)},
+
+	{"reader", "batch_size", CFG_INT, OFF(reader.batch_size), "4", 1, 1e9, NULL, 0,
+	 "Samples per batch (per rank)."},
+	{"reader", "read_threads", CFG_INT, OFF(reader.read_threads), "2", 1, 1024, NULL, 0,
+	 "Reader threads per rank (DataLoader workers)."},
+	{"reader", "prefetch_size", CFG_INT, OFF(reader.prefetch_size), "2", 1, 1024, NULL, 0,
+	 "Batches prefetched per reader thread (queue holds read_threads x prefetch_size)."},
+	{"reader", "file_shuffle", CFG_CHOICE, OFF(reader.file_shuffle), "off", NOLIM,
+	 shuffle_choices, 0, "Shuffle file order every epoch: off, seed (repeatable), random."},
+	{"reader", "sample_shuffle", CFG_CHOICE, OFF(reader.sample_shuffle), "off", NOLIM,
+	 shuffle_choices, 0, "Shuffle sample order every epoch: off, seed (repeatable), random."},
+	{"reader", "drop_last", CFG_BOOL, OFF(reader.drop_last), "false", NOLIM, NULL, 0,
+	 "Drop a rank's last partial batch."},
+
+	{"train", "epochs", CFG_INT, OFF(train.epochs), "1", 1, 1e6, NULL, 0, "Epochs per repetition."},
+	{"train", "computation_time", CFG_DURATION, OFF(train.computation_time), "0", 0, 3600, NULL,
+	 0, "Emulated compute per step."},
+	{"train", "computation_time_stdev", CFG_DURATION, OFF(train.computation_time_stdev), "0", 0,
+	 3600, NULL, 0, "Standard deviation of compute per step."},
+	{"train", "accelerator", CFG_CHOICE, OFF(train.accelerator), "auto", NOLIM, accel_choices, 0,
+	 "auto: CUDA when built and a GPU answers, else the CPU emulation."},
+	{"train", "pin_memory", CFG_BOOL, OFF(train.pin_memory), "true", NOLIM, NULL, 0,
+	 "Pinned host staging buffers for host-to-device copies (CUDA)."},
+	{"train", "emulate_copy", CFG_BOOL, OFF(train.emulate_copy), "true", NOLIM, NULL, 0,
+	 "CPU emulation: copy each batch into a device-sized buffer, as the H2D copy would."},
+	{"train", "step_barrier", CFG_BOOL, OFF(train.step_barrier), "false", NOLIM, NULL, 0,
+	 "Join all ranks after each step (emulates the gradient allreduce); timed separately."},
+	{"train", "exclude_start_steps", CFG_INT, OFF(train.exclude_start_steps), "1", 0, 1e9, NULL,
+	 0, "Steps at the start of each epoch left out of AU (warm-up)."},
+	{"train", "au_threshold", CFG_DOUBLE, OFF(train.au_threshold), "0.90", 0, 1, NULL, 0,
+	 "AU at or above which the storage keeps up (DLIO: 0.90)."},
+	{"train", "watchdog", CFG_DURATION, OFF(train.watchdog), "300s", 0, 86400, NULL, N,
+	 "End the job when a rank makes no progress for this long (a peer died); 0 disables."},
+
+	{"output", "dir", CFG_STRING, OFF(output.dir), "results", NOLIM, NULL, N,
+	 "Folder that receives run folders.", SZ(output.dir)},
+	{"output", "name", CFG_STRING, OFF(output.name), "", NOLIM, NULL, N,
+	 "Run folder name prefix (default: the workload name).", SZ(output.name)},
+	{"output", "repetitions", CFG_INT, OFF(output.repetitions), "1", 1, 1000, NULL, N,
+	 "Times the whole training is repeated; mean, stddev, min and max are reported."},
+	{"output", "plots", CFG_BOOL, OFF(output.plots), "true", NOLIM, NULL, N,
+	 "Render gnuplot plots into the run folder when gnuplot is installed."},
+
+	{"sweep", "optimise", CFG_CHOICE, OFF(sweep.optimise), "bandwidth", NOLIM, optimise_choices,
+	 N, "Metric the sweep recommendation maximises. Other [sweep] keys are section.key = "
+	    "v1, v2, ... (ranges: 1..16*2)."},
+};
+
+const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);

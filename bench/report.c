@@ -1,0 +1,1169 @@
+/* Reports: the sweep table and recommendation (terminal, Markdown, CSV, JSON) and report.md
+ * of run and sweep folders. Everything here reads what the runs wrote (summary.json), so a
+ * report can be rebuilt from a results folder alone (`feedbench plot DIR` does).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "sweep.h"
+#include "util.h"
+
+const char *const sweep_metric_column[SWM_COUNT] = {
+	"bandwidth_MiB_per_second", "iops", "samples_per_second", "au_percentage",
+	"data_wait_p99_seconds", "latency_p99_seconds", "latency_p50_seconds",
+	"latency_p90_seconds", "latency_p999_seconds",
+};
+const char *const sweep_metric_title[SWM_COUNT] = {
+	"bandwidth (MiB/s)", "IOPS", "samples/s", "AU (%)", "data wait p99 (ms)",
+	"latency p99 (ms)", "latency p50 (ms)", "latency p90 (ms)", "latency p99.9 (ms)",
+};
+/* [output] repetitions allows up to 1000. */
+#define REPORT_MAX_REPS 1000
+/* Columns of the printed table; the CSV and JSON carry every metric. */
+#define SWM_TABLE 6
+
+/* ---- reading summary.json -------------------------------------------------------------- */
+
+/* Number at a dotted path ("latency_seconds.p99"); NAN when missing. */
+static double json_num(json_t *obj, const char *path)
+{
+	char key[128];
+	const char *dot;
+
+	while ((dot = strchr(path, '.'))) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
+		obj = json_object_get(obj, key);
+		path = dot + 1;
+	}
+	obj = json_object_get(obj, path);
+	return json_is_number(obj) ? json_number_value(obj) : NAN;
+}
+
+static const char *json_str(json_t *obj, const char *key, const char *def)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : def;
+}
+
+/* Any scalar as text: the effective config in summary.json keeps numbers as numbers. */
+static const char *json_text(json_t *obj, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%.9g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* Number under either of two names: repetitions[] has flat names ("latency_p99_seconds"),
+ * epochs[] nests them ("latency_seconds.p99"). */
+static double json_num2(json_t *o, const char *flat, const char *nested)
+{
+	double v = json_num(o, flat);
+
+	return isnan(v) ? json_num(o, nested) : v;
+}
+
+/* One repetition's (or one epoch's) metrics, NAN where summary.json has none. */
+static void report_metrics_of(json_t *o, double v[SWM_COUNT])
+{
+	v[SWM_BANDWIDTH] = json_num(o, "bandwidth_MiB_per_second");
+	v[SWM_IOPS] = json_num(o, "iops");
+	v[SWM_SAMPLES] = json_num(o, "samples_per_second");
+	v[SWM_AU] = json_num(o, "au_percentage");
+	v[SWM_WAIT_P99] = json_num2(o, "data_wait_p99_seconds", "data_wait_seconds.p99");
+	v[SWM_LAT_P99] = json_num2(o, "latency_p99_seconds", "latency_seconds.p99");
+	v[SWM_LAT_P50] = json_num2(o, "latency_p50_seconds", "latency_seconds.p50");
+	v[SWM_LAT_P90] = json_num2(o, "latency_p90_seconds", "latency_seconds.p90");
+	v[SWM_LAT_P999] = json_num2(o, "latency_p999_seconds", "latency_seconds.p999");
+}
+
+/* Without a repetitions[] array, a repetition is the epochs that carry its number: rates from
+ * the summed bytes, operations and samples over the summed wall time; AU the mean of its
+ * epochs; percentiles the worst epoch's (an upper bound: histograms are not in the JSON). */
+static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int max)
+{
+	int n = 0;
+	size_t i;
+	json_t *e;
+
+	for (int rep = 1; n < max; rep++) {
+		double bytes = 0, ops = 0, samples = 0, wall = 0, au = 0, ep[SWM_COUNT];
+		int count = 0;
+
+		for (int m = 0; m < SWM_COUNT; m++)
+			v[n][m] = NAN;
+		json_array_foreach(epochs, i, e)
+		{
+			double r = json_num(e, "repetition");
+			if ((isnan(r) ? 1 : (int)r) != rep)
+				continue;
+			bytes += json_num(e, "bytes_read");
+			ops += json_num(e, "read_ops");
+			samples += json_num(e, "samples");
+			wall += json_num(e, "wall_seconds");
+			report_metrics_of(e, ep);
+			au += ep[SWM_AU];
+			for (int m = SWM_WAIT_P99; m < SWM_COUNT; m++)
+				if (isnan(v[n][m]) || ep[m] > v[n][m])
+					v[n][m] = ep[m];
+			count++;
+		}
+		if (count == 0)
+			break;
+		if (wall > 0) {
+			v[n][SWM_BANDWIDTH] = bytes / wall / 1048576.0;
+			v[n][SWM_IOPS] = ops / wall;
+			v[n][SWM_SAMPLES] = samples / wall;
+		}
+		v[n][SWM_AU] = au / count;
+		n++;
+	}
+	return n;
+}
+
+int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len)
+{
+	double(*v)[SWM_COUNT] = NULL, *col = NULL;
+	json_error_t jerr;
+	json_t *root, *reps, *st, *se;
+	size_t i;
+	int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	v = calloc(REPORT_MAX_REPS, sizeof(*v));
+	col = calloc(REPORT_MAX_REPS, sizeof(*col));
+	if (!v || !col) {
+		free(v);
+		free(col);
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	root = json_load_file(path, 0, &jerr);
+	if (!root) {
+		struct stat sb;
+		int rc = stat(path, &sb) < 0 ? -ENOENT : -FB_EFORMAT;
+
+		snprintf(why, len, "%s: %s", path, rc == -ENOENT ? "not there" : jerr.text);
+		free(v);
+		free(col);
+		return rc;
+	}
+	if (!json_is_object(json_object_get(root, "metric"))) {
+		snprintf(why, len, "%s has no \"metric\" object", path);
+		json_decref(root);
+		free(v);
+		free(col);
+		return -FB_EFORMAT;
+	}
+	/* repetitions[] holds what the runner reduced per repetition (exact percentiles from
+	 * merged histograms); what it lacks comes from the epochs of that repetition. */
+	n = report_reps_from_epochs(json_object_get(root, "epochs"), v, REPORT_MAX_REPS);
+	reps = json_object_get(root, "repetitions");
+	if (json_is_array(reps) && json_array_size(reps) > 0) {
+		json_t *o;
+		double one[SWM_COUNT];
+
+		json_array_foreach(reps, i, o)
+		{
+			if (i >= REPORT_MAX_REPS || !json_is_object(o))
+				continue;
+			report_metrics_of(o, one);
+			if ((int)i >= n) {
+				for (int m = 0; m < SWM_COUNT; m++)
+					v[i][m] = NAN;
+				n = (int)i + 1;
+			}
+			for (int m = 0; m < SWM_COUNT; m++)
+				if (!isnan(one[m]))
+					v[i][m] = one[m];
+		}
+	}
+	if (n == 0) {
+		json_t *m = json_object_get(root, "metric");
+		v[0][SWM_BANDWIDTH] = json_num(m, "train_bandwidth_MiB_per_second");
+		v[0][SWM_IOPS] = json_num(m, "train_iops");
+		v[0][SWM_SAMPLES] = json_num(m, "train_throughput_mean_samples_per_second");
+		v[0][SWM_AU] = json_num(m, "train_au_mean_percentage");
+		v[0][SWM_WAIT_P99] = json_num(m, "train_data_wait_seconds.p99");
+		v[0][SWM_LAT_P99] = json_num(m, "train_latency_seconds.p99");
+		v[0][SWM_LAT_P50] = json_num(m, "train_latency_seconds.p50");
+		v[0][SWM_LAT_P90] = json_num(m, "train_latency_seconds.p90");
+		v[0][SWM_LAT_P999] = json_num(m, "train_latency_seconds.p999");
+		n = 1;
+	}
+	for (int m = 0; m < SWM_COUNT; m++) {
+		int k = 0;
+		for (int j = 0; j < n; j++)
+			if (!isnan(v[j][m]))
+				col[k++] = v[j][m];
+		r->m[m] = stat_summarise(col, k);
+	}
+	r->repetitions = n;
+	st = json_object_get(root, "storage");
+	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
+	snprintf(r->fs_type, sizeof(r->fs_type), "%s", json_str(st, "fs_type", "?"));
+	se = json_object_get(st, "stripe_effective");
+	if (json_is_string(se))
+		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
+			 json_string_value(se));
+	else if (json_is_object(se))
+		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "count %.0f, size %.0f",
+			 json_num(se, "count"), json_num(se, "size"));
+	r->au_pass = strcmp(json_str(json_object_get(root, "metric"), "train_au_meet_expectation",
+				     ""),
+			    "success") == 0;
+	snprintf(r->verdict, sizeof(r->verdict), "%s", json_str(root, "verdict", ""));
+	r->nwarnings = (int)json_array_size(json_object_get(root, "warnings"));
+	r->done = true;
+	json_decref(root);
+	free(v);
+	free(col);
+	return 0;
+}
+
+/* ---- recommendation ------------------------------------------------------------------ */
+
+enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p)
+{
+	switch (p->optimise) {
+	case SWEEP_OPT_AU:
+		return SWM_AU;
+	case SWEEP_OPT_SAMPLES:
+		return SWM_SAMPLES;
+	default:
+		return SWM_BANDWIDTH;
+	}
+}
+
+static bool report_overlap(const struct summary_stat *a, const struct summary_stat *b)
+{
+	return a->mean - a->stddev <= b->mean + b->stddev &&
+	       b->mean - b->stddev <= a->mean + a->stddev;
+}
+
+int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
+		    struct sweep_reco **out)
+{
+	enum sweep_metric m = sweep_optimised_metric(p);
+	int ngroups = 1, idx[CFG_MAX_SWEEP];
+	struct sweep_reco *reco;
+
+	for (int a = 0; a < p->naxes; a++)
+		if (!p->axes[a].numeric)
+			ngroups *= p->axes[a].nvalues;
+	reco = calloc((size_t)ngroups, sizeof(*reco));
+	if (!reco)
+		return -ENOMEM;
+	for (int g = 0; g < ngroups; g++) {
+		struct sweep_reco *c = &reco[g];
+		int rest = g;
+
+		/* Group g in mixed radix over the non-numeric axes, last axis fastest. */
+		for (int a = p->naxes - 1; a >= 0; a--) {
+			if (p->axes[a].numeric) {
+				c->group_idx[a] = -1;
+				continue;
+			}
+			c->group_idx[a] = rest % p->axes[a].nvalues;
+			rest /= p->axes[a].nvalues;
+		}
+		c->best = c->def = c->runner_up = -1;
+		c->gain_pct = NAN;
+		for (long i = 0; i < p->npoints; i++) {
+			bool in = true, at_def = true;
+
+			sweep_point_index(p, i, idx);
+			for (int a = 0; a < p->naxes; a++) {
+				if (!p->axes[a].numeric && idx[a] != c->group_idx[a])
+					in = false;
+				if (p->axes[a].numeric && idx[a] != p->axes[a].def_index)
+					at_def = false;
+			}
+			if (!in || !r[i].done || r[i].m[m].n == 0)
+				continue;
+			if (at_def)
+				c->def = i;
+			if (c->best < 0 || r[i].m[m].mean > r[c->best].m[m].mean) {
+				c->runner_up = c->best;
+				c->best = i;
+			} else if (c->runner_up < 0 || r[i].m[m].mean > r[c->runner_up].m[m].mean) {
+				c->runner_up = i;
+			}
+		}
+		if (c->best < 0)
+			continue;
+		long ref = c->def >= 0 && c->def != c->best ? c->def : c->runner_up;
+		if (c->def >= 0 && r[c->def].m[m].mean > 0)
+			c->gain_pct = (r[c->best].m[m].mean / r[c->def].m[m].mean - 1) * 100;
+		if (ref >= 0)
+			c->noisy = report_overlap(&r[c->best].m[m], &r[ref].m[m]);
+	}
+	*out = reco;
+	return ngroups;
+}
+
+/* ---- formatting ---------------------------------------------------------------------- */
+
+/* Latencies are stored in seconds and shown in ms. */
+static double report_scale(int m)
+{
+	return m >= SWM_WAIT_P99 ? 1000.0 : 1.0;
+}
+
+static void report_fmt_num(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+
+	if (isnan(v))
+		snprintf(buf, len, "n/a");
+	else if (a >= 1000 || a == 0)
+		snprintf(buf, len, "%.0f", v);
+	else if (a >= 10)
+		snprintf(buf, len, "%.1f", v);
+	else if (a >= 0.1)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3g", v);
+}
+
+static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (s->n == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	report_fmt_num(s->mean * report_scale(m), a, sizeof(a));
+	if (s->n == 1) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	report_fmt_num(s->stddev * report_scale(m), b, sizeof(b));
+	snprintf(buf, len, "%s ± %s", a, b);
+}
+
+static const char *report_metric_unit(enum sweep_metric m)
+{
+	return m == SWM_AU ? "% AU" : m == SWM_SAMPLES ? "samples/s" : "MiB/s";
+}
+
+/* "read_threads=8 prefetch_size=4": the numeric (or all, when numeric_only is false) values. */
+static void report_values(const struct sweep_plan *p, long i, bool numeric_only, char *buf,
+			  size_t len)
+{
+	int idx[CFG_MAX_SWEEP];
+	size_t used = 0;
+
+	sweep_point_index(p, i, idx);
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || (numeric_only && !p->axes[a].numeric))
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].values[idx[a]]);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+static void report_group_label(const struct sweep_plan *p, const struct sweep_reco *c, char *buf,
+			       size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || p->axes[a].numeric)
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].values[c->group_idx[a]]);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+static void report_default_values(const struct sweep_plan *p, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || !p->axes[a].numeric)
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].def);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+/* The recommendation as sentences (one per group, then the overall best). malloc'd strings
+ * in a jansson array, so the terminal, sweep.md and the JSON say the same thing. */
+static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_result *r,
+				 const struct sweep_reco *reco, int ngroups)
+{
+	enum sweep_metric m = sweep_optimised_metric(p);
+	json_t *lines = json_array();
+	bool any_numeric = false;
+	char g[512], best[512], def[512], a[64], b[64], line[2048];
+	long overall = -1, second = -1;
+
+	for (int x = 0; x < p->naxes; x++)
+		any_numeric |= p->axes[x].numeric;
+	for (int k = 0; any_numeric && k < ngroups; k++) {
+		const struct sweep_reco *c = &reco[k];
+		size_t n = 0;
+
+		report_group_label(p, c, g, sizeof(g));
+		if (c->best < 0) {
+			snprintf(line, sizeof(line), "%s%sno completed point", g, *g ? ": " : "");
+			json_array_append_new(lines, json_string(line));
+			continue;
+		}
+		report_values(p, c->best, true, best, sizeof(best));
+		report_fmt_stat(&r[c->best].m[m], m, a, sizeof(a));
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%sbest %s: %s %s", g,
+				      *g ? ": " : "", best, a, report_metric_unit(m));
+		if (c->def == c->best) {
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      " (the default is already the best)");
+		} else if (c->def >= 0) {
+			report_values(p, c->def, true, def, sizeof(def));
+			report_fmt_stat(&r[c->def].m[m], m, b, sizeof(b));
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      ", %+.1f%% over the default %s (%s %s)", c->gain_pct,
+					      def, b, report_metric_unit(m));
+		} else {
+			report_default_values(p, def, sizeof(def));
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      " (the default %s was not swept: no gain to compute)",
+					      def);
+		}
+		if (c->noisy && n < sizeof(line))
+			snprintf(line + n, sizeof(line) - n,
+				 " — WARNING: within the noise (mean ± stddev overlap %s), not a "
+				 "reliable difference",
+				 c->def >= 0 && c->def != c->best ? "the default's" : "the runner-up's");
+		json_array_append_new(lines, json_string(line));
+	}
+	for (long i = 0; i < p->npoints; i++) {
+		if (!r[i].done || r[i].m[m].n == 0)
+			continue;
+		if (overall < 0 || r[i].m[m].mean > r[overall].m[m].mean) {
+			second = overall;
+			overall = i;
+		} else if (second < 0 || r[i].m[m].mean > r[second].m[m].mean) {
+			second = i;
+		}
+	}
+	if (overall >= 0) {
+		size_t n;
+
+		report_values(p, overall, false, best, sizeof(best));
+		report_fmt_stat(&r[overall].m[m], m, a, sizeof(a));
+		n = (size_t)snprintf(line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
+				     sweep_metric_column[m], best, overall + 1, a,
+				     report_metric_unit(m));
+		if (second >= 0 && n < sizeof(line)) {
+			report_values(p, second, false, def, sizeof(def));
+			report_fmt_stat(&r[second].m[m], m, b, sizeof(b));
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      "; runner-up %s: %s %s", def, b,
+					      report_metric_unit(m));
+			if (n < sizeof(line) && report_overlap(&r[overall].m[m], &r[second].m[m]))
+				snprintf(line + n, sizeof(line) - n,
+					 " — WARNING: within the noise, not a reliable difference");
+		}
+		json_array_append_new(lines, json_string(line));
+	}
+	return lines;
+}
+
+/* Warnings a reader of the table must see before trusting it. */
+static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sweep_result *r)
+{
+	json_t *w = json_array();
+	long missing = 0, cached = 0, unstriped = 0;
+	bool stripe_swept = false;
+	char line[512], fs[32] = "";
+
+	for (int a = 0; a < p->naxes; a++)
+		stripe_swept |= strncmp(p->axes[a].key, "storage.stripe_", 15) == 0;
+	for (long i = 0; i < p->npoints; i++) {
+		if (!r[i].done) {
+			missing++;
+			continue;
+		}
+		cached += r[i].cache_resident;
+		if (strstr(r[i].stripe_effective, "unsupported")) {
+			unstriped++;
+			snprintf(fs, sizeof(fs), "%s", r[i].fs_type);
+		}
+	}
+	if (missing) {
+		snprintf(line, sizeof(line),
+			 "%ld of %ld points have no result (interrupted or failed): the table is "
+			 "incomplete; continue with `feedbench sweep --resume`",
+			 missing, p->npoints);
+		json_array_append_new(w, json_string(line));
+	}
+	if (cached) {
+		snprintf(line, sizeof(line),
+			 "%ld point%s read a cache-resident dataset (it fits in RAM and neither "
+			 "direct I/O nor cache eviction was used): those numbers measure the page "
+			 "cache, not the storage",
+			 cached, cached == 1 ? "" : "s");
+		json_array_append_new(w, json_string(line));
+	}
+	if (stripe_swept && unstriped) {
+		snprintf(line, sizeof(line),
+			 "striping is unsupported on %s: the stripe settings had no effect, and "
+			 "differences between those points are noise",
+			 fs);
+		json_array_append_new(w, json_string(line));
+	}
+	return w;
+}
+
+/* ---- the sweep table --------------------------------------------------------------------- */
+
+/* Cell text of the printed table: point, swept values (config order), metrics. */
+static void report_row_cells(const struct sweep_plan *p, const struct sweep_result *r, long i,
+			     char cells[][64], int *ncells)
+{
+	int idx[CFG_MAX_SWEEP], n = 0;
+
+	sweep_point_index(p, i, idx);
+	snprintf(cells[n++], 64, "%ld", i + 1);
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				snprintf(cells[n++], 64, "%s", p->axes[a].values[idx[a]]);
+	for (int m = 0; m < SWM_TABLE; m++) {
+		if (r[i].done)
+			report_fmt_stat(&r[i].m[m], m, cells[n++], 64);
+		else
+			snprintf(cells[n++], 64, "not run");
+	}
+	*ncells = n;
+}
+
+static int report_heads(const struct sweep_plan *p, const char *heads[])
+{
+	int n = 0;
+
+	heads[n++] = "point";
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				heads[n++] = p->axes[a].name;
+	for (int m = 0; m < SWM_TABLE; m++)
+		heads[n++] = sweep_metric_title[m];
+	return n;
+}
+
+/* Display width: the ± sign is two bytes but one column. */
+static int report_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void report_print_table(FILE *out, const struct sweep_plan *p,
+			       const struct sweep_result *r, bool markdown)
+{
+	const char *heads[CFG_MAX_SWEEP + SWM_TABLE + 1];
+	char(*cells)[CFG_MAX_SWEEP + SWM_TABLE + 1][64];
+	int nh = report_heads(p, heads), widths[CFG_MAX_SWEEP + SWM_TABLE + 1], nc;
+
+	cells = calloc((size_t)p->npoints, sizeof(*cells));
+	if (!cells)
+		return;
+	for (int c = 0; c < nh; c++)
+		widths[c] = report_width(heads[c]);
+	for (long i = 0; i < p->npoints; i++) {
+		report_row_cells(p, r, i, cells[i], &nc);
+		for (int c = 0; c < nc; c++)
+			if (report_width(cells[i][c]) > widths[c])
+				widths[c] = report_width(cells[i][c]);
+	}
+	for (int c = 0; c < nh; c++)
+		fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", heads[c],
+			widths[c] - report_width(heads[c]), "");
+	fprintf(out, markdown ? "|\n" : "\n");
+	for (int c = 0; markdown && c < nh; c++)
+		fprintf(out, "|%s", c > p->naxes ? "---:" : "---");
+	if (markdown)
+		fprintf(out, "|\n");
+	for (long i = 0; i < p->npoints; i++) {
+		for (int c = 0; c < nh; c++) {
+			int pad = widths[c] - report_width(cells[i][c]);
+			bool right = c == 0 || c > p->naxes;
+			if (right)
+				fprintf(out, markdown ? "| %*s%s " : "%*s%s  ", pad, "", cells[i][c]);
+			else
+				fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", cells[i][c], pad, "");
+		}
+		fprintf(out, markdown ? "|\n" : "\n");
+	}
+	free(cells);
+}
+
+/* CSV fields are plain here (values come from the key table's syntax), but quote anyway when
+ * a value could break the row. */
+static void report_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void report_write_csv(FILE *f, const struct sweep_plan *p, const struct sweep_result *r)
+{
+	char buf[512];
+	int idx[CFG_MAX_SWEEP];
+
+	fprintf(f, "point,dir,label,done,repetitions");
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				fprintf(f, ",%s", p->axes[a].key);
+	for (int m = 0; m < SWM_COUNT; m++)
+		fprintf(f, ",%s_mean,%s_stddev", sweep_metric_column[m], sweep_metric_column[m]);
+	fprintf(f, ",cache_resident\n");
+	for (long i = 0; i < p->npoints; i++) {
+		sweep_point_index(p, i, idx);
+		fprintf(f, "%ld,", i + 1);
+		sweep_point_dir(p, i, buf, sizeof(buf));
+		report_csv_field(f, buf);
+		fputc(',', f);
+		sweep_point_label(p, i, -1, buf, sizeof(buf));
+		report_csv_field(f, buf);
+		fprintf(f, ",%d,%d", r[i].done, r[i].repetitions);
+		for (int o = 0; o < p->naxes; o++)
+			for (int a = 0; a < p->naxes; a++)
+				if (p->axes[a].order == o) {
+					/* Canonical: bytes and seconds, so plots get numbers. */
+					fputc(',', f);
+					report_csv_field(f, p->axes[a].canon[idx[a]]);
+				}
+		for (int m = 0; m < SWM_COUNT; m++) {
+			if (r[i].done && r[i].m[m].n > 0)
+				fprintf(f, ",%.9g,%.9g", r[i].m[m].mean, r[i].m[m].stddev);
+			else
+				fprintf(f, ",NaN,NaN");
+		}
+		fprintf(f, ",%d\n", r[i].cache_resident);
+	}
+}
+
+static json_t *report_stat_json(const struct summary_stat *s)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "n", json_integer(s->n));
+	json_object_set_new(o, "mean", s->n ? json_real(s->mean) : json_null());
+	json_object_set_new(o, "stddev", s->n ? json_real(s->stddev) : json_null());
+	json_object_set_new(o, "min", s->n ? json_real(s->min) : json_null());
+	json_object_set_new(o, "max", s->n ? json_real(s->max) : json_null());
+	return o;
+}
+
+static json_t *report_point_ref(const struct sweep_plan *p, long i)
+{
+	char buf[512];
+	json_t *o;
+
+	if (i < 0)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "point", json_integer(i + 1));
+	sweep_point_label(p, i, -1, buf, sizeof(buf));
+	json_object_set_new(o, "label", json_string(buf));
+	return o;
+}
+
+static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
+				   const struct sweep_reco *reco, int ngroups,
+				   const char *workload, json_t *lines, json_t *warnings)
+{
+	json_t *root = json_object(), *keys = json_array(), *points = json_array();
+	json_t *groups = json_array();
+	char buf[512];
+	int idx[CFG_MAX_SWEEP];
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "workload", json_string(workload));
+	json_object_set_new(root, "config_hash", json_string(p->hash));
+	json_object_set_new(root, "optimise",
+			    json_string(sweep_metric_column[sweep_optimised_metric(p)]));
+	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			const struct sweep_axis *ax = &p->axes[a];
+			json_t *k, *vals;
+
+			if (ax->order != o)
+				continue;
+			k = json_object();
+			vals = json_array();
+			json_object_set_new(k, "key", json_string(ax->key));
+			json_object_set_new(k, "name", json_string(ax->name));
+			for (int v = 0; v < ax->nvalues; v++)
+				json_array_append_new(vals, json_string(ax->values[v]));
+			json_object_set_new(k, "values", vals);
+			vals = json_array();
+			for (int v = 0; v < ax->nvalues; v++)
+				json_array_append_new(vals, json_string(ax->canon[v]));
+			json_object_set_new(k, "canonical", vals);
+			json_object_set_new(k, "default", json_string(ax->def));
+			json_object_set_new(k, "numeric", json_boolean(ax->numeric));
+			json_object_set_new(k, "dataset", json_boolean(ax->dataset));
+			json_array_append_new(keys, k);
+		}
+	json_object_set_new(root, "keys", keys);
+	for (long i = 0; i < p->npoints; i++) {
+		json_t *pt = json_object(), *vals = json_object(), *ms = json_object();
+
+		sweep_point_index(p, i, idx);
+		json_object_set_new(pt, "point", json_integer(i + 1));
+		sweep_point_dir(p, i, buf, sizeof(buf));
+		json_object_set_new(pt, "dir", json_string(buf));
+		sweep_point_label(p, i, -1, buf, sizeof(buf));
+		json_object_set_new(pt, "label", json_string(buf));
+		for (int o = 0; o < p->naxes; o++)
+			for (int a = 0; a < p->naxes; a++)
+				if (p->axes[a].order == o)
+					json_object_set_new(vals, p->axes[a].key,
+							    json_string(p->axes[a].values[idx[a]]));
+		json_object_set_new(pt, "values", vals);
+		json_object_set_new(pt, "done", json_boolean(r[i].done));
+		json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
+		for (int m = 0; m < SWM_COUNT; m++)
+			json_object_set_new(ms, sweep_metric_column[m], report_stat_json(&r[i].m[m]));
+		json_object_set_new(pt, "metrics", ms);
+		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
+		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
+		json_object_set_new(pt, "verdict", json_string(r[i].verdict));
+		json_array_append_new(points, pt);
+	}
+	json_object_set_new(root, "points", points);
+	for (int g = 0; g < ngroups; g++) {
+		json_t *o = json_object(), *gv = json_object();
+
+		for (int a = 0; a < p->naxes; a++)
+			if (!p->axes[a].numeric)
+				json_object_set_new(gv, p->axes[a].key,
+						    json_string(p->axes[a].values[reco[g].group_idx[a]]));
+		json_object_set_new(o, "group", gv);
+		json_object_set_new(o, "best", report_point_ref(p, reco[g].best));
+		json_object_set_new(o, "default", report_point_ref(p, reco[g].def));
+		json_object_set_new(o, "runner_up", report_point_ref(p, reco[g].runner_up));
+		json_object_set_new(o, "gain_percentage",
+				    isnan(reco[g].gain_pct) ? json_null() : json_real(reco[g].gain_pct));
+		json_object_set_new(o, "within_noise", json_boolean(reco[g].noisy));
+		json_array_append_new(groups, o);
+	}
+	json_t *rec = json_object();
+	json_object_set_new(rec, "groups", groups);
+	json_object_set(rec, "text", lines);
+	json_object_set_new(root, "recommendation", rec);
+	json_object_set(root, "warnings", warnings);
+	return root;
+}
+
+static int report_save(const char *dir, const char *name, char *text, size_t len,
+		       struct fb_errbuf *err)
+{
+	char path[CFG_PATH_MAX + 64];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	rc = text ? util_write_atomic(path, text, len) : -ENOMEM;
+	if (rc < 0 && err)
+		fb_fail(err, rc, "cannot write '%s': %s", path, strerror(-rc));
+	return rc;
+}
+
+int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
+		       const struct sweep_reco *reco, int ngroups, const char *workload,
+		       FILE *term, struct fb_errbuf *err)
+{
+	json_t *lines = report_reco_lines(p, r, reco, ngroups);
+	json_t *warnings = report_sweep_warnings(p, r), *root, *v;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	/* sweep.csv */
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return fb_fail(err, -ENOMEM, "out of memory");
+	report_write_csv(f, p, r);
+	fclose(f);
+	rc = report_save(dir, "sweep.csv", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	/* sweep.md: the table and the recommendation; report.md embeds it. */
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		rc = fb_fail(err, -ENOMEM, "out of memory");
+		goto out_put;
+	}
+	fprintf(f, "## Results\n\nMean ± sample standard deviation over %d repetition%s per "
+		   "point; latencies and data wait in milliseconds.\n\n",
+		p->repetitions, p->repetitions == 1 ? "" : "s");
+	report_print_table(f, p, r, true);
+	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
+		sweep_metric_column[sweep_optimised_metric(p)]);
+	json_array_foreach(lines, i, v)
+	{
+		fprintf(f, "- %s\n", json_string_value(v));
+	}
+	if (json_array_size(warnings)) {
+		fprintf(f, "\n## Warnings\n\n");
+		json_array_foreach(warnings, i, v)
+		{
+			fprintf(f, "- %s\n", json_string_value(v));
+		}
+	}
+	fclose(f);
+	rc = report_save(dir, "sweep.md", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	/* sweep_results.json */
+	root = report_results_json(p, r, reco, ngroups, workload, lines, warnings);
+	buf = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (buf) {
+		len = strlen(buf);
+		buf[len++] = '\n'; /* json_dumps leaves room: the NUL becomes the newline */
+	}
+	rc = report_save(dir, "sweep_results.json", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	if (term) {
+		report_print_table(term, p, r, false);
+		fprintf(term, "\nrecommendation (%s):\n",
+			sweep_metric_column[sweep_optimised_metric(p)]);
+		json_array_foreach(lines, i, v)
+		{
+			fprintf(term, "  %s\n", json_string_value(v));
+		}
+		json_array_foreach(warnings, i, v)
+		{
+			fprintf(term, "warning: %s\n", json_string_value(v));
+		}
+		fflush(term);
+	}
+out_put:
+	json_decref(lines);
+	json_decref(warnings);
+	return rc;
+}
+
+/* ---- report.md --------------------------------------------------------------------------- */
+
+/* Plots a folder may hold, in the order a reader wants them. */
+static const char *const report_run_plots[][2] = {
+	{"au.png", "Accelerator utilisation per epoch"},
+	{"latency.png", "Read latency distribution"},
+	{"timeline.png", "Per-rank timeline of reads and compute"},
+};
+
+static void report_embed(FILE *f, const char *dir, const char *file, const char *title)
+{
+	char path[CFG_PATH_MAX + 128];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (stat(path, &sb) == 0)
+		fprintf(f, "### %s\n\n![%s](%s)\n\n", title, title, file);
+}
+
+static void report_stat_row(FILE *f, const char *name, json_t *metric, const char *mean_key,
+			    const char *sd_key, const char *unit)
+{
+	double mean = json_num(metric, mean_key);
+	double sd = sd_key ? json_num(metric, sd_key) : NAN;
+	char a[32], b[32];
+
+	if (isnan(mean))
+		return;
+	report_fmt_num(mean, a, sizeof(a));
+	report_fmt_num(sd, b, sizeof(b));
+	fprintf(f, "| %s | %s | %s | %s |\n", name, a, sd_key ? b : "", unit);
+}
+
+static void report_run_context(FILE *f, json_t *root)
+{
+	json_t *cfg = json_object_get(root, "config"), *st = json_object_get(root, "storage");
+	json_t *ds = json_object_get(cfg, "dataset"), *rd = json_object_get(cfg, "reader");
+	json_t *tr = json_object_get(cfg, "train"), *out = json_object_get(cfg, "output");
+	json_t *req = json_object_get(st, "stripe_requested");
+	json_t *eff = json_object_get(st, "stripe_effective");
+	json_t *acc = json_object_get(root, "accelerator");
+
+	fprintf(f, "## What ran\n\n| | |\n|---|---|\n");
+	fprintf(f, "| workload | %s |\n", json_str(root, "workload", "?"));
+	fprintf(f, "| start, end (UTC) | %s, %s |\n", json_str(root, "start", "?"),
+		json_str(root, "end", "?"));
+	fprintf(f, "| ranks, nodes | %.0f ranks on %.0f node%s (rank 0 on %s) |\n",
+		json_num(root, "num_ranks"), json_num(root, "num_nodes"),
+		json_num(root, "num_nodes") == 1 ? "" : "s", json_str(root, "hostname", "?"));
+	fprintf(f, "| accelerator | %s |\n", json_str(acc, "kind", "?"));
+	char t[6][64];
+	fprintf(f, "| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
+		json_text(ds, "format", t[0], 64), json_text(ds, "num_files_train", t[1], 64),
+		json_text(ds, "num_samples_per_file", t[2], 64),
+		json_text(ds, "record_length_bytes", t[3], 64),
+		json_text(ds, "record_length_bytes_stdev", t[4], 64),
+		json_text(ds, "file_access", t[5], 64));
+	fprintf(f, "| data folder | `%s` |\n", json_text(ds, "data_dir", t[0], 64));
+	fprintf(f, "| file system | %s at `%s` |\n", json_str(st, "fs_type", "?"),
+		json_str(st, "mount", "?"));
+	fprintf(f, "| back-end | %s |\n", json_str(st, "backend", "?"));
+	if (json_is_object(req))
+		fprintf(f, "| stripe requested | count %.0f, size %.0f bytes |\n",
+			json_num(req, "count"), json_num(req, "size"));
+	if (json_is_string(eff))
+		fprintf(f, "| stripe effective | %s |\n", json_string_value(eff));
+	else if (json_is_object(eff))
+		fprintf(f, "| stripe effective | count %.0f, size %.0f bytes |\n",
+			json_num(eff, "count"), json_num(eff, "size"));
+	fprintf(f, "| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
+		   "bytes: %s |\n",
+		json_is_true(json_object_get(st, "direct")) ? "true" : "false",
+		json_str(st, "page_cache", "?"), json_num(st, "dataset_bytes"),
+		json_num(st, "host_memory_bytes"),
+		json_is_true(json_object_get(st, "cache_resident"))
+			? "**cache-resident** (the page cache can serve it)"
+			: "not cache-resident");
+	fprintf(f, "| reader | batch %s, %s threads, prefetch %s |\n",
+		json_text(rd, "batch_size", t[0], 64), json_text(rd, "read_threads", t[1], 64),
+		json_text(rd, "prefetch_size", t[2], 64));
+	fprintf(f, "| training | %s epochs, computation_time %s s, %s repetitions |\n",
+		json_text(tr, "epochs", t[0], 64), json_text(tr, "computation_time", t[1], 64),
+		json_text(out, "repetitions", t[2], 64));
+	fprintf(f, "| config hash | `%s` |\n\n", json_str(root, "config_hash", "?"));
+}
+
+int report_write_run(const char *run_dir)
+{
+	char path[CFG_PATH_MAX + 64], *buf = NULL, a[32];
+	json_t *root, *metric, *v;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/summary.json", run_dir);
+	root = json_load_file(path, 0, NULL);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return -FB_EFORMAT;
+	}
+	metric = json_object_get(root, "metric");
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	fprintf(f, "# feedbench run: %s\n\n", json_str(root, "workload", "?"));
+	fprintf(f, "Verdict: **%s**; AU %s the threshold. Files: `summary.json` (everything), "
+		   "`epochs.csv`, `ranks.csv`, `latency.csv`, `config.ini`.\n\n",
+		json_str(root, "verdict", "?"),
+		strcmp(json_str(metric, "train_au_meet_expectation", ""), "success") == 0
+			? "meets"
+			: "misses");
+	report_run_context(f, root);
+
+	fprintf(f, "## Results\n\nMean and sample standard deviation over epochs and "
+		   "repetitions; bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
+		   "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
+	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s");
+	report_stat_row(f, "I/O (DLIO)", metric, "train_io_mean_MB_per_second",
+			"train_io_stdev_MB_per_second", "MiB/s");
+	report_stat_row(f, "IOPS", metric, "train_iops", NULL, "reads/s");
+	report_stat_row(f, "throughput", metric, "train_throughput_mean_samples_per_second",
+			"train_throughput_stdev_samples_per_second", "samples/s");
+	report_stat_row(f, "AU", metric, "train_au_mean_percentage", "train_au_stdev_percentage",
+			"%");
+	static const char *const q[] = {"p50", "p90", "p99", "p999", "max"};
+	for (size_t k = 0; k < 5; k++) {
+		char key[64], name[64];
+		snprintf(key, sizeof(key), "train_latency_seconds.%s", q[k]);
+		snprintf(name, sizeof(name), "read latency %s", q[k]);
+		report_stat_row(f, name, metric, key, NULL, "s");
+	}
+	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "s");
+	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "s");
+
+	fprintf(f, "\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
+		   "AU (%%) | latency p99 (ms) | data wait p99 (ms) |\n"
+		   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	json_array_foreach(json_object_get(root, "epochs"), i, v)
+	{
+		double rep = json_num(v, "repetition");
+		double vals[] = {json_num(v, "wall_seconds"), json_num(v, "bandwidth_MiB_per_second"),
+				 json_num(v, "iops"), json_num(v, "samples_per_second"),
+				 json_num(v, "au_percentage"),
+				 json_num(v, "latency_seconds.p99") * 1000,
+				 json_num(v, "data_wait_seconds.p99") * 1000};
+		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, json_num(v, "epoch"));
+		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
+			report_fmt_num(vals[k], a, sizeof(a));
+			fprintf(f, " %s |", a);
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n## Plots\n\n");
+	for (size_t k = 0; k < sizeof(report_run_plots) / sizeof(report_run_plots[0]); k++)
+		report_embed(f, run_dir, report_run_plots[k][0], report_run_plots[k][1]);
+	if (json_array_size(json_object_get(root, "warnings"))) {
+		fprintf(f, "## Warnings\n\n");
+		json_array_foreach(json_object_get(root, "warnings"), i, v)
+		{
+			fprintf(f, "- %s\n", json_string_value(v));
+		}
+	}
+	fclose(f);
+	json_decref(root);
+	rc = report_save(run_dir, "report.md", buf, len, NULL);
+	free(buf);
+	return rc;
+}
+
+int report_write_sweep(const char *sweep_dir)
+{
+	char path[CFG_PATH_MAX + 64], *buf = NULL, *table = NULL, first[CFG_PATH_MAX + 300];
+	json_t *sw, *res, *v, *summary = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/sweep.json", sweep_dir);
+	sw = json_load_file(path, 0, NULL);
+	snprintf(path, sizeof(path), "%s/sweep_results.json", sweep_dir);
+	res = json_load_file(path, 0, NULL);
+	if (!json_is_object(sw) || !json_is_object(res)) {
+		json_decref(sw);
+		json_decref(res);
+		return -FB_EFORMAT;
+	}
+	json_array_foreach(json_object_get(res, "points"), i, v)
+	{
+		if (!json_is_true(json_object_get(v, "done")))
+			continue;
+		snprintf(first, sizeof(first), "%s/%s/summary.json", sweep_dir,
+			 json_str(v, "dir", ""));
+		summary = json_load_file(first, 0, NULL);
+		break;
+	}
+	snprintf(path, sizeof(path), "%s/sweep.md", sweep_dir);
+	sweep_slurp(path, &table, NULL);
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		rc = -ENOMEM;
+		goto out_put;
+	}
+	fprintf(f, "# feedbench sweep: %s\n\n", json_str(sw, "workload", "?"));
+	fprintf(f, "Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
+		   "repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
+		   "run folder per point.\n\n",
+		json_str(sw, "config", "?"), json_str(sw, "config_hash", "?"),
+		json_str(sw, "created", "?"), json_integer_value(json_object_get(sw, "num_ranks")),
+		json_array_size(json_object_get(sw, "points")),
+		json_integer_value(json_object_get(sw, "repetitions")),
+		json_integer_value(json_object_get(sw, "repetitions")) == 1 ? "" : "s");
+	fprintf(f, "Swept (dataset keys vary slowest, so the dataset is regenerated as rarely as "
+		   "possible):\n\n");
+	json_array_foreach(json_object_get(res, "keys"), i, v)
+	{
+		json_t *vals = json_object_get(v, "values"), *x;
+		size_t j;
+
+		fprintf(f, "- `%s` =", json_str(v, "key", "?"));
+		json_array_foreach(vals, j, x)
+		{
+			fprintf(f, "%s %s", j ? "," : "", json_string_value(x));
+		}
+		fprintf(f, " (default %s%s)\n", json_str(v, "default", "?"),
+			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
+	}
+	fprintf(f, "\n");
+	if (summary)
+		report_run_context(f, summary);
+	if (table)
+		fprintf(f, "%s\n", table);
+	fprintf(f, "## Plots\n\n");
+	{
+		char pat[CFG_PATH_MAX + 64];
+		json_t *keys = json_object_get(res, "keys");
+
+		json_array_foreach(keys, i, v)
+		{
+			if (!json_is_true(json_object_get(v, "numeric")))
+				continue;
+			snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png", json_str(v, "name", ""));
+			snprintf(path, sizeof(path), "Bandwidth against %s", json_str(v, "name", ""));
+			report_embed(f, sweep_dir, pat, path);
+		}
+		report_embed(f, sweep_dir, "sweep_bars.png", "Bandwidth, samples/s and AU per point");
+		report_embed(f, sweep_dir, "sweep_latency.png", "Read latency percentiles per point");
+	}
+	fprintf(f, "## Points\n\n");
+	json_array_foreach(json_object_get(res, "points"), i, v)
+	{
+		fprintf(f, "%zu. [%s](%s/report.md)%s\n", i + 1, json_str(v, "label", "?"),
+			json_str(v, "dir", "?"),
+			json_is_true(json_object_get(v, "done")) ? "" : " — not run");
+	}
+	fclose(f);
+	rc = report_save(sweep_dir, "report.md", buf, len, NULL);
+out_put:
+	free(buf);
+	free(table);
+	json_decref(summary);
+	json_decref(sw);
+	json_decref(res);
+	return rc;
+}

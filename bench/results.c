@@ -1,0 +1,781 @@
+/* Results: reduce, compute the metrics of DESIGN.md, write the run folder atomically. */
+#include "results.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "agree.h"
+#include "report.h"
+#include "run.h"
+#include "util.h"
+
+#define MIB 1048576.0
+
+enum {
+	R_WALL,
+	R_COMPUTE,
+	R_STEP,
+	R_BARRIER,
+	R_COPY,
+	R_COPYB,
+	R_STEPS,
+	R_BYTES,
+	R_OPS,
+	R_OPENS,
+	R_OPEN_NS,
+	R_SAMPLES,
+	R_RETRIES,
+	R_NF
+};
+
+/* One epoch reduced over ranks (rank 0). */
+struct epoch_total {
+	int rep, epoch;
+	double wall, bytes, ops, samples, opens, open_s, retries;
+	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
+	struct hist lat, wait;
+};
+
+struct rank_total {
+	double wall, bytes, ops, samples, compute, step, barrier;
+	double wait_p99, lat_p99;
+	char host[64];
+};
+
+static void epoch_vector(const struct epoch_rank *er, double *v)
+{
+	v[R_WALL] = er->wall_s;
+	v[R_COMPUTE] = er->compute_s;
+	v[R_STEP] = er->step_s;
+	v[R_BARRIER] = er->barrier_s;
+	v[R_COPY] = er->copy_s;
+	v[R_COPYB] = (double)er->copy_bytes;
+	v[R_STEPS] = (double)er->steps;
+	v[R_BYTES] = (double)er->io.bytes;
+	v[R_OPS] = (double)er->io.ops;
+	v[R_OPENS] = (double)er->io.opens;
+	v[R_OPEN_NS] = (double)er->io.open_ns;
+	v[R_SAMPLES] = (double)er->io.samples;
+	v[R_RETRIES] = (double)er->io.retries;
+}
+
+static void hist_reduce(struct run *run, const struct hist *in, struct hist *out)
+{
+	MPI_Reduce(in->bucket, out->bucket, HIST_BUCKETS, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->count, &out->count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->sum_ns, &out->sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
+}
+
+static json_t *json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *latency_json(const struct hist *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "p50", json_num(hist_quantile(h, 0.50)));
+	json_object_set_new(o, "p90", json_num(hist_quantile(h, 0.90)));
+	json_object_set_new(o, "p99", json_num(hist_quantile(h, 0.99)));
+	json_object_set_new(o, "p999", json_num(hist_quantile(h, 0.999)));
+	json_object_set_new(o, "max", json_num((double)h->max_ns / 1e9));
+	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
+	return o;
+}
+
+static json_t *wait_json(const struct hist *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "p50", json_num(hist_quantile(h, 0.50)));
+	json_object_set_new(o, "p99", json_num(hist_quantile(h, 0.99)));
+	json_object_set_new(o, "max", json_num((double)h->max_ns / 1e9));
+	return o;
+}
+
+static json_t *stat_json(const double *v, int n)
+{
+	struct summary_stat s = stat_summarise(v, n);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "n", json_integer(s.n));
+	json_object_set_new(o, "mean", s.n ? json_real(s.mean) : json_null());
+	json_object_set_new(o, "stddev", s.n > 1 ? json_real(s.stddev) : json_null());
+	json_object_set_new(o, "min", s.n ? json_real(s.min) : json_null());
+	json_object_set_new(o, "max", s.n ? json_real(s.max) : json_null());
+	return o;
+}
+
+static json_t *config_json(const struct config *cfg)
+{
+	json_t *root = json_object();
+	char val[CFG_PATH_MAX];
+
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		json_t *sec = json_object_get(root, k->section);
+		if (!sec) {
+			sec = json_object();
+			json_object_set_new(root, k->section, sec);
+		}
+		cfg_format_value(cfg, k, val, sizeof(val));
+		switch (k->type) {
+		case CFG_BOOL:
+			json_object_set_new(sec, k->name, json_boolean(strcmp(val, "true") == 0));
+			break;
+		case CFG_INT:
+		case CFG_SIZE:
+			json_object_set_new(sec, k->name, json_integer(strtoll(val, NULL, 10)));
+			break;
+		case CFG_DURATION:
+		case CFG_DOUBLE:
+			json_object_set_new(sec, k->name, json_real(strtod(val, NULL)));
+			break;
+		default:
+			json_object_set_new(sec, k->name, json_string(val));
+		}
+	}
+	json_t *mp = json_object_get(root, "storage.mpiio");
+	for (int h = 0; mp && h < cfg->mpiio.nhints; h++)
+		json_object_set_new(mp, cfg->mpiio.hints[h].key,
+				    json_string(cfg->mpiio.hints[h].value));
+	if (cfg->sweep.nkeys) {
+		json_t *sw = json_object_get(root, "sweep");
+		for (int s = 0; sw && s < cfg->sweep.nkeys; s++)
+			json_object_set_new(sw, cfg->sweep.keys[s].key,
+					    json_string(cfg->sweep.keys[s].values));
+	}
+	return root;
+}
+
+static uint64_t host_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* ---- writing files --------------------------------------------------------------------- */
+
+static int write_text(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return util_write_atomic(path, text, strlen(text));
+}
+
+static int write_stream(const char *dir, const char *name, char *buf, FILE *mem)
+{
+	int rc;
+
+	fclose(mem);
+	rc = write_text(dir, name, buf ? buf : "");
+	free(buf);
+	return rc;
+}
+
+struct report_data {
+	struct run *run;
+	struct epoch_total *ep;
+	int nep;
+	struct rank_total *ranks;
+	struct hist lat, wait;
+	double tot_bytes, tot_ops, tot_samples, tot_wall;
+	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
+	bool cache_resident;
+	const char *verdict;
+	double host_mem;
+};
+
+static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
+{
+	const struct run *run = d->run;
+	const struct config *cfg = &run->cfg;
+	json_t *storage = json_object_get(summary, "storage");
+	json_t *eff = json_object_get(storage, "stripe_effective");
+	char stripe[256];
+
+	if (json_is_string(eff))
+		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective %s",
+			 cfg->storage.stripe_count, json_string_value(eff));
+	else if (json_is_object(eff))
+		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective count %lld size %lld",
+			 cfg->storage.stripe_count,
+			 (long long)json_integer_value(json_object_get(eff, "count")),
+			 (long long)json_integer_value(json_object_get(eff, "size")));
+	else
+		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 " (not read back)",
+			 cfg->storage.stripe_count);
+
+	fprintf(f, "## feedbench %s: %s\n\n", FEEDBENCH_VERSION, cfg->workload.name);
+	fprintf(f, "- run: %d ranks on %d node%s (%s), %" PRId64 " epochs x %" PRId64
+		   " repetitions\n",
+		run->nranks, run->nnodes, run->nnodes == 1 ? "" : "s", run->hostname,
+		cfg->train.epochs, cfg->output.repetitions);
+	fprintf(f, "- dataset: %s, %s, %u files, %" PRIu64 " samples, %.1f MiB%s\n",
+		run->format->name,
+		cfg_choice_name("dataset", "file_access", cfg->dataset.file_access), run->ds.nfiles,
+		run->ds.nsamples, (double)run->ds.data_bytes / MIB,
+		run->ds.generated ? "" : " (existing files)");
+	fprintf(f, "- storage: %s back-end on %s (mount %s), transfer %s\n", run->storage->name,
+		run->fs.type, run->fs.mount,
+		cfg->storage.transfer_size ? "pieces" : "whole samples");
+	fprintf(f, "- cache: direct = %s, page_cache = %s, dataset %s RAM (%.1f GiB)%s\n",
+		cfg->storage.direct ? "true" : "false",
+		cfg_choice_name("storage", "page_cache", cfg->storage.page_cache),
+		(double)run->ds.data_bytes < d->host_mem ? "fits in" : "exceeds",
+		d->host_mem / (MIB * 1024),
+		d->cache_resident ? " -> **cache-resident**: reads may come from memory" : "");
+	fprintf(f, "- stripe: %s\n", stripe);
+	fprintf(f, "- accelerator: %s; computation_time %.6g s/step, batch %" PRId64
+		   ", %" PRId64 " read threads, prefetch %" PRId64 "\n\n",
+		run->accel_why, cfg->train.computation_time, cfg->reader.batch_size,
+		cfg->reader.read_threads, cfg->reader.prefetch_size);
+
+	double rmin_bw = INFINITY, rmax_bw = 0, rsum_bw = 0, rmin_au = INFINITY, rmax_au = 0,
+	       rsum_au = 0;
+	for (int r = 0; r < run->nranks; r++) {
+		double bw = d->ranks[r].wall > 0 ? d->ranks[r].bytes / MIB / d->ranks[r].wall : 0;
+		double au = d->ranks[r].step > 0 ? 100 * d->ranks[r].compute / d->ranks[r].step : 0;
+		rmin_bw = fmin(rmin_bw, bw);
+		rmax_bw = fmax(rmax_bw, bw);
+		rsum_bw += bw;
+		rmin_au = fmin(rmin_au, au);
+		rmax_au = fmax(rmax_au, au);
+		rsum_au += au;
+	}
+	fprintf(f, "| metric | value | per rank min / mean / max |\n|---|---|---|\n");
+	fprintf(f, "| bandwidth | %.1f MiB/s | %.1f / %.1f / %.1f MiB/s |\n", d->bw, rmin_bw,
+		rsum_bw / run->nranks, rmax_bw);
+	fprintf(f, "| bytes read | %.0f (%.1f MiB) | |\n", d->tot_bytes, d->tot_bytes / MIB);
+	fprintf(f, "| IOPS | %.1f read calls/s | |\n", d->iops);
+	fprintf(f, "| samples/s | %.1f | |\n", d->sps);
+	fprintf(f, "| AU | %.2f %% (threshold %.0f %%): %s | %.2f / %.2f / %.2f %% |\n", d->au_mean,
+		cfg->train.au_threshold * 100, d->verdict, rmin_au, rsum_au / run->nranks, rmax_au);
+	fprintf(f, "| data wait p50 / p99 | %.3f / %.3f ms | |\n",
+		hist_quantile(&d->wait, 0.5) * 1e3, hist_quantile(&d->wait, 0.99) * 1e3);
+	fprintf(f, "| read latency p50 / p90 / p99 / p99.9 / max | %.3f / %.3f / %.3f / %.3f / "
+		   "%.3f ms | |\n\n",
+		hist_quantile(&d->lat, 0.5) * 1e3, hist_quantile(&d->lat, 0.9) * 1e3,
+		hist_quantile(&d->lat, 0.99) * 1e3, hist_quantile(&d->lat, 0.999) * 1e3,
+		(double)d->lat.max_ns / 1e6);
+	fprintf(f, "| rep | epoch | wall s | MiB/s | IOPS | samples/s | AU %% | wait p99 ms |\n"
+		   "|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < d->nep; i++)
+		fprintf(f, "| %d | %d | %.3f | %.1f | %.1f | %.1f | %.2f | %.3f |\n",
+			d->ep[i].rep + 1, d->ep[i].epoch + 1, d->ep[i].wall, d->ep[i].bw,
+			d->ep[i].iops, d->ep[i].sps, d->ep[i].au,
+			hist_quantile(&d->ep[i].wait, 0.99) * 1e3);
+	json_t *warnings = json_object_get(summary, "warnings");
+	if (json_array_size(warnings)) {
+		fprintf(f, "\nWarnings:\n");
+		for (size_t i = 0; i < json_array_size(warnings); i++)
+			fprintf(f, "- %s\n", json_string_value(json_array_get(warnings, i)));
+	}
+}
+
+static int write_csvs(const char *dir, const struct report_data *d,
+		      const struct timeline_event *tl, const int *tl_count, const int *tl_displ)
+{
+	const struct run *run = d->run;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	m = open_memstream(&buf, &len);
+	fprintf(m, "repetition,epoch,wall_seconds,bytes_read,read_ops,samples,"
+		   "bandwidth_MiB_per_second,iops,samples_per_second,au_percentage,"
+		   "latency_p50_seconds,latency_p90_seconds,latency_p99_seconds,"
+		   "latency_p999_seconds,latency_max_seconds,data_wait_p50_seconds,"
+		   "data_wait_p99_seconds,au_threshold_percentage\n");
+	for (int i = 0; i < d->nep; i++) {
+		const struct epoch_total *e = &d->ep[i];
+		fprintf(m, "%d,%d,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f,"
+			   "%.9f,%.9f,%.2f\n",
+			e->rep + 1, e->epoch + 1, e->wall, e->bytes, e->ops, e->samples, e->bw,
+			e->iops, e->sps, e->au, hist_quantile(&e->lat, 0.5),
+			hist_quantile(&e->lat, 0.9), hist_quantile(&e->lat, 0.99),
+			hist_quantile(&e->lat, 0.999), (double)e->lat.max_ns / 1e9,
+			hist_quantile(&e->wait, 0.5), hist_quantile(&e->wait, 0.99),
+			run->cfg.train.au_threshold * 100);
+	}
+	if ((rc = write_stream(dir, "epochs.csv", buf, m)) < 0)
+		return rc;
+
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	fprintf(m, "rank,host,wall_seconds,bytes_read,read_ops,samples,bandwidth_MiB_per_second,"
+		   "au_percentage,compute_seconds,step_seconds,barrier_seconds,"
+		   "data_wait_p99_seconds,latency_p99_seconds\n");
+	for (int r = 0; r < run->nranks; r++) {
+		const struct rank_total *t = &d->ranks[r];
+		fprintf(m, "%d,%s,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f\n", r,
+			t->host, t->wall, t->bytes, t->ops, t->samples,
+			t->wall > 0 ? t->bytes / MIB / t->wall : 0,
+			t->step > 0 ? 100 * t->compute / t->step : 0, t->compute, t->step,
+			t->barrier, t->wait_p99, t->lat_p99);
+	}
+	if ((rc = write_stream(dir, "ranks.csv", buf, m)) < 0)
+		return rc;
+
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	fprintf(m, "bucket_upper_seconds,count,cumulative_fraction\n");
+	uint64_t cum = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		if (!d->lat.bucket[b])
+			continue;
+		cum += d->lat.bucket[b];
+		fprintf(m, "%.9f,%" PRIu64 ",%.9f\n", (double)hist_bucket_upper_ns(b) / 1e9,
+			d->lat.bucket[b], (double)cum / (double)d->lat.count);
+	}
+	if ((rc = write_stream(dir, "latency.csv", buf, m)) < 0)
+		return rc;
+
+	static const char *const kinds[] = {"read", "wait", "compute", "barrier"};
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	fprintf(m, "rank,thread,kind,start_seconds,end_seconds\n");
+	for (int r = 0; r < run->nranks; r++)
+		for (int k = 0; k < tl_count[r]; k++) {
+			const struct timeline_event *e = &tl[tl_displ[r] + k];
+			fprintf(m, "%d,%d,%s,%.9f,%.9f\n", r, e->thread, kinds[e->kind & 3],
+				e->start, e->end);
+		}
+	return write_stream(dir, "timeline.csv", buf, m);
+}
+
+/* ---- reduction --------------------------------------------------------------------------- */
+
+static int gather_timeline(struct run *run, const struct train_result *res,
+			   struct timeline_event **all, int *counts, int *displs)
+{
+	int n = res->ntimeline, total = 0;
+	int bytes = n * (int)sizeof(struct timeline_event);
+	int *bcounts = NULL, *bdispls = NULL;
+
+	MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, run->comm);
+	if (run->rank == 0) {
+		bcounts = calloc((size_t)run->nranks, sizeof(int));
+		bdispls = calloc((size_t)run->nranks, sizeof(int));
+		for (int r = 0; r < run->nranks; r++) {
+			displs[r] = total;
+			bcounts[r] = counts[r] * (int)sizeof(struct timeline_event);
+			bdispls[r] = total * (int)sizeof(struct timeline_event);
+			total += counts[r];
+		}
+		*all = calloc((size_t)(total ? total : 1), sizeof(**all));
+	}
+	MPI_Gatherv(res->timeline, bytes, MPI_BYTE, run->rank == 0 ? *all : NULL, bcounts, bdispls,
+		    MPI_BYTE, 0, run->comm);
+	free(bcounts);
+	free(bdispls);
+	return 0;
+}
+
+static void add_metrics(json_t *summary, struct report_data *d)
+{
+	const struct run *run = d->run;
+	json_t *m = json_object(), *au = json_array(), *tp = json_array();
+	double *auv = calloc((size_t)d->nep + 1, sizeof(double));
+	double *iov = calloc((size_t)d->nep + 1, sizeof(double));
+	double *spv = calloc((size_t)d->nep + 1, sizeof(double));
+
+	for (int i = 0; i < d->nep; i++) {
+		json_array_append_new(au, json_real(d->ep[i].au));
+		json_array_append_new(tp, json_real(d->ep[i].sps));
+		auv[i] = d->ep[i].au;
+		iov[i] = d->ep[i].bw;
+		spv[i] = d->ep[i].sps;
+	}
+	struct summary_stat sa = stat_summarise(auv, d->nep), si = stat_summarise(iov, d->nep),
+			    ss = stat_summarise(spv, d->nep);
+	d->au_mean = sa.mean;
+	d->verdict = sa.mean >= run->cfg.train.au_threshold * 100 ? "compute-bound"
+								  : "storage-bound";
+	json_object_set_new(m, "train_au_percentage", au);
+	json_object_set_new(m, "train_au_mean_percentage", json_real(sa.mean));
+	json_object_set_new(m, "train_au_stdev_percentage", json_real(sa.stddev));
+	json_object_set_new(m, "train_au_meet_expectation",
+			    json_string(sa.mean >= run->cfg.train.au_threshold * 100 ? "success"
+										      : "fail"));
+	json_object_set_new(m, "train_throughput_samples_per_second", tp);
+	json_object_set_new(m, "train_throughput_mean_samples_per_second", json_real(ss.mean));
+	json_object_set_new(m, "train_throughput_stdev_samples_per_second", json_real(ss.stddev));
+	json_object_set_new(m, "train_io_mean_MB_per_second", json_real(si.mean));
+	json_object_set_new(m, "train_io_stdev_MB_per_second", json_real(si.stddev));
+	json_object_set_new(m, "train_bandwidth_MiB_per_second", json_real(d->bw));
+	json_object_set_new(m, "train_iops", json_real(d->iops));
+	json_object_set_new(m, "train_samples_per_second", json_real(d->sps));
+	json_object_set_new(m, "train_bytes_read", json_integer((json_int_t)d->tot_bytes));
+	json_object_set_new(m, "train_read_ops", json_integer((json_int_t)d->tot_ops));
+	json_object_set_new(m, "train_samples", json_integer((json_int_t)d->tot_samples));
+	json_object_set_new(m, "train_wall_seconds", json_real(d->tot_wall));
+	json_object_set_new(m, "train_latency_seconds", latency_json(&d->lat));
+	json_object_set_new(m, "train_data_wait_seconds", wait_json(&d->wait));
+	json_object_set_new(summary, "metric", m);
+	free(auv);
+	free(iov);
+	free(spv);
+}
+
+static void add_repetitions(json_t *summary, const struct report_data *d, int nreps)
+{
+	double *bw = calloc((size_t)nreps, sizeof(double)), *io = calloc((size_t)nreps, sizeof(double));
+	double *sp = calloc((size_t)nreps, sizeof(double)), *au = calloc((size_t)nreps, sizeof(double));
+	double *w99 = calloc((size_t)nreps, sizeof(double)), *l99 = calloc((size_t)nreps, sizeof(double));
+	json_t *reps = json_array();
+
+	for (int r = 0; r < nreps; r++) {
+		double bytes = 0, wall = 0, ops = 0, samples = 0, ausum = 0;
+		int n = 0;
+		struct hist lat, wait;
+		hist_reset(&lat);
+		hist_reset(&wait);
+		for (int i = 0; i < d->nep; i++) {
+			if (d->ep[i].rep != r)
+				continue;
+			bytes += d->ep[i].bytes;
+			wall += d->ep[i].wall;
+			ops += d->ep[i].ops;
+			samples += d->ep[i].samples;
+			ausum += d->ep[i].au;
+			hist_merge(&lat, &d->ep[i].lat);
+			hist_merge(&wait, &d->ep[i].wait);
+			n++;
+		}
+		bw[r] = wall > 0 ? bytes / MIB / wall : 0;
+		io[r] = wall > 0 ? ops / wall : 0;
+		sp[r] = wall > 0 ? samples / wall : 0;
+		au[r] = n ? ausum / n : 0;
+		w99[r] = hist_quantile(&wait, 0.99);
+		l99[r] = hist_quantile(&lat, 0.99);
+		json_t *o = json_object();
+		json_object_set_new(o, "repetition", json_integer(r + 1));
+		json_object_set_new(o, "bandwidth_MiB_per_second", json_real(bw[r]));
+		json_object_set_new(o, "iops", json_real(io[r]));
+		json_object_set_new(o, "samples_per_second", json_real(sp[r]));
+		json_object_set_new(o, "au_percentage", json_real(au[r]));
+		json_object_set_new(o, "data_wait_p99_seconds", json_real(w99[r]));
+		json_object_set_new(o, "latency_p99_seconds", json_real(l99[r]));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)bytes));
+		json_object_set_new(o, "wall_seconds", json_real(wall));
+		json_array_append_new(reps, o);
+	}
+	json_t *st = json_object();
+	json_object_set_new(st, "bandwidth_MiB_per_second", stat_json(bw, nreps));
+	json_object_set_new(st, "iops", stat_json(io, nreps));
+	json_object_set_new(st, "samples_per_second", stat_json(sp, nreps));
+	json_object_set_new(st, "au_percentage", stat_json(au, nreps));
+	json_object_set_new(st, "data_wait_p99_seconds", stat_json(w99, nreps));
+	json_object_set_new(st, "latency_p99_seconds", stat_json(l99, nreps));
+	json_object_set_new(summary, "repetitions", reps);
+	json_object_set_new(summary, "repetition_stats", st);
+	free(bw);
+	free(io);
+	free(sp);
+	free(au);
+	free(w99);
+	free(l99);
+}
+
+static json_t *summary_build(struct report_data *d, const struct results_ctx *ctx, int nreps,
+			     const struct train_result *reps)
+{
+	struct run *run = d->run;
+	const struct config *cfg = &run->cfg;
+	json_t *s = json_object(), *st, *acc, *eps, *ranks;
+	char hash[65];
+
+	json_object_set_new(s, "schema", json_integer(1));
+	json_object_set_new(s, "feedbench_version", json_string(FEEDBENCH_VERSION));
+	json_object_set_new(s, "workload", json_string(cfg->workload.name));
+	json_object_set_new(s, "description", json_string(cfg->workload.description));
+	json_object_set_new(s, "run_id", json_string(ctx->run_id));
+	json_object_set_new(s, "start", json_string(ctx->start_iso));
+	json_object_set_new(s, "end", json_string(ctx->end_iso));
+	json_object_set_new(s, "hostname", json_string(run->hostname));
+	json_object_set_new(s, "num_ranks", json_integer(run->nranks));
+	json_object_set_new(s, "num_nodes", json_integer(run->nnodes));
+	json_object_set_new(s, "num_accelerators", json_integer(run->nranks));
+	json_object_set_new(s, "config", config_json(cfg));
+	cfg_hash(cfg, hash);
+	json_object_set_new(s, "config_hash", json_string(hash));
+	cfg_dataset_hash(cfg, hash);
+	json_object_set_new(s, "dataset_hash", json_string(hash));
+
+	st = json_object();
+	json_object_set_new(st, "backend", json_string(run->storage->name));
+	json_object_set_new(st, "fs_type", json_string(run->fs.type));
+	json_object_set_new(st, "mount", json_string(run->fs.mount));
+	json_object_set_new(st, "fs_block_size", json_integer((json_int_t)run->fs.block_size));
+	json_object_set_new(st, "fs_free_bytes", json_integer((json_int_t)run->fs.free_bytes));
+	json_object_set_new(st, "direct", json_boolean(cfg->storage.direct));
+	json_object_set_new(st, "page_cache",
+			    json_string(cfg_choice_name("storage", "page_cache",
+							cfg->storage.page_cache)));
+	json_object_set_new(st, "transfer_size_bytes",
+			    json_integer((json_int_t)cfg->storage.transfer_size));
+	json_object_set_new(st, "dataset_bytes", json_integer((json_int_t)run->ds.data_bytes));
+	json_object_set_new(st, "host_memory_bytes", json_integer((json_int_t)d->host_mem));
+	json_object_set_new(st, "cache_resident", json_boolean(d->cache_resident));
+	json_object_set_new(st, "dataset_regenerated", json_boolean(run->dataset_regenerated));
+	json_object_set_new(st, "generation_seconds", json_real(ctx->gen_s));
+	json_object_set_new(st, "setup_seconds", json_real(reps[0].setup_s));
+	json_object_set_new(st, "buffer_bytes", json_real(reps[0].buffer_bytes));
+	json_object_update(st, run->info_storage);
+	if (!json_object_get(st, "stripe_requested")) {
+		json_t *rq = json_object();
+		json_object_set_new(rq, "count", json_integer(cfg->storage.stripe_count));
+		json_object_set_new(rq, "size", json_integer((json_int_t)cfg->storage.stripe_size));
+		json_object_set_new(rq, "offset", json_integer(cfg->storage.stripe_offset));
+		json_object_set_new(st, "stripe_requested", rq);
+	}
+	json_object_set_new(s, "storage", st);
+
+	json_t *fmt = json_object();
+	json_object_set_new(fmt, "name", json_string(run->format->name));
+	json_object_set_new(fmt, "files", json_integer(run->ds.nfiles));
+	json_object_set_new(fmt, "samples", json_integer((json_int_t)run->ds.nsamples));
+	json_object_set_new(fmt, "largest_sample_bytes",
+			    json_integer((json_int_t)run->ds.max_sample));
+	json_object_set_new(fmt, "generated", json_boolean(run->ds.generated));
+	json_object_update(fmt, run->info_format);
+	json_object_set_new(s, "format", fmt);
+
+	acc = json_object();
+	json_object_set_new(acc, "kind", json_string(run->compute_ops->name));
+	json_object_set_new(acc, "choice", json_string(run->accel_why));
+	json_object_update(acc, run->info_accel);
+	json_object_set_new(s, "accelerator", acc);
+
+	add_metrics(s, d);
+	add_repetitions(s, d, nreps);
+
+	eps = json_array();
+	for (int i = 0; i < d->nep; i++) {
+		const struct epoch_total *e = &d->ep[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "repetition", json_integer(e->rep + 1));
+		json_object_set_new(o, "epoch", json_integer(e->epoch + 1));
+		json_object_set_new(o, "wall_seconds", json_real(e->wall));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)e->bytes));
+		json_object_set_new(o, "read_ops", json_integer((json_int_t)e->ops));
+		json_object_set_new(o, "samples", json_integer((json_int_t)e->samples));
+		json_object_set_new(o, "opens", json_integer((json_int_t)e->opens));
+		json_object_set_new(o, "open_seconds", json_real(e->open_s));
+		json_object_set_new(o, "io_retries", json_integer((json_int_t)e->retries));
+		json_object_set_new(o, "bandwidth_MiB_per_second", json_real(e->bw));
+		json_object_set_new(o, "iops", json_real(e->iops));
+		json_object_set_new(o, "samples_per_second", json_real(e->sps));
+		json_object_set_new(o, "au_percentage", json_real(e->au));
+		json_object_set_new(o, "step_barrier_seconds", json_real(e->barrier_s));
+		json_object_set_new(o, "copy_seconds", json_real(e->copy_s));
+		json_object_set_new(o, "copy_bytes", json_integer((json_int_t)e->copy_bytes));
+		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
+		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
+		json_array_append_new(eps, o);
+	}
+	json_object_set_new(s, "epochs", eps);
+
+	ranks = json_array();
+	for (int r = 0; r < run->nranks; r++) {
+		const struct rank_total *t = &d->ranks[r];
+		json_t *o = json_object();
+		json_object_set_new(o, "rank", json_integer(r));
+		json_object_set_new(o, "host", json_string(t->host));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)t->bytes));
+		json_object_set_new(o, "read_ops", json_integer((json_int_t)t->ops));
+		json_object_set_new(o, "samples", json_integer((json_int_t)t->samples));
+		json_object_set_new(o, "wall_seconds", json_real(t->wall));
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real(t->wall > 0 ? t->bytes / MIB / t->wall : 0));
+		json_object_set_new(o, "au_percentage",
+				    json_real(t->step > 0 ? 100 * t->compute / t->step : 0));
+		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
+		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
+		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
+		json_array_append_new(ranks, o);
+	}
+	json_object_set_new(s, "ranks", ranks);
+	json_object_set_new(s, "verdict", json_string(d->verdict));
+	json_object_set_new(s, "warnings", json_deep_copy(run->warnings));
+	return s;
+}
+
+static int write_folder(struct run *run, struct report_data *d, json_t *summary,
+			const char *final_dir, const struct timeline_event *tl, const int *tlc,
+			const int *tld, bool quiet)
+{
+	char tmp[4096], parent[4096], *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	snprintf(parent, sizeof(parent), "%s", final_dir);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(parent, sizeof(parent), ".");
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp-%d", parent, slash ? slash + 1 : final_dir,
+		 (int)getpid());
+	if ((rc = util_mkdirs(parent, 0755)) < 0 || (rc = util_mkdirs(tmp, 0755)) < 0)
+		return run_fail(run, rc, "cannot create results folder '%s': %s", tmp, strerror(-rc));
+
+	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
+	free(text);
+	if (rc == 0)
+		rc = write_csvs(tmp, d, tl, tlc, tld);
+	if (rc == 0) {
+		m = open_memstream(&buf, &len);
+		cfg_write_ini(&run->cfg, m);
+		rc = write_stream(tmp, "config.ini", buf, m);
+	}
+	if (rc == 0) {
+		buf = NULL;
+		m = open_memstream(&buf, &len);
+		table_write(m, d, summary);
+		fflush(m);
+		if (!quiet)
+			fputs(buf, stdout), fflush(stdout);
+		rc = write_stream(tmp, "table.md", buf, m);
+	}
+	if (rc == 0 && rename(tmp, final_dir) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = util_fsync_dir(parent);
+	if (rc < 0) {
+		util_remove_tree(tmp);
+		return run_fail(run, rc, "cannot write results into '%s': %s (earlier results are "
+					 "untouched)",
+				final_dir, strerror(-rc));
+	}
+	return 0;
+}
+
+int results_write(struct run *run, struct train_result *reps, int nreps,
+		  const struct results_ctx *ctx, const char *final_dir, bool quiet)
+{
+	struct report_data d = {.run = run};
+	int nep = 0, rc = 0;
+
+	for (int r = 0; r < nreps; r++)
+		nep += reps[r].epochs;
+	d.nep = nep;
+	if (run->rank == 0) {
+		d.ep = calloc((size_t)nep, sizeof(*d.ep));
+		d.ranks = calloc((size_t)run->nranks, sizeof(*d.ranks));
+	}
+	double *vall = run->rank == 0 ? calloc((size_t)run->nranks * R_NF, sizeof(double)) : NULL;
+	struct rank_total mine = {0};
+	struct hist rank_wait, rank_lat;
+	hist_reset(&rank_wait);
+	hist_reset(&rank_lat);
+	hist_reset(&d.lat);
+	hist_reset(&d.wait);
+
+	int k = 0;
+	for (int r = 0; r < nreps; r++) {
+		for (int e = 0; e < reps[r].epochs; e++, k++) {
+			const struct epoch_rank *er = &reps[r].per_epoch[e];
+			double v[R_NF];
+			epoch_vector(er, v);
+			mine.wall += er->wall_s;
+			mine.bytes += (double)er->io.bytes;
+			mine.ops += (double)er->io.ops;
+			mine.samples += (double)er->io.samples;
+			mine.compute += er->compute_s;
+			mine.step += er->step_s;
+			mine.barrier += er->barrier_s;
+			hist_merge(&rank_wait, &er->wait);
+			hist_merge(&rank_lat, &er->io.latency);
+			MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
+			struct hist lat, wait;
+			hist_reduce(run, &er->io.latency, &lat);
+			hist_reduce(run, &er->wait, &wait);
+			if (run->rank != 0)
+				continue;
+			struct epoch_total *t = &d.ep[k];
+			double ausum = 0;
+			t->rep = r;
+			t->epoch = e;
+			for (int q = 0; q < run->nranks; q++) {
+				const double *w = vall + (size_t)q * R_NF;
+				t->wall = fmax(t->wall, w[R_WALL]);
+				t->bytes += w[R_BYTES];
+				t->ops += w[R_OPS];
+				t->samples += w[R_SAMPLES];
+				t->opens += w[R_OPENS];
+				t->open_s += w[R_OPEN_NS] / 1e9;
+				t->retries += w[R_RETRIES];
+				t->barrier_s += w[R_BARRIER];
+				t->copy_s += w[R_COPY];
+				t->copy_bytes += w[R_COPYB];
+				ausum += w[R_STEP] > 0 ? 100 * w[R_COMPUTE] / w[R_STEP] : 0;
+			}
+			t->au = ausum / run->nranks;
+			t->bw = t->wall > 0 ? t->bytes / MIB / t->wall : 0;
+			t->iops = t->wall > 0 ? t->ops / t->wall : 0;
+			t->sps = t->wall > 0 ? t->samples / t->wall : 0;
+			t->lat = lat;
+			t->wait = wait;
+			hist_merge(&d.lat, &lat);
+			hist_merge(&d.wait, &wait);
+			d.tot_bytes += t->bytes;
+			d.tot_ops += t->ops;
+			d.tot_samples += t->samples;
+			d.tot_wall += t->wall;
+		}
+	}
+	free(vall);
+	/* Per-rank totals. */
+	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
+	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
+	snprintf(mine.host, sizeof(mine.host), "%s", run->hostname);
+	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, d.ranks, (int)sizeof(mine), MPI_BYTE, 0,
+		   run->comm);
+
+	struct timeline_event *tl = NULL;
+	int *tlc = run->rank == 0 ? calloc((size_t)run->nranks, sizeof(int)) : NULL;
+	int *tld = run->rank == 0 ? calloc((size_t)run->nranks, sizeof(int)) : NULL;
+	gather_timeline(run, &reps[0], &tl, tlc, tld);
+
+	if (run->rank == 0) {
+		const struct config *cfg = &run->cfg;
+		d.host_mem = (double)host_memory();
+		d.cache_resident = !cfg->storage.direct &&
+				   cfg->storage.page_cache == PAGE_CACHE_KEEP &&
+				   (double)run->ds.data_bytes < d.host_mem;
+		if (d.cache_resident)
+			run_warn(run,
+				 "cache-resident: the dataset (%.1f MiB) fits in this node's RAM "
+				 "(%.1f GiB) and neither direct I/O nor page-cache eviction is on; "
+				 "reads may be served from memory",
+				 (double)run->ds.data_bytes / MIB, d.host_mem / (MIB * 1024));
+		d.bw = d.tot_wall > 0 ? d.tot_bytes / MIB / d.tot_wall : 0;
+		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
+		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
+		json_t *summary = summary_build(&d, ctx, nreps, reps);
+		rc = write_folder(run, &d, summary, final_dir, tl, tlc, tld, quiet);
+		json_decref(summary);
+	}
+	free(tl);
+	free(tlc);
+	free(tld);
+	free(d.ep);
+	free(d.ranks);
+	return agree(run, rc);
+}

@@ -1,0 +1,26 @@
+/* Reduction of the per-rank figures and the run folder: summary.json, epochs.csv, ranks.csv,
+ * latency.csv, timeline.csv, config.ini, table.md. Written into a hidden temporary folder and
+ * renamed into place, so an interrupted run never leaves a partial result.
+ */
+#ifndef FEEDBENCH_RESULTS_H
+#define FEEDBENCH_RESULTS_H
+
+#include <stddef.h>
+
+#include "../workloads/workloads.h"
+
+struct run;
+
+struct results_ctx {
+	char start_iso[32];
+	char end_iso[32];
+	char run_id[64];
+	double gen_s;   /* generation time (0 when reused) */
+};
+
+/* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`
+ * (created atomically) and prints the table unless quiet. Returns the agreed code. */
+int results_write(struct run *run, struct train_result *reps, int nreps,
+		  const struct results_ctx *ctx, const char *final_dir, bool quiet);
+
+#endif

@@ -1,0 +1,285 @@
+/* File-system detection: what holds the data folder, how big it is and whether it can stripe.
+ *
+ * statfs gives the truth about the type (its magic) and the sizes; /proc/self/mounts gives the
+ * mount point, the device and a finer label (ext4 rather than the ext2/3/4 magic, nfs4,
+ * fuse.sshfs). Nothing is created: a data folder that does not exist yet is looked up through
+ * its first existing parent, which is where its files will land.
+ */
+#include "fs.h"
+#include "fs_sys.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../run.h"
+
+struct fs_magic {
+	uint32_t magic;
+	const char *name;
+};
+
+/* statfs f_type values (linux/magic.h and the file systems' own sources). */
+static const struct fs_magic fs_magics[] = {
+    {0x0BD00BD0, "lustre"},    {0x47504653, "gpfs"},	{0x19830326, "beegfs"},
+    {0x00006969, "nfs"},       {0x58465342, "xfs"},	{0x0000EF53, "ext4"},
+    {0x01021994, "tmpfs"},     {0x794C7630, "overlay"}, {0x65735546, "fuse"},
+    {0x00C36400, "ceph"},      {0x9123683E, "btrfs"},	{0x2FC12FC1, "zfs"},
+    {0xF2F52010, "f2fs"},      {0xFF534D42, "cifs"},	{0xFE534D42, "smb2"},
+    {0x73717368, "squashfs"},  {0x858458F6, "ramfs"},	{0x01021997, "9p"},
+    {0x20030528, "orangefs"},  {0xAAD7AAEA, "panfs"},	{0x00004D44, "vfat"},
+    {0x2011BAB0, "exfat"},     {0x01161970, "gfs2"},	{0x7461636F, "ocfs2"},
+    {0xCA451A4E, "bcachefs"},  {0x00009FA0, "proc"},	{0x62656572, "sysfs"},
+    {0x958458F6, "hugetlbfs"}, {0x5346414F, "afs"},
+};
+
+const char *fs_magic_name(uint64_t magic)
+{
+	for (size_t i = 0; i < sizeof(fs_magics) / sizeof(fs_magics[0]); i++)
+		if (fs_magics[i].magic == (uint32_t)magic)
+			return fs_magics[i].name;
+	return NULL;
+}
+
+/* ---- the real calls ------------------------------------------------------------------------ */
+
+static int fs_real_open(const char *path, int flags, mode_t mode)
+{
+	return open(path, flags, mode);
+}
+
+static int fs_real_ioctl(int fd, unsigned long request, void *arg)
+{
+	return ioctl(fd, request, arg);
+}
+
+static char *fs_real_read_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	char chunk[4096];
+	size_t got;
+
+	if (!f)
+		return NULL;
+	/* A proc file has no size: read until the end. */
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (len + got + 1 > cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			char *n;
+
+			while (ncap < len + got + 1)
+				ncap *= 2;
+			n = realloc(text, ncap);
+			if (!n)
+				goto out_free;
+			text = n;
+			cap = ncap;
+		}
+		memcpy(text + len, chunk, got);
+		len += got;
+	}
+	if (!text)
+		text = calloc(1, 1);
+	else
+		text[len] = '\0';
+	fclose(f);
+	return text;
+
+out_free:
+	free(text);
+	fclose(f);
+	return NULL;
+}
+
+const struct fs_sys fs_sys_default = {
+    .statfs = statfs,
+    .realpath = realpath,
+    .read_mounts = fs_real_read_mounts,
+    .open = fs_real_open,
+    .ioctl = fs_real_ioctl,
+    .close = close,
+    .unlink = unlink,
+    .mkdir = mkdir,
+    .dlopen = dlopen,
+    .dlsym = dlsym,
+    .dlclose = dlclose,
+};
+
+const struct fs_sys *fs_sys_of(const struct run *run)
+{
+	return run && run->fs_sys ? run->fs_sys : &fs_sys_default;
+}
+
+/* ---- /proc/self/mounts ---------------------------------------------------------------------- */
+
+/* Copies one space-separated field, decoding the kernel's octal escapes (\040 for a space). */
+static const char *fs_mounts_field(const char *p, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+		char c = *p++;
+
+		if (c == '\\' && p[0] >= '0' && p[0] <= '3' && p[1] >= '0' && p[1] <= '7' &&
+		    p[2] >= '0' && p[2] <= '7') {
+			c = (char)((p[0] - '0') * 64 + (p[1] - '0') * 8 + (p[2] - '0'));
+			p += 3;
+		}
+		if (n + 1 < outlen)
+			out[n++] = c;
+	}
+	if (outlen)
+		out[n] = '\0';
+	return p;
+}
+
+/* True when mount point m holds path p: equal, "/" or a prefix ending at a '/'. */
+static bool fs_mount_holds(const char *m, const char *p)
+{
+	size_t n = strlen(m);
+
+	if (strcmp(m, "/") == 0)
+		return p[0] == '/';
+	if (strncmp(m, p, n) != 0)
+		return false;
+	return p[n] == '\0' || p[n] == '/';
+}
+
+bool fs_mounts_match(const char *mounts, const char *path, char *mount, size_t mountlen,
+		     char *device, size_t devicelen, char *type, size_t typelen)
+{
+	char dev[1024], mnt[1024], typ[256];
+	size_t best = 0;
+	bool found = false;
+	const char *line = mounts;
+
+	while (line && *line) {
+		const char *next = strchr(line, '\n');
+		const char *p = line;
+
+		p = fs_mounts_field(p, dev, sizeof(dev));
+		p = fs_mounts_field(p, mnt, sizeof(mnt));
+		fs_mounts_field(p, typ, sizeof(typ));
+		/* Later lines mount over earlier ones: >= lets the last one win. */
+		if (dev[0] && mnt[0] && typ[0] && fs_mount_holds(mnt, path) &&
+		    (!found || strlen(mnt) >= best)) {
+			best = strlen(mnt);
+			found = true;
+			snprintf(mount, mountlen, "%s", mnt);
+			snprintf(device, devicelen, "%s", dev);
+			snprintf(type, typelen, "%s", typ);
+		}
+		line = next ? next + 1 : NULL;
+	}
+	return found;
+}
+
+/* Copies a string, truncating at len - 1 bytes. */
+static void fs_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---- detection ------------------------------------------------------------------------------ */
+
+/* Resolves dir, or its first existing parent when dir does not exist yet. */
+static int fs_existing_parent(const struct fs_sys *sys, const char *dir, char *out)
+{
+	char probe[PATH_MAX];
+
+	if (snprintf(probe, sizeof(probe), "%s", dir[0] ? dir : ".") >= (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	for (;;) {
+		char *slash;
+
+		if (sys->realpath(probe, out))
+			return 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		/* Strip trailing slashes, then the last component. */
+		slash = probe + strlen(probe);
+		while (slash > probe + 1 && slash[-1] == '/')
+			*--slash = '\0';
+		slash = strrchr(probe, '/');
+		if (!slash)
+			snprintf(probe, sizeof(probe), ".");
+		else if (slash == probe)
+			probe[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+/* The label: the magic's name, refined by the mount table within the same family
+ * (ext2/3/4 share a magic; nfs4, fuse.sshfs say more), the mount type when the magic is not
+ * known, else "unknown(0x...)". */
+static void fs_label(struct fs_info *fs, const char *mtype)
+{
+	const char *name = fs_magic_name(fs->magic);
+
+	if (name && mtype[0] &&
+	    ((strcmp(name, "ext4") == 0 && strncmp(mtype, "ext", 3) == 0) ||
+	     (strcmp(name, "nfs") == 0 && strncmp(mtype, "nfs", 3) == 0) ||
+	     (strcmp(name, "fuse") == 0 && strncmp(mtype, "fuse", 4) == 0)))
+		name = mtype;
+	else if (!name && mtype[0])
+		name = mtype;
+	if (name)
+		snprintf(fs->type, sizeof(fs->type), "%s", name);
+	else
+		snprintf(fs->type, sizeof(fs->type), "unknown(0x%llx)",
+			 (unsigned long long)fs->magic);
+}
+
+int fs_detect_with(const struct fs_sys *sys, const char *dir, struct fs_info *fs)
+{
+	char path[PATH_MAX];
+	char mtype[256] = "";
+	struct statfs st;
+	char *mounts;
+	uint64_t frsize;
+	int rc;
+
+	memset(fs, 0, sizeof(*fs));
+	rc = fs_existing_parent(sys, dir, path);
+	if (rc)
+		return rc;
+	if (sys->statfs(path, &st) != 0)
+		return -errno;
+
+	/* f_type is a signed long: magics above 2^31 would be sign-extended. */
+	fs->magic = (uint64_t)(uint32_t)st.f_type;
+	fs->block_size = (uint64_t)st.f_bsize;
+	frsize = st.f_frsize ? (uint64_t)st.f_frsize : (uint64_t)st.f_bsize;
+	/* f_bavail: what an unprivileged user may still write (what generation can use). */
+	fs->free_bytes = (uint64_t)st.f_bavail * frsize;
+	fs->total_bytes = (uint64_t)st.f_blocks * frsize;
+
+	mounts = sys->read_mounts();
+	if (mounts) {
+		fs_mounts_match(mounts, path, fs->mount, sizeof(fs->mount), fs->device,
+				sizeof(fs->device), mtype, sizeof(mtype));
+		free(mounts);
+	}
+	if (!fs->mount[0])
+		fs_copy(fs->mount, sizeof(fs->mount), path);
+	fs_label(fs, mtype);
+	fs->can_stripe = fs->magic == LUSTRE_SUPER_MAGIC;
+	return 0;
+}
+
+int fs_detect(const char *dir, struct fs_info *fs)
+{
+	return fs_detect_with(&fs_sys_default, dir, fs);
+}

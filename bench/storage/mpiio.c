@@ -1,0 +1,359 @@
+/* MPI-IO back-end: reads and writes through MPI_File_* so the MPI library's I/O layer (ROMIO
+ * or OMPIO), its hints and its collective buffering are what gets measured.
+ *
+ * Per-rank files are opened on MPI_COMM_SELF; files opened with STORAGE_O_SHARED are opened on
+ * run->comm (collective: train.c opens them once per rank on the main thread). Every key of
+ * [storage.mpiio] other than feedbench's own is passed as a hint, and the hints the library
+ * kept are read back with MPI_File_get_info and recorded once per run, so ignored hints show.
+ * O_DIRECT is not offered: ROMIO's direct I/O hints are file-system specific and OMPIO has
+ * none, so a request for it is refused by validation (no STORAGE_CAP_DIRECT).
+ */
+#include "mpiio.h"
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../run.h"
+
+/* Largest count handed to one MPI call (counts are int); the wrappers loop over the rest. */
+#define MPIIO_MAX_CALL (1u << 30)
+
+struct mpiio_file {
+	struct sfile_base base;
+	MPI_File fh;
+	struct run *run;
+};
+
+/* Per run: whether the hints were recorded yet (opens run on reader threads). */
+struct mpiio_state {
+	pthread_mutex_t lock;
+	bool recorded;
+};
+
+int mpiio_error_code(int mpirc, char *msg, size_t len)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int tlen = 0, cls = MPI_ERR_OTHER;
+
+	if (MPI_Error_string(mpirc, text, &tlen) != MPI_SUCCESS)
+		snprintf(text, sizeof(text), "MPI error %d", mpirc);
+	snprintf(msg, len, "%s", text);
+	MPI_Error_class(mpirc, &cls);
+	/* Classes with an exact errno keep it: users and tests know "No space left on device". */
+	if (cls == MPI_ERR_NO_SUCH_FILE)
+		return -ENOENT;
+	if (cls == MPI_ERR_NO_SPACE)
+		return -ENOSPC;
+	if (cls == MPI_ERR_QUOTA)
+		return -EDQUOT;
+	if (cls == MPI_ERR_ACCESS)
+		return -EACCES;
+	if (cls == MPI_ERR_READ_ONLY)
+		return -EROFS;
+	if (cls == MPI_ERR_FILE_EXISTS)
+		return -EEXIST;
+	return -FB_EMPI;
+}
+
+/* Records "cannot <what> '<path>'<where>: <MPI text>" and returns the code. */
+static int mpiio_fail(struct run *run, int mpirc, const char *what, const char *path,
+		      const char *where)
+{
+	char text[MPI_MAX_ERROR_STRING + 64];
+	int rc = mpiio_error_code(mpirc, text, sizeof(text));
+
+	return run_fail(run, rc, "cannot %s '%s'%s: %s", what, path, where, text);
+}
+
+int mpiio_file_handle(struct sfile *sf, MPI_File *fh)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+
+	if (!sf || f->base.ops != &mpiio_storage)
+		return -EINVAL;
+	*fh = f->fh;
+	return 0;
+}
+
+static struct mpiio_state *mpiio_state_of(struct run *run)
+{
+	struct mpiio_state *s =
+	    __atomic_load_n((struct mpiio_state **)&run->storage_priv, __ATOMIC_ACQUIRE);
+	struct mpiio_state *expected = NULL;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	if (!__atomic_compare_exchange_n((struct mpiio_state **)&run->storage_priv, &expected, s,
+					 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* Another thread won the race: use its state. */
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		s = expected;
+	}
+	return s;
+}
+
+static json_t *mpiio_info_json(MPI_Info info)
+{
+	json_t *obj = json_object();
+	int nkeys = 0;
+
+	if (info == MPI_INFO_NULL || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+		return obj;
+	for (int i = 0; i < nkeys; i++) {
+		char key[MPI_MAX_INFO_KEY + 1];
+		char value[MPI_MAX_INFO_VAL + 1];
+		int flag = 0;
+
+		if (MPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
+			continue;
+		if (MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag) != MPI_SUCCESS || !flag)
+			continue;
+		json_object_set_new(obj, key, json_string(value));
+	}
+	return obj;
+}
+
+/* Records requested and effective hints the first time a file is opened in this run. */
+static void mpiio_record_hints(struct run *run, MPI_Info requested, MPI_File fh)
+{
+	struct mpiio_state *s = mpiio_state_of(run);
+	MPI_Info effective = MPI_INFO_NULL;
+	json_t *rec;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->recorded)
+		goto out_unlock;
+	s->recorded = true;
+	if (MPI_File_get_info(fh, &effective) != MPI_SUCCESS)
+		effective = MPI_INFO_NULL;
+	rec = json_object();
+	json_object_set_new(rec, "requested", mpiio_info_json(requested));
+	json_object_set_new(rec, "effective", mpiio_info_json(effective));
+	json_object_set_new(run->info_storage, "mpiio_hints", rec);
+	if (effective != MPI_INFO_NULL)
+		MPI_Info_free(&effective);
+out_unlock:
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The hints of [storage.mpiio], plus striping hints for shared files being created. */
+static int mpiio_build_info(struct run *run, int flags, MPI_Info *info)
+{
+	int rc = MPI_Info_create(info);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	for (int i = 0; i < run->cfg.mpiio.nhints; i++) {
+		rc =
+		    MPI_Info_set(*info, run->cfg.mpiio.hints[i].key, run->cfg.mpiio.hints[i].value);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	if ((flags & STORAGE_O_SHARED) && (flags & STORAGE_O_WRITE))
+		stripe_hints(run, info);
+	return MPI_SUCCESS;
+}
+
+static int mpiio_open(struct sfile **out, const char *path, int flags, struct run *run)
+{
+	MPI_Comm comm = (flags & STORAGE_O_SHARED) ? run->comm : MPI_COMM_SELF;
+	MPI_Info info = MPI_INFO_NULL;
+	struct mpiio_file *f;
+	int amode, mrc, rc = 0;
+
+	if (flags & STORAGE_O_DIRECT)
+		return run_fail(run, -EINVAL,
+				"cannot open '%s': the mpiio back-end does not do direct I/O",
+				path);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->base.ops = &mpiio_storage;
+	f->base.flags = flags;
+	f->run = run;
+	f->fh = MPI_FILE_NULL;
+	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
+
+	if ((flags & STORAGE_O_WRITE) && (flags & STORAGE_O_READ))
+		amode = MPI_MODE_RDWR | MPI_MODE_CREATE;
+	else if (flags & STORAGE_O_WRITE)
+		amode = MPI_MODE_WRONLY | MPI_MODE_CREATE;
+	else
+		amode = MPI_MODE_RDONLY;
+
+	mrc = mpiio_build_info(run, flags, &info);
+	if (mrc != MPI_SUCCESS) {
+		rc = mpiio_fail(run, mrc, "set MPI-IO hints for", path, "");
+		goto out_free;
+	}
+	/* Errors on files are returned, never fatal: the default handler for files is
+	 * MPI_ERRORS_RETURN already, but a site may change it. */
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	mrc = MPI_File_open(comm, path, amode, info, &f->fh);
+	if (mrc != MPI_SUCCESS) {
+		rc = mpiio_fail(run, mrc, "open", path, "");
+		goto out_info;
+	}
+	MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
+	/* STORAGE_O_WRITE means create + truncate, as for posix. set_size is collective on
+	 * shared handles, and keeps a layout set at creation (stripe_create_file). */
+	if ((flags & STORAGE_O_WRITE) && !(flags & STORAGE_O_NOTRUNC)) {
+		mrc = MPI_File_set_size(f->fh, 0);
+		if (mrc != MPI_SUCCESS) {
+			rc = mpiio_fail(run, mrc, "truncate", path, "");
+			goto out_close;
+		}
+	}
+	mpiio_record_hints(run, info, f->fh);
+	MPI_Info_free(&info);
+	*out = (struct sfile *)f;
+	return 0;
+
+out_close:
+	MPI_File_close(&f->fh);
+out_info:
+	if (info != MPI_INFO_NULL)
+		MPI_Info_free(&info);
+out_free:
+	free(f);
+	return rc;
+}
+
+static ssize_t mpiio_count(struct mpiio_file *f, MPI_Status *st, const char *what, uint64_t off)
+{
+	char where[48];
+	int n = 0;
+
+	if (MPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) {
+		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
+		return run_fail(f->run, -FB_EMPI, "cannot %s '%s'%s: no byte count in the status",
+				what, f->base.path, where);
+	}
+	return n;
+}
+
+static ssize_t mpiio_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
+	MPI_Status st;
+	char where[48];
+	int mrc;
+
+	mrc = MPI_File_read_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
+	if (mrc != MPI_SUCCESS) {
+		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
+		return mpiio_fail(f->run, mrc, "read", f->base.path, where);
+	}
+	return mpiio_count(f, &st, "read", off);
+}
+
+/* Collective: every rank of the handle's communicator calls it (len may be 0). */
+static ssize_t mpiio_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
+	MPI_Status st;
+	char where[48];
+	int mrc;
+
+	mrc = MPI_File_read_at_all(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
+	if (mrc != MPI_SUCCESS) {
+		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
+		return mpiio_fail(f->run, mrc, "read (collective)", f->base.path, where);
+	}
+	return mpiio_count(f, &st, "read", off);
+}
+
+static ssize_t mpiio_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
+	MPI_Status st;
+	char where[48];
+	int mrc;
+
+	mrc = MPI_File_write_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
+	if (mrc != MPI_SUCCESS) {
+		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
+		return mpiio_fail(f->run, mrc, "write", f->base.path, where);
+	}
+	return mpiio_count(f, &st, "write", off);
+}
+
+/* Collective on shared handles. */
+static int mpiio_sync(struct sfile *sf)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int mrc = MPI_File_sync(f->fh);
+
+	return mrc == MPI_SUCCESS ? 0 : mpiio_fail(f->run, mrc, "sync", f->base.path, "");
+}
+
+/* Collective on shared handles. */
+static int mpiio_close(struct sfile *sf)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int mrc = MPI_File_close(&f->fh);
+	int rc = 0;
+
+	if (mrc != MPI_SUCCESS)
+		rc = mpiio_fail(f->run, mrc, "close", f->base.path, "");
+	free(f);
+	return rc;
+}
+
+static int mpiio_size(struct sfile *sf, uint64_t *size)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	MPI_Offset n = 0;
+	int mrc = MPI_File_get_size(f->fh, &n);
+
+	if (mrc != MPI_SUCCESS)
+		return mpiio_fail(f->run, mrc, "get the size of", f->base.path, "");
+	*size = (uint64_t)n;
+	return 0;
+}
+
+/* MPI-IO has no cache control; the page cache belongs to the inode, so a descriptor of our
+ * own can drop it. */
+static int mpiio_evict(struct sfile *sf)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	int fd = open(f->base.path, O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = -posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return rc;
+}
+
+const struct storage_ops mpiio_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "mpiio",
+    .caps = STORAGE_CAP_COLLECTIVE | STORAGE_CAP_SHARED,
+    .open = mpiio_open,
+    .pread = mpiio_pread,
+    .pwrite = mpiio_pwrite,
+    .sync = mpiio_sync,
+    .close = mpiio_close,
+    .size = mpiio_size,
+    .evict = mpiio_evict,
+    .pread_all = mpiio_pread_all,
+};

@@ -1,0 +1,1167 @@
+/* Sweeps: [sweep] expanded into points, run one after another under one MPI job, resumable.
+ *
+ * A sweep folder <output>/<name>-sweep-<UTC>/ holds sweep.json (hash, points), sweep.ini (the
+ * config text it started from), one run folder per point (point-001-...), and at the end the
+ * tables, the recommendation, report.md and the plots (bench/report.c, bench/plot.c).
+ */
+#include "sweep.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <jansson.h>
+#include <nettle/sha2.h>
+
+#include "build_config.h"
+#include "report.h"
+#include "runner.h"
+#include "timer.h"
+#include "util.h"
+
+/* The dry-run estimate assumes this aggregate bandwidth for reads and for generation: a
+ * plain guess, printed with the estimate, since nothing has been measured yet. */
+#define SWEEP_ASSUMED_MIB_S 500.0
+
+/* ---- expansion ----------------------------------------------------------------------- */
+
+static bool sweep_rangeable(const struct cfg_key *k)
+{
+	return k->type == CFG_INT || k->type == CFG_SIZE;
+}
+
+static int sweep_parse_num(const struct cfg_key *k, const char *text, int64_t *v, char *why,
+			   size_t len)
+{
+	if (k->type == CFG_SIZE) {
+		uint64_t u;
+		int rc = cfg_parse_size(text, &u, why, len);
+
+		if (rc < 0)
+			return rc;
+		if (u > INT64_MAX) {
+			snprintf(why, len, "'%s' is too large for a range", text);
+			return -FB_ECONFIG;
+		}
+		*v = (int64_t)u;
+		return 0;
+	}
+	return cfg_parse_int(text, v, why, len);
+}
+
+/* Sizes print with the largest binary unit that divides them, the way people write them. */
+static void sweep_format_num(const struct cfg_key *k, int64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = {"GiB", "MiB", "KiB"};
+	static const int shifts[] = {30, 20, 10};
+
+	if (k->type == CFG_SIZE && v > 0)
+		for (int i = 0; i < 3; i++)
+			if (v % ((int64_t)1 << shifts[i]) == 0) {
+				snprintf(buf, len, "%" PRId64 "%s", v >> shifts[i], units[i]);
+				return;
+			}
+	snprintf(buf, len, "%" PRId64, v);
+}
+
+static char *sweep_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v, char *why,
+		     size_t len)
+{
+	if (n >= max) {
+		snprintf(why, len, "more than %d values", max);
+		return -FB_ECONFIG;
+	}
+	if (strlen(v) >= SWEEP_VALUE_MAX) {
+		snprintf(why, len, "value '%.32s...' is longer than %d characters", v,
+			 SWEEP_VALUE_MAX - 1);
+		return -FB_ECONFIG;
+	}
+	if (out) {
+		for (int i = 0; i < n; i++)
+			if (strcmp(out[i], v) == 0) {
+				snprintf(why, len, "value '%s' is listed twice", v);
+				return -FB_ECONFIG;
+			}
+		snprintf(out[n], SWEEP_VALUE_MAX, "%s", v);
+	}
+	return n + 1;
+}
+
+/* "lo..hi", "lo..hi*f" (geometric), "lo..hi+s" (arithmetic). */
+static int sweep_expand_range(char *item, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX],
+			      int n, int max, char *why, size_t len)
+{
+	char *dots = strstr(item, ".."), *hi_text = dots + 2, *op, vbuf[64];
+	int64_t lo, hi, step = 1;
+	bool geometric = false;
+	char sub[256];
+	int rc;
+
+	if (!sweep_rangeable(k)) {
+		snprintf(why, len, "range '%s' needs an integer or size key", item);
+		return -FB_ECONFIG;
+	}
+	*dots = '\0';
+	op = strpbrk(hi_text, "*+");
+	if (op) {
+		geometric = *op == '*';
+		*op = '\0';
+		if (geometric)
+			rc = cfg_parse_int(op + 1, &step, sub, sizeof(sub));
+		else
+			rc = sweep_parse_num(k, op + 1, &step, sub, sizeof(sub));
+		if (rc < 0) {
+			snprintf(why, len, "range step: %s", sub);
+			return rc;
+		}
+	}
+	if ((rc = sweep_parse_num(k, item, &lo, sub, sizeof(sub))) < 0 ||
+	    (rc = sweep_parse_num(k, hi_text, &hi, sub, sizeof(sub))) < 0) {
+		snprintf(why, len, "range: %s", sub);
+		return rc;
+	}
+	if (lo > hi) {
+		snprintf(why, len, "range %s..%s runs backwards", sweep_trim(item),
+			 sweep_trim(hi_text));
+		return -FB_ECONFIG;
+	}
+	if (geometric && (step < 2 || lo < 1)) {
+		snprintf(why, len, "a geometric range needs a start >= 1 and a factor >= 2");
+		return -FB_ECONFIG;
+	}
+	if (!geometric && step < 1) {
+		snprintf(why, len, "a range step must be at least 1");
+		return -FB_ECONFIG;
+	}
+	for (int64_t v = lo; v <= hi;) {
+		sweep_format_num(k, v, vbuf, sizeof(vbuf));
+		if ((n = sweep_add(out, n, max, vbuf, why, len)) < 0)
+			return n;
+		if (geometric ? v > INT64_MAX / step : v > INT64_MAX - step)
+			break;
+		v = geometric ? v * step : v + step;
+	}
+	return n;
+}
+
+int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
+		 char *why, size_t len)
+{
+	char *copy = strdup(text), *save = NULL, *item;
+	int n = 0;
+
+	if (!copy) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	/* strtok_r would skip empty items; "1,,2" is a typo worth naming. */
+	for (item = copy;; item = save + 1) {
+		save = strchr(item, ',');
+		if (save)
+			*save = '\0';
+		char *v = sweep_trim(item);
+		if (*v == '\0') {
+			snprintf(why, len, "empty value in the list");
+			n = -FB_ECONFIG;
+			break;
+		}
+		if (strstr(v, ".."))
+			n = sweep_expand_range(v, k, out, n, max, why, len);
+		else
+			n = sweep_add(out, n, max, v, why, len);
+		if (n < 0 || !save)
+			break;
+	}
+	free(copy);
+	return n;
+}
+
+/* ---- the plan ------------------------------------------------------------------------ */
+
+static bool sweep_numeric(const struct cfg_key *k)
+{
+	return k->type == CFG_INT || k->type == CFG_SIZE || k->type == CFG_DURATION ||
+	       k->type == CFG_DOUBLE;
+}
+
+void sweep_plan_free(struct sweep_plan *p)
+{
+	for (int a = 0; a < p->naxes; a++) {
+		free(p->axes[a].values);
+		free(p->axes[a].canon);
+		free(p->axes[a].num);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+/* cfg_set() words its errors for --set; in a sweep the config line is the better pointer. */
+static const char *sweep_strip_set(const char *msg)
+{
+	const char *c;
+
+	if (strncmp(msg, "--set ", 6) == 0 && (c = strstr(msg, ": ")))
+		return c + 2;
+	return msg;
+}
+
+static int sweep_axis_build(struct sweep_axis *ax, const struct cfg_sweep_key *sk,
+			    const struct config *cfg, struct config *scratch,
+			    struct fb_errbuf *err)
+{
+	char why[512], set[CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
+	const char *src = cfg->source[0] ? cfg->source : "config";
+	int n;
+
+	snprintf(ax->key, sizeof(ax->key), "%s", sk->key);
+	ax->name = strrchr(ax->key, '.') + 1;
+	ax->line = sk->line;
+	ax->k = cfg_find_dotted(sk->key);
+	if (!ax->k)
+		return fb_fail(err, -FB_ECONFIG, "%s:%d: [sweep] names unknown key '%s'", src,
+			       sk->line, sk->key);
+	if (strcmp(ax->k->section, "output") == 0 || strcmp(ax->k->section, "sweep") == 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s:%d: [sweep] cannot sweep '%s': [%s] keys shape the sweep itself",
+			       src, sk->line, sk->key, ax->k->section);
+	ax->values = calloc(SWEEP_MAX_VALUES, sizeof(*ax->values));
+	if (!ax->values)
+		return fb_fail(err, -ENOMEM, "out of memory expanding [sweep]");
+	n = sweep_expand(sk->values, ax->k, ax->values, SWEEP_MAX_VALUES, why, sizeof(why));
+	if (n < 0)
+		return fb_fail(err, n, "%s:%d: [sweep] %s = %s: %s", src, sk->line, sk->key,
+			       sk->values, why);
+	ax->nvalues = n;
+	ax->canon = calloc((size_t)n, sizeof(*ax->canon));
+	ax->num = calloc((size_t)n, sizeof(*ax->num));
+	if (!ax->canon || !ax->num)
+		return fb_fail(err, -ENOMEM, "out of memory expanding [sweep]");
+	ax->dataset = ax->k->flags & CFG_F_DATASET;
+	ax->numeric = sweep_numeric(ax->k);
+	cfg_format_value(cfg, ax->k, ax->def, sizeof(ax->def));
+	ax->def_index = -1;
+	for (int v = 0; v < n; v++) {
+		struct fb_errbuf e;
+
+		fb_errbuf_init(&e);
+		memcpy(scratch, cfg, sizeof(*scratch));
+		snprintf(set, sizeof(set), "%s=%s", ax->key, ax->values[v]);
+		if (cfg_set(scratch, set, &e) < 0)
+			return fb_fail(err, -FB_ECONFIG, "%s:%d: [sweep] %s: %s", src, sk->line,
+				       ax->key, sweep_strip_set(e.msg));
+		cfg_format_value(scratch, ax->k, ax->canon[v], SWEEP_VALUE_MAX);
+		for (int w = 0; w < v; w++)
+			if (strcmp(ax->canon[w], ax->canon[v]) == 0)
+				return fb_fail(err, -FB_ECONFIG,
+					       "%s:%d: [sweep] %s: '%s' and '%s' are the same value",
+					       src, sk->line, ax->key, ax->values[w], ax->values[v]);
+		ax->num[v] = ax->numeric ? strtod(ax->canon[v], NULL) : NAN;
+		if (strcmp(ax->canon[v], ax->def) == 0)
+			ax->def_index = v;
+	}
+	return 0;
+}
+
+/* Dataset keys first (slowest), each group in config order: a stable partition. */
+static void sweep_order_axes(struct sweep_plan *p)
+{
+	struct sweep_axis tmp[CFG_MAX_SWEEP];
+	int n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].dataset == (pass == 0))
+				tmp[n++] = p->axes[a];
+	memcpy(p->axes, tmp, sizeof(tmp[0]) * (size_t)n);
+	for (int a = 0; a < p->naxes; a++)
+		p->axes[a].name = strrchr(p->axes[a].key, '.') + 1;
+}
+
+/* The sweep's identity: the config hash (output and sweep excluded), every swept key with its
+ * canonical values, and the repetitions. --resume refuses a sweep whose identity changed. */
+static void sweep_plan_hash(struct sweep_plan *p, const struct config *cfg)
+{
+	struct sha256_ctx ctx;
+	uint8_t digest[SHA256_DIGEST_SIZE];
+	char base[65], line[64];
+
+	cfg_hash(cfg, base);
+	sha256_init(&ctx);
+	sha256_update(&ctx, 64, (const uint8_t *)base);
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			const struct sweep_axis *ax = &p->axes[a];
+
+			if (ax->order != o)
+				continue;
+			sha256_update(&ctx, strlen(ax->key), (const uint8_t *)ax->key);
+			for (int v = 0; v < ax->nvalues; v++) {
+				sha256_update(&ctx, 1, (const uint8_t *)(v ? "," : "="));
+				sha256_update(&ctx, strlen(ax->canon[v]),
+					      (const uint8_t *)ax->canon[v]);
+			}
+			sha256_update(&ctx, 1, (const uint8_t *)"\n");
+		}
+	snprintf(line, sizeof(line), "repetitions=%d\n", p->repetitions);
+	sha256_update(&ctx, strlen(line), (const uint8_t *)line);
+	sha256_digest(&ctx, sizeof(digest), digest);
+	for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
+		snprintf(p->hash + 2 * i, 3, "%02x", digest[i]);
+}
+
+static int sweep_apply_point(const struct sweep_plan *p, long i, struct config *c,
+			     struct fb_errbuf *err)
+{
+	char set[CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
+
+	for (int a = 0; a < p->naxes; a++) {
+		sweep_point_set(p, i, a, set, sizeof(set));
+		if (cfg_set(c, set, err) < 0)
+			return -FB_ECONFIG;
+	}
+	return 0;
+}
+
+int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
+		     struct fb_errbuf *err)
+{
+	struct config *scratch = malloc(sizeof(*scratch));
+	char label[512];
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!scratch)
+		return fb_fail(err, -ENOMEM, "out of memory");
+	p->optimise = cfg->sweep.optimise;
+	p->repetitions = (int)cfg->output.repetitions;
+	if (cfg->sweep.nkeys == 0) {
+		rc = fb_fail(err, -FB_ECONFIG, "%s: no [sweep] keys to sweep",
+			     cfg->source[0] ? cfg->source : "config");
+		goto out_free;
+	}
+	p->npoints = 1;
+	for (int s = 0; s < cfg->sweep.nkeys; s++) {
+		struct sweep_axis *ax = &p->axes[p->naxes++];
+
+		ax->order = s;
+		rc = sweep_axis_build(ax, &cfg->sweep.keys[s], cfg, scratch, err);
+		if (rc < 0)
+			goto out_free;
+		p->npoints *= ax->nvalues;
+		if (p->npoints > SWEEP_MAX_POINTS) {
+			rc = fb_fail(err, -FB_ECONFIG,
+				     "%s:%d: [sweep] has more than %d points; split the sweep",
+				     cfg->source, ax->line, SWEEP_MAX_POINTS);
+			goto out_free;
+		}
+	}
+	sweep_order_axes(p);
+	sweep_plan_hash(p, cfg);
+	/* Every point is checked before anything runs: an impossible combination found at
+	 * point 37 of 40 would otherwise cost the 36 before it. */
+	for (long i = 0; i < p->npoints; i++) {
+		struct fb_errbuf e;
+
+		fb_errbuf_init(&e);
+		memcpy(scratch, cfg, sizeof(*scratch));
+		if (sweep_apply_point(p, i, scratch, &e) < 0 ||
+		    cfg_validate(scratch, nranks, &e) < 0) {
+			sweep_point_label(p, i, -1, label, sizeof(label));
+			rc = fb_fail(err, -FB_ECONFIG, "sweep point %ld (%s): %s", i + 1, label,
+				     e.msg);
+			goto out_free;
+		}
+	}
+out_free:
+	free(scratch);
+	if (rc < 0)
+		sweep_plan_free(p);
+	return rc;
+}
+
+void sweep_point_index(const struct sweep_plan *p, long i, int idx[CFG_MAX_SWEEP])
+{
+	for (int a = p->naxes - 1; a >= 0; a--) {
+		idx[a] = (int)(i % p->axes[a].nvalues);
+		i /= p->axes[a].nvalues;
+	}
+}
+
+void sweep_point_set(const struct sweep_plan *p, long i, int a, char *buf, size_t len)
+{
+	int idx[CFG_MAX_SWEEP];
+
+	sweep_point_index(p, i, idx);
+	snprintf(buf, len, "%s=%s", p->axes[a].key, p->axes[a].values[idx[a]]);
+}
+
+/* Axis index at config position o. */
+static int sweep_axis_at(const struct sweep_plan *p, int o)
+{
+	for (int a = 0; a < p->naxes; a++)
+		if (p->axes[a].order == o)
+			return a;
+	return 0;
+}
+
+void sweep_point_label(const struct sweep_plan *p, long i, int skip_axis, char *buf, size_t len)
+{
+	int idx[CFG_MAX_SWEEP];
+	size_t used = 0;
+
+	sweep_point_index(p, i, idx);
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++) {
+		int a = sweep_axis_at(p, o);
+
+		if (a == skip_axis)
+			continue;
+		int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+				 p->axes[a].name, p->axes[a].values[idx[a]]);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
+void sweep_point_dir(const struct sweep_plan *p, long i, char *buf, size_t len)
+{
+	char label[512];
+	int digits = 3;
+	size_t n;
+
+	for (long m = 1000; m <= p->npoints; m *= 10)
+		digits++;
+	sweep_point_label(p, i, -1, label, sizeof(label));
+	n = (size_t)snprintf(buf, len, "point-%0*ld-", digits, i + 1);
+	for (const char *s = label; *s && n + 1 < len && n < 160; s++)
+		buf[n++] = (isalnum((unsigned char)*s) || strchr("._+=-", *s)) ? *s
+			   : *s == ' '                                         ? '-'
+										: '_';
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+bool sweep_point_new_dataset(const struct sweep_plan *p, long i)
+{
+	int a_idx[CFG_MAX_SWEEP], b_idx[CFG_MAX_SWEEP];
+
+	if (i == 0)
+		return true;
+	sweep_point_index(p, i, a_idx);
+	sweep_point_index(p, i - 1, b_idx);
+	for (int a = 0; a < p->naxes; a++)
+		if (p->axes[a].dataset && a_idx[a] != b_idx[a])
+			return true;
+	return false;
+}
+
+/* ---- command line -------------------------------------------------------------------- */
+
+struct sweep_args {
+	const char *config;
+	const char *sets[RUNNER_MAX_SETS];
+	int nsets;
+	const char *output;
+	const char *resume;
+	bool dry_run;
+};
+
+static void sweep_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: feedbench sweep CONFIG [--set section.key=value]... [--output DIR]\n"
+		"                       [--resume SWEEP_DIR] [--dry-run]\n"
+		"       feedbench sweep --resume SWEEP_DIR   (uses the config the sweep started "
+		"with)\n\n"
+		"Runs every point of the config's [sweep] section (the cartesian product of its\n"
+		"keys) one after another, then writes sweep.md, sweep.csv, sweep_results.json,\n"
+		"report.md and plots into the sweep folder.\n");
+}
+
+static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *why, size_t len)
+{
+	memset(a, 0, sizeof(*a));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *val = NULL;
+		bool takes = strcmp(arg, "--set") == 0 || strcmp(arg, "--output") == 0 ||
+			     strcmp(arg, "--resume") == 0 || strcmp(arg, "-o") == 0;
+
+		if (strncmp(arg, "--set=", 6) == 0 || strncmp(arg, "--output=", 9) == 0 ||
+		    strncmp(arg, "--resume=", 9) == 0) {
+			val = strchr(arg, '=') + 1;
+			takes = true;
+		} else if (takes) {
+			if (i + 1 >= argc) {
+				snprintf(why, len, "%s needs a value", arg);
+				return -FB_EUSAGE;
+			}
+			val = argv[++i];
+		}
+		if (takes && strncmp(arg, "--set", 5) == 0) {
+			if (a->nsets >= RUNNER_MAX_SETS - CFG_MAX_SWEEP) {
+				snprintf(why, len, "too many --set options");
+				return -FB_EUSAGE;
+			}
+			a->sets[a->nsets++] = val;
+		} else if (takes && (strncmp(arg, "--output", 8) == 0 || strcmp(arg, "-o") == 0)) {
+			a->output = val;
+		} else if (takes) {
+			a->resume = val;
+		} else if (strcmp(arg, "--dry-run") == 0 || strcmp(arg, "-n") == 0) {
+			a->dry_run = true;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			return 1;
+		} else if (arg[0] == '-') {
+			snprintf(why, len, "unknown option '%s'", arg);
+			return -FB_EUSAGE;
+		} else if (!a->config) {
+			a->config = arg;
+		} else {
+			snprintf(why, len, "unexpected argument '%s' (one config only)", arg);
+			return -FB_EUSAGE;
+		}
+	}
+	if (!a->config && !a->resume) {
+		snprintf(why, len, "a config file (or --resume SWEEP_DIR) is needed");
+		return -FB_EUSAGE;
+	}
+	return 0;
+}
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+int sweep_slurp(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (cap - n < 4096) {
+			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		int e = errno ? -errno : -EIO;
+		free(buf);
+		fclose(f);
+		return e;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*text = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static void sweep_fmt_duration(double s, char *buf, size_t len)
+{
+	long t = (long)(s + 0.5);
+
+	if (t >= 3600)
+		snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* ---- dry run ------------------------------------------------------------------------- */
+
+/* Seconds one point should take: per epoch the slower of compute and reading at the assumed
+ * bandwidth, plus generation when the point starts a new dataset. */
+static double sweep_estimate(const struct config *c, int nranks, bool new_dataset, double *bytes)
+{
+	double samples = (double)c->dataset.num_files_train * (double)c->dataset.num_samples_per_file;
+	double data = samples * (double)c->dataset.record_length_bytes;
+	double steps = ceil(samples / nranks / (double)c->reader.batch_size);
+	double compute = steps * c->train.computation_time;
+	double io = data / (SWEEP_ASSUMED_MIB_S * 1048576.0);
+	double epoch = compute > io ? compute : io;
+
+	*bytes = data;
+	return (double)c->output.repetitions * (double)c->train.epochs * epoch +
+	       (new_dataset ? io : 0.0);
+}
+
+static int sweep_dry_run(const struct sweep_plan *p, const struct config *cfg, int nranks)
+{
+	struct config *c = malloc(sizeof(*c));
+	char label[512], dir[256], t[32];
+	double total = 0, bytes;
+	struct fb_errbuf e;
+	long ndatasets = 0;
+
+	if (!c)
+		return -ENOMEM;
+	printf("sweep of %s: %ld points x %d repetition%s at %d rank%s, dataset keys vary "
+	       "slowest\n\n",
+	       cfg->source, p->npoints, p->repetitions, p->repetitions == 1 ? "" : "s", nranks,
+	       nranks == 1 ? "" : "s");
+	printf("%-6s %-10s %12s %10s  %s\n", "point", "dataset", "data (MiB)", "estimate",
+	       "values");
+	for (long i = 0; i < p->npoints; i++) {
+		bool fresh = sweep_point_new_dataset(p, i);
+
+		fb_errbuf_init(&e);
+		memcpy(c, cfg, sizeof(*c));
+		sweep_apply_point(p, i, c, &e);
+		double s = sweep_estimate(c, nranks, fresh, &bytes);
+		total += s;
+		ndatasets += fresh;
+		sweep_point_label(p, i, -1, label, sizeof(label));
+		sweep_point_dir(p, i, dir, sizeof(dir));
+		sweep_fmt_duration(s, t, sizeof(t));
+		printf("%-6ld %-10s %12.1f %10s  %s\n", i + 1, fresh ? "generate" : "reuse",
+		       bytes / 1048576.0, t, label);
+	}
+	sweep_fmt_duration(total, t, sizeof(t));
+	printf("\n%ld points, %ld dataset%s generated (when not on disk already), estimated %s.\n"
+	       "The estimate assumes %.0f MiB/s for reads and writes across all ranks, takes the\n"
+	       "slower of reading and computation_time per epoch, and ignores start-up: real\n"
+	       "times depend on the storage. Nothing was run.\n",
+	       p->npoints, ndatasets, ndatasets == 1 ? "" : "s", t, SWEEP_ASSUMED_MIB_S);
+	free(c);
+	return 0;
+}
+
+/* ---- sweep.json ---------------------------------------------------------------------- */
+
+static json_t *sweep_plan_json(const struct sweep_plan *p, const struct sweep_args *a,
+			       const struct config *cfg, int nranks, const char *created)
+{
+	json_t *root = json_object(), *keys = json_array(), *points = json_array();
+	json_t *sets = json_array();
+	char buf[512];
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "feedbench_version", json_string(FEEDBENCH_VERSION));
+	json_object_set_new(root, "workload", json_string(cfg->workload.name));
+	json_object_set_new(root, "config", json_string(cfg->source));
+	json_object_set_new(root, "config_hash", json_string(p->hash));
+	json_object_set_new(root, "created", json_string(created));
+	json_object_set_new(root, "num_ranks", json_integer(nranks));
+	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
+	json_object_set_new(root, "optimise",
+			    json_string(cfg_choice_name("sweep", "optimise", p->optimise)));
+	for (int i = 0; i < a->nsets; i++)
+		json_array_append_new(sets, json_string(a->sets[i]));
+	json_object_set_new(root, "sets", sets);
+	for (int o = 0; o < p->naxes; o++) {
+		const struct sweep_axis *ax = &p->axes[sweep_axis_at(p, o)];
+		json_t *k = json_object(), *vals = json_array();
+
+		json_object_set_new(k, "key", json_string(ax->key));
+		for (int v = 0; v < ax->nvalues; v++)
+			json_array_append_new(vals, json_string(ax->values[v]));
+		json_object_set_new(k, "values", vals);
+		json_object_set_new(k, "default", json_string(ax->def));
+		json_object_set_new(k, "dataset", json_boolean(ax->dataset));
+		json_object_set_new(k, "numeric", json_boolean(ax->numeric));
+		json_array_append_new(keys, k);
+	}
+	json_object_set_new(root, "keys", keys);
+	for (long i = 0; i < p->npoints; i++) {
+		json_t *pt = json_object(), *pset = json_array();
+
+		json_object_set_new(pt, "index", json_integer(i + 1));
+		sweep_point_dir(p, i, buf, sizeof(buf));
+		json_object_set_new(pt, "dir", json_string(buf));
+		sweep_point_label(p, i, -1, buf, sizeof(buf));
+		json_object_set_new(pt, "label", json_string(buf));
+		for (int ax = 0; ax < p->naxes; ax++) {
+			sweep_point_set(p, i, ax, buf, sizeof(buf));
+			json_array_append_new(pset, json_string(buf));
+		}
+		json_object_set_new(pt, "sets", pset);
+		json_object_set_new(pt, "new_dataset", json_boolean(sweep_point_new_dataset(p, i)));
+		json_array_append_new(points, pt);
+	}
+	json_object_set_new(root, "points", points);
+	return root;
+}
+
+static int sweep_write_json(const char *path, json_t *root)
+{
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int rc;
+
+	if (!text)
+		return -ENOMEM;
+	size_t n = strlen(text);
+	text[n] = '\n';
+	rc = util_write_atomic(path, text, n + 1);
+	free(text);
+	return rc;
+}
+
+/* ---- rank 0 set-up: the folder, or the checks of a resume ----------------------------- */
+
+struct sweep_state {
+	struct sweep_args args;
+	struct config *cfg;
+	struct sweep_plan plan;
+	char *text;  /* config text, identical on every rank */
+	size_t text_len;
+	char dir[CFG_PATH_MAX];
+	int rank, nranks;
+	MPI_Comm comm;
+	struct fb_errbuf err;
+	bool tty;
+};
+
+static int sweep_check_resume(struct sweep_state *s)
+{
+	char path[CFG_PATH_MAX + 32], *text = NULL;
+	json_error_t jerr;
+	json_t *root;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/sweep.json", s->dir);
+	if ((rc = sweep_slurp(path, &text, NULL)) < 0)
+		return fb_fail(&s->err, -FB_EUSAGE, "cannot resume '%s': cannot read sweep.json: %s",
+			       s->dir, strerror(-rc));
+	root = json_loads(text, 0, &jerr);
+	free(text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return fb_fail(&s->err, -FB_EUSAGE, "cannot resume '%s': sweep.json is not valid: %s",
+			       s->dir, jerr.text);
+	}
+	const char *hash = json_string_value(json_object_get(root, "config_hash"));
+	json_int_t ranks = json_integer_value(json_object_get(root, "num_ranks"));
+
+	if (!hash || strcmp(hash, s->plan.hash) != 0)
+		rc = fb_fail(&s->err, -FB_ECONFIG,
+			     "cannot resume '%s': the config or its [sweep] differs from the one the "
+			     "sweep started with (hash %.12s, now %.12s); start a new sweep instead",
+			     s->dir, hash ? hash : "missing", s->plan.hash);
+	else if (ranks != s->nranks)
+		rc = fb_fail(&s->err, -FB_ECONFIG,
+			     "cannot resume '%s': the sweep ran with %lld ranks, this job has %d; "
+			     "points would not be comparable",
+			     s->dir, (long long)ranks, s->nranks);
+	json_decref(root);
+	return rc;
+}
+
+static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
+{
+	const struct config *cfg = s->cfg;
+	const char *parent = s->args.output ? s->args.output : cfg->output.dir;
+	const char *name = cfg->output.name[0] ? cfg->output.name : cfg->workload.name;
+	char stamp[32], path[CFG_PATH_MAX + 32];
+	int rc;
+
+	util_utc_compact(stamp, sizeof(stamp));
+	util_utc_iso(created, clen);
+	if ((rc = util_mkdirs(parent, 0755)) < 0)
+		return fb_fail(&s->err, rc, "cannot create '%s': %s", parent, strerror(-rc));
+	/* Two sweeps started in the same second get -2, -3: never share a folder. */
+	for (int n = 1; n < 100; n++) {
+		if (n == 1)
+			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s", parent, name, stamp);
+		else
+			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s-%d", parent, name, stamp, n);
+		if (mkdir(s->dir, 0755) == 0)
+			break;
+		if (errno != EEXIST)
+			return fb_fail(&s->err, -errno, "cannot create '%s': %s", s->dir,
+				       strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/sweep.ini", s->dir);
+	if ((rc = util_write_atomic(path, s->text, s->text_len)) < 0)
+		return fb_fail(&s->err, rc, "cannot write '%s': %s", path, strerror(-rc));
+	return 0;
+}
+
+static int sweep_setup_rank0(struct sweep_state *s)
+{
+	char created[32] = "", path[CFG_PATH_MAX + 32];
+	json_t *root;
+	int rc;
+
+	if (s->args.resume) {
+		snprintf(s->dir, sizeof(s->dir), "%s", s->args.resume);
+		/* Trailing slashes would double in point paths. */
+		for (size_t n = strlen(s->dir); n > 1 && s->dir[n - 1] == '/'; n--)
+			s->dir[n - 1] = '\0';
+		return sweep_check_resume(s);
+	}
+	if ((rc = sweep_create_dir(s, created, sizeof(created))) < 0)
+		return rc;
+	root = sweep_plan_json(&s->plan, &s->args, s->cfg, s->nranks, created);
+	snprintf(path, sizeof(path), "%s/sweep.json", s->dir);
+	rc = sweep_write_json(path, root);
+	json_decref(root);
+	if (rc < 0)
+		return fb_fail(&s->err, rc, "cannot write '%s': %s", path, strerror(-rc));
+	return 0;
+}
+
+/* ---- agreement helpers: rank 0 decides, every rank learns the outcome ------------------ */
+
+static int sweep_bcast_rc(struct sweep_state *s, int rc)
+{
+	int len;
+
+	MPI_Bcast(&rc, 1, MPI_INT, 0, s->comm);
+	if (rc < 0) {
+		len = s->rank == 0 ? (int)strlen(s->err.msg) + 1 : 0;
+		MPI_Bcast(&len, 1, MPI_INT, 0, s->comm);
+		if (s->rank != 0)
+			memset(s->err.msg, 0, sizeof(s->err.msg));
+		MPI_Bcast(s->err.msg, len, MPI_CHAR, 0, s->comm);
+		s->err.code = rc;
+	}
+	return rc;
+}
+
+/* The config text: from CONFIG, or from the sweep folder when resuming without one. */
+static int sweep_load_text(struct sweep_state *s)
+{
+	unsigned long long len = 0;
+	int rc = 0;
+
+	if (s->rank == 0) {
+		char path[CFG_PATH_MAX + 32];
+		const char *from = s->args.config;
+
+		if (!from) {
+			snprintf(path, sizeof(path), "%s/sweep.ini", s->args.resume);
+			from = path;
+		}
+		rc = cfg_read_file(from, &s->text, &s->text_len, &s->err);
+		len = s->text_len;
+	}
+	if ((rc = sweep_bcast_rc(s, rc)) < 0)
+		return rc;
+	MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, s->comm);
+	if (s->rank != 0) {
+		s->text = malloc(len + 1);
+		if (!s->text)
+			MPI_Abort(s->comm, 1); /* the collective below cannot be left half done */
+		s->text_len = len;
+	}
+	MPI_Bcast(s->text, (int)len + 1, MPI_CHAR, 0, s->comm);
+	return 0;
+}
+
+/* Sets stored in sweep.json: a resume without CONFIG repeats the original --set options. */
+static int sweep_load_stored_sets(struct sweep_state *s, char **store, size_t len)
+{
+	char path[CFG_PATH_MAX + 32], *text = NULL;
+	int n = 0;
+
+	if (s->args.config || s->rank != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/sweep.json", s->args.resume);
+	if (sweep_slurp(path, &text, NULL) < 0)
+		return 0; /* the resume check names the problem */
+	json_t *root = json_loads(text, 0, NULL), *v;
+	size_t i;
+
+	free(text);
+	json_array_foreach(json_object_get(root, "sets"), i, v)
+	{
+		if (!json_is_string(v) || s->args.nsets >= RUNNER_MAX_SETS - CFG_MAX_SWEEP)
+			continue;
+		snprintf(store[s->args.nsets], len, "%s", json_string_value(v));
+		s->args.sets[s->args.nsets] = store[s->args.nsets];
+		s->args.nsets++;
+		n++;
+	}
+	json_decref(root);
+	return n;
+}
+
+static void sweep_bcast_sets(struct sweep_state *s, char **store, size_t len)
+{
+	int n = s->rank == 0 ? s->args.nsets : 0;
+
+	MPI_Bcast(&n, 1, MPI_INT, 0, s->comm);
+	for (int i = 0; i < n; i++) {
+		if (s->rank == 0 && s->args.sets[i] != store[i])
+			snprintf(store[i], len, "%s", s->args.sets[i]);
+		MPI_Bcast(store[i], (int)len, MPI_CHAR, 0, s->comm);
+		s->args.sets[i] = store[i];
+	}
+	s->args.nsets = n;
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+static bool sweep_point_done(const char *dir, struct sweep_result *r)
+{
+	char path[CFG_PATH_MAX + 300], why[256];
+
+	snprintf(path, sizeof(path), "%s/summary.json", dir);
+	return sweep_read_summary(path, r, why, sizeof(why)) == 0;
+}
+
+struct sweep_progress {
+	uint64_t start_ns;
+	double run_seconds; /* points run by this job */
+	long nrun, nskipped;
+	double best_mib;
+	long best;
+};
+
+static void sweep_progress_line(struct sweep_state *s, struct sweep_progress *pr, long i,
+				const char *label, const char *what, double mib)
+{
+	double elapsed = timer_ns_to_s(timer_now_ns() - pr->start_ns);
+	long left = s->plan.npoints - i - (strcmp(what, "running") == 0 ? 0 : 1);
+	char el[32], eta[32] = "?", bw[64] = "";
+
+	sweep_fmt_duration(elapsed, el, sizeof(el));
+	if (pr->nrun > 0)
+		sweep_fmt_duration(pr->run_seconds / pr->nrun * left, eta, sizeof(eta));
+	if (mib >= 0)
+		snprintf(bw, sizeof(bw), " %.1f MiB/s (best %.1f, point %ld)", mib, pr->best_mib,
+			 pr->best + 1);
+	/* Progress goes to stderr: stdout carries the table at the end. */
+	if (s->tty) {
+		fprintf(stderr, "\r\033[Ksweep [%ld/%ld] %s %s:%s elapsed %s, ETA %s", i + 1,
+			s->plan.npoints, what, label, bw, el, eta);
+		if (i + 1 == s->plan.npoints && strcmp(what, "running") != 0)
+			fprintf(stderr, "\n");
+	} else {
+		fprintf(stderr, "sweep: point %ld/%ld %s (%s)%s%s, elapsed %s, ETA %s\n", i + 1,
+			s->plan.npoints, what, label, mib >= 0 ? ":" : "", bw, el, eta);
+	}
+	fflush(stderr);
+}
+
+static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
+{
+	char dir[CFG_PATH_MAX + 300], name[256], label[512];
+	char setbuf[CFG_MAX_SWEEP][CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
+	struct sweep_progress pr = {.start_ns = timer_now_ns(), .best = -1};
+	struct runner_opts o;
+	int rc = 0;
+
+	for (long i = 0; i < s->plan.npoints; i++) {
+		int done = 0;
+
+		sweep_point_dir(&s->plan, i, name, sizeof(name));
+		sweep_point_label(&s->plan, i, -1, label, sizeof(label));
+		snprintf(dir, sizeof(dir), "%s/%s", s->dir, name);
+		if (s->rank == 0)
+			done = sweep_point_done(dir, &res[i]);
+		MPI_Bcast(&done, 1, MPI_INT, 0, s->comm);
+		if (done) {
+			pr.nskipped++;
+			if (s->rank == 0)
+				sweep_progress_line(s, &pr, i, label, "done before, skipped", -1);
+			continue;
+		}
+		memset(&o, 0, sizeof(o));
+		o.config_path = s->args.config ? s->args.config : s->cfg->source;
+		o.config_text = s->text;
+		for (int k = 0; k < s->args.nsets; k++)
+			o.sets[o.nsets++] = s->args.sets[k];
+		for (int a = 0; a < s->plan.naxes; a++) {
+			sweep_point_set(&s->plan, i, a, setbuf[a], sizeof(setbuf[a]));
+			o.sets[o.nsets++] = setbuf[a];
+		}
+		o.run_dir = dir;
+		o.quiet = true;
+		o.no_plots = true;
+		if (s->rank == 0 && s->tty)
+			sweep_progress_line(s, &pr, i, label, "running", -1);
+		else if (s->rank == 0)
+			sweep_progress_line(s, &pr, i, label, "starting", -1);
+		uint64_t t0 = timer_now_ns();
+		rc = runner_run(&o, s->comm, NULL, 0);
+		if (rc < 0) {
+			if (s->rank == 0) {
+				if (s->tty)
+					fprintf(stderr, "\n");
+				fprintf(stderr,
+					"feedbench: sweep point %ld/%ld (%s) failed; the points "
+					"before it are kept: continue with `feedbench sweep "
+					"--resume %s`\n",
+					i + 1, s->plan.npoints, label, s->dir);
+			}
+			return rc;
+		}
+		pr.run_seconds += timer_ns_to_s(timer_now_ns() - t0);
+		pr.nrun++;
+		double mib = -1;
+		if (s->rank == 0 && sweep_point_done(dir, &res[i])) {
+			mib = res[i].m[SWM_BANDWIDTH].mean;
+			if (pr.best < 0 || mib > pr.best_mib) {
+				pr.best_mib = mib;
+				pr.best = i;
+			}
+		}
+		if (s->rank == 0)
+			sweep_progress_line(s, &pr, i, label, "done", mib);
+	}
+	return rc;
+}
+
+/* Tables, report and plots from the points' summaries (rank 0). */
+static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
+{
+	char dir[CFG_PATH_MAX + 300], name[256], why[512];
+	struct sweep_reco *reco = NULL;
+	int ngroups, rc;
+
+	for (long i = 0; i < s->plan.npoints; i++) {
+		sweep_point_dir(&s->plan, i, name, sizeof(name));
+		snprintf(dir, sizeof(dir), "%s/%s", s->dir, name);
+		if (!res[i].done)
+			sweep_point_done(dir, &res[i]);
+	}
+	ngroups = sweep_recommend(&s->plan, res, &reco);
+	if (ngroups < 0)
+		return fb_fail(&s->err, ngroups, "cannot build the recommendation: %s",
+			       strerror(-ngroups));
+	printf("\n");
+	rc = sweep_write_tables(s->dir, &s->plan, res, reco, ngroups, s->cfg->workload.name,
+				stdout, &s->err);
+	free(reco);
+	if (rc < 0)
+		return rc;
+	if (report_write_sweep(s->dir) < 0)
+		fprintf(stderr, "feedbench: warning: cannot write %s/report.md\n", s->dir);
+	if (s->cfg->output.plots) {
+		int prc = plot_render(s->dir, why, sizeof(why));
+		if (prc != 0)
+			fprintf(stderr, "feedbench: warning: plots %s: %s\n",
+				prc > 0 ? "skipped" : "incomplete", why);
+	}
+	printf("\nsweep folder: %s\n", s->dir);
+	return 0;
+}
+
+static int sweep_run(struct sweep_state *s)
+{
+	static const size_t setlen = CFG_NAME_MAX + CFG_PATH_MAX;
+	char *store[RUNNER_MAX_SETS] = {0}, ini[CFG_PATH_MAX + 16];
+	struct sweep_result *res = NULL;
+	struct runner_opts o;
+	int rc;
+
+	for (int i = 0; i < RUNNER_MAX_SETS; i++)
+		if (!(store[i] = calloc(1, setlen)))
+			MPI_Abort(s->comm, 1);
+	if ((rc = sweep_load_text(s)) < 0)
+		goto out_free;
+	if (s->args.resume)
+		sweep_load_stored_sets(s, store, setlen);
+	sweep_bcast_sets(s, store, setlen);
+
+	memset(&o, 0, sizeof(o));
+	snprintf(ini, sizeof(ini), "%s/sweep.ini", s->args.resume ? s->args.resume : ".");
+	o.config_path = s->args.config ? s->args.config : ini;
+	o.config_text = s->text;
+	for (int i = 0; i < s->args.nsets; i++)
+		o.sets[o.nsets++] = s->args.sets[i];
+	if ((rc = runner_load_config(s->cfg, &o, s->comm, &s->err)) < 0)
+		goto out_free;
+	if ((rc = sweep_plan_build(&s->plan, s->cfg, s->nranks, &s->err)) < 0)
+		goto out_free;
+	if (s->args.dry_run) {
+		if (s->rank == 0)
+			rc = sweep_dry_run(&s->plan, s->cfg, s->nranks);
+		goto out_free;
+	}
+	if (s->rank == 0)
+		rc = sweep_setup_rank0(s);
+	if ((rc = sweep_bcast_rc(s, rc)) < 0)
+		goto out_free;
+	MPI_Bcast(s->dir, sizeof(s->dir), MPI_CHAR, 0, s->comm);
+	if (s->rank == 0)
+		printf("sweep: %ld points x %d repetition%s into %s\n", s->plan.npoints,
+		       s->plan.repetitions, s->plan.repetitions == 1 ? "" : "s", s->dir);
+	res = calloc((size_t)s->plan.npoints, sizeof(*res));
+	if (!res)
+		MPI_Abort(s->comm, 1);
+	rc = sweep_run_points(s, res);
+	if (rc < 0) {
+		s->err.code = rc; /* the runner has printed its message */
+		s->err.msg[0] = '\0';
+		goto out_free;
+	}
+	if (s->rank == 0)
+		rc = sweep_finish(s, res);
+	rc = sweep_bcast_rc(s, rc);
+out_free:
+	free(res);
+	for (int i = 0; i < RUNNER_MAX_SETS; i++)
+		free(store[i]);
+	return rc;
+}
+
+int sweep_main(int argc, char **argv, void *mpi_comm)
+{
+	struct sweep_state *s = calloc(1, sizeof(*s));
+	char why[512];
+	int rc;
+
+	if (!s)
+		return 1;
+	s->comm = *(MPI_Comm *)mpi_comm;
+	MPI_Comm_rank(s->comm, &s->rank);
+	MPI_Comm_size(s->comm, &s->nranks);
+	fb_errbuf_init(&s->err);
+	s->tty = isatty(STDERR_FILENO);
+	rc = sweep_parse_args(argc, argv, &s->args, why, sizeof(why));
+	if (rc != 0) {
+		if (s->rank == 0) {
+			if (rc < 0)
+				fprintf(stderr, "feedbench sweep: %s\n", why);
+			sweep_usage(rc < 0 ? stderr : stdout);
+		}
+		free(s);
+		return rc < 0 ? fb_exit_status(rc) : 0;
+	}
+	s->cfg = calloc(1, sizeof(*s->cfg));
+	if (!s->cfg) {
+		free(s);
+		return 1;
+	}
+	rc = sweep_run(s);
+	if (rc < 0 && s->rank == 0 && s->err.msg[0])
+		fprintf(stderr, "feedbench: %s\n", s->err.msg);
+	sweep_plan_free(&s->plan);
+	free(s->text);
+	free(s->cfg);
+	free(s);
+	return rc < 0 ? fb_exit_status(rc) : 0;
+}

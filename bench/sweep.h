@@ -1,0 +1,136 @@
+/* Sweeps: the [sweep] section expanded into points, the points run one after another under one
+ * MPI job, and their results gathered into one table and a recommendation (bench/sweep.c).
+ *
+ * The pure parts (expansion, ordering, naming, reading results, the table, the recommendation)
+ * take no communicator, so the unit tests exercise them without MPI runs.
+ */
+#ifndef FEEDBENCH_SWEEP_H
+#define FEEDBENCH_SWEEP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "stats.h"
+
+#define SWEEP_MAX_VALUES 256   /* values of one key */
+#define SWEEP_MAX_POINTS 10000 /* points of one sweep */
+#define SWEEP_VALUE_MAX 256
+
+/* One swept key. Values are kept as written (ranges expanded) and in canonical form (as
+ * cfg_format_value() prints them), which is what the default is compared against. */
+struct sweep_axis {
+	char key[CFG_NAME_MAX];        /* "storage.stripe_count" */
+	const char *name;              /* "stripe_count": points into key */
+	const struct cfg_key *k;
+	int line;                      /* config line of the [sweep] entry */
+	int order;                     /* position in the config's [sweep] section */
+	int nvalues;
+	char (*values)[SWEEP_VALUE_MAX]; /* as given: "1MiB" */
+	char (*canon)[SWEEP_VALUE_MAX];  /* canonical: "1048576" */
+	double *num;                   /* numeric value (numeric keys) */
+	char def[SWEEP_VALUE_MAX];     /* canonical value without the sweep */
+	int def_index;                 /* index of the default among values, -1: not swept */
+	bool dataset;                  /* CFG_F_DATASET: changing it regenerates the dataset */
+	bool numeric;                  /* int, size, duration, double */
+};
+
+/* The expanded sweep. Axes are ordered so that dataset keys vary slowest: consecutive points
+ * share a dataset whenever possible, and the generator runs as rarely as it can. */
+struct sweep_plan {
+	int naxes;
+	struct sweep_axis axes[CFG_MAX_SWEEP];
+	long npoints;
+	int optimise;           /* SWEEP_OPT_* */
+	int repetitions;        /* [output] repetitions of every point */
+	char hash[65];          /* config hash + swept values + repetitions */
+};
+
+/* Expands one [sweep] value list for key k: "1, 2, 4", "1..16*2", "1..4", "1..16+4",
+ * "64KiB..1MiB*4". Ranges need an integer or size key. Returns the number of values (> 0) or
+ * -FB_ECONFIG with the reason in why. out may be NULL to count only. */
+int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
+		 char *why, size_t len);
+
+/* Builds the plan from a parsed config (its [sweep] keys, with the other sections as the
+ * default). Each value is applied with cfg_set() to a copy of the config, so a value of the
+ * wrong type names its config line; every point is then checked with cfg_validate() for
+ * nranks ranks. Errors are -FB_ECONFIG with the message in err. */
+int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
+		     struct fb_errbuf *err);
+void sweep_plan_free(struct sweep_plan *p);
+
+/* Value index of every axis for point i (0-based; the last axis varies fastest). */
+void sweep_point_index(const struct sweep_plan *p, long i, int idx[CFG_MAX_SWEEP]);
+/* "section.key=value" of axis a at point i. */
+void sweep_point_set(const struct sweep_plan *p, long i, int a, char *buf, size_t len);
+/* Folder name "point-003-format=npy-stripe_count=4" (file-name safe). */
+void sweep_point_dir(const struct sweep_plan *p, long i, char *buf, size_t len);
+/* Label "format=npy stripe_count=4" (axes in config order); skip_axis (-1: none) is left out. */
+void sweep_point_label(const struct sweep_plan *p, long i, int skip_axis, char *buf, size_t len);
+/* True when points i and i-1 differ in a dataset key (i = 0: true). */
+bool sweep_point_new_dataset(const struct sweep_plan *p, long i);
+
+/* Metrics of the sweep table (mean and stddev over repetitions). */
+enum sweep_metric {
+	SWM_BANDWIDTH, /* MiB/s */
+	SWM_IOPS,
+	SWM_SAMPLES,   /* samples/s */
+	SWM_AU,        /* % */
+	SWM_WAIT_P99,  /* s */
+	SWM_LAT_P99,   /* s */
+	SWM_LAT_P50,
+	SWM_LAT_P90,
+	SWM_LAT_P999,
+	SWM_COUNT
+};
+extern const char *const sweep_metric_column[SWM_COUNT]; /* CSV column stem */
+extern const char *const sweep_metric_title[SWM_COUNT];  /* table heading with unit */
+
+struct sweep_result {
+	bool done;                          /* summary.json complete */
+	int repetitions;
+	struct summary_stat m[SWM_COUNT];
+	bool cache_resident;
+	bool au_pass;
+	char verdict[32];
+	char stripe_effective[128];
+	char fs_type[32];
+	int nwarnings;
+};
+
+/* Reads one point's summary.json. Returns 0, or a negative code with the reason in why
+ * (-ENOENT: not there; -FB_EFORMAT: unreadable or incomplete). */
+int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len);
+
+/* The recommendation of one group: the points that share every non-numeric value. */
+struct sweep_reco {
+	int group_idx[CFG_MAX_SWEEP]; /* value index of each non-numeric axis (-1 for numeric) */
+	long best;                    /* point with the best mean of the optimised metric */
+	long def;                     /* point with every numeric key at its default, -1: none */
+	long runner_up;               /* second best, -1: none */
+	double gain_pct;              /* best over default, % (NaN without a default) */
+	bool noisy;                   /* best and its reference overlap within mean +- stddev */
+};
+
+/* Groups and best points for the plan's optimise metric. Points not done are ignored.
+ * Returns the number of groups (>= 0) and fills *out (malloc'd) or a negative errno. */
+int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
+		    struct sweep_reco **out);
+/* The metric that [sweep] optimise names. */
+enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p);
+
+/* Writes sweep.csv, sweep.md and sweep_results.json into dir and prints the table to term
+ * (NULL: not printed). Returns 0 or a negative errno (message in err). */
+int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
+		       const struct sweep_reco *reco, int ngroups, const char *workload,
+		       FILE *term, struct fb_errbuf *err);
+
+/* report.md of a sweep folder from its sweep_results.json (bench/report.c). */
+int report_write_sweep(const char *sweep_dir);
+
+/* Helpers shared by report.c and plot.c. */
+/* Reads a whole small file (NUL-terminated, malloc'd). */
+int sweep_slurp(const char *path, char **text, size_t *len);
+
+#endif

@@ -1,0 +1,1110 @@
+/* HDF5 format: the samples of a file are the rows of a 2-D uint8 dataset `records`
+ * (nsamples, record_length), with their labels in an int64 dataset `labels` (nsamples,), as
+ * h5py users and DLIO lay them out. Variable record lengths pad each row to the file's largest
+ * sample and store each sample's byte count in an int64 dataset `lengths` (nsamples,):
+ * `f["records"][i, :f["lengths"][i]]` is sample i.
+ *
+ * HDF5 does its own I/O (FORMAT_CAP_OWNS_IO): per-rank files through the sec2 driver, shared
+ * files through the MPI-IO driver on run->comm, opened collectively once per rank by index().
+ * Each read is one H5Dread of a hyperslab, accounted with io_account().
+ *
+ * The parallel HDF5 library shipped by Debian (and most HPC sites) is not built thread-safe, so
+ * every HDF5 call in this file holds one process-wide lock: with read_threads > 1 the threads
+ * take turns inside HDF5, as h5py serialises them with its own lock.
+ */
+#include "format.h"
+#include "sample.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include "../bench/run.h"
+#include "../bench/timer.h"
+#include "../bench/storage/fs.h"
+
+#define HDF5_RECORDS "records"
+#define HDF5_LABELS "labels"
+#define HDF5_LENGTHS "lengths"
+#define HDF5_GEN_BUFFER (4u << 20) /* rows gathered per H5Dwrite when generating */
+#define HDF5_ALIGN_THRESHOLD (64u << 10) /* objects this large start on a stripe boundary */
+
+/* The library is process-global and not thread-safe: one lock for the process, the only
+ * mutable static in feedbench, because the state it guards is itself global. */
+static pthread_mutex_t hdf5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hdf5_enter(void)
+{
+	pthread_mutex_lock(&hdf5_lock);
+	/* Errors are reported once, by us, with the file name: never HDF5's stack dump. */
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void hdf5_leave(void)
+{
+	pthread_mutex_unlock(&hdf5_lock);
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+struct hdf5_why {
+	char *buf;
+	size_t len;
+};
+
+static herr_t hdf5_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+	struct hdf5_why *w = data;
+
+	/* Walking downward, the last entry is the innermost, most specific cause. */
+	if (e->desc && e->desc[0])
+		snprintf(w->buf, w->len, "%s", e->desc);
+	return 0;
+}
+
+/* The most specific text on HDF5's error stack ("truncated file: eof = ..."), then clears it. */
+static const char *hdf5_why(char *buf, size_t len)
+{
+	struct hdf5_why w = {buf, len};
+
+	snprintf(buf, len, "unknown HDF5 error");
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, hdf5_walk, &w);
+	H5Eclear2(H5E_DEFAULT);
+	return buf;
+}
+
+/* ---- property lists -------------------------------------------------------------------------- */
+
+/* MPI-IO hints for the shared file: the user's [storage.mpiio] keys and the striping hints. */
+static MPI_Info hdf5_info(struct run *run)
+{
+	MPI_Info info;
+
+	if (MPI_Info_create(&info) != MPI_SUCCESS)
+		return MPI_INFO_NULL;
+	for (int i = 0; i < run->cfg.mpiio.nhints; i++)
+		MPI_Info_set(info, run->cfg.mpiio.hints[i].key, run->cfg.mpiio.hints[i].value);
+	stripe_hints(run, &info);
+	return info;
+}
+
+/* File access: sec2 for a file of one rank, MPI-IO on run->comm for a file every rank opens.
+ * Collective metadata reads only where every later call is collective too (generation and
+ * collective transfers): independent reads may need metadata (chunk indexes) on one rank. */
+static hid_t hdf5_fapl(struct run *run, bool mpio, bool coll_meta)
+{
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+
+	if (fapl < 0)
+		return fapl;
+	if (mpio) {
+		MPI_Info info = hdf5_info(run);
+		herr_t e = H5Pset_fapl_mpio(fapl, run->comm, info);
+
+		if (info != MPI_INFO_NULL)
+			MPI_Info_free(&info);
+		if (e < 0)
+			goto out_close;
+		if (coll_meta && (H5Pset_all_coll_metadata_ops(fapl, true) < 0 ||
+				  H5Pset_coll_metadata_write(fapl, true) < 0))
+			goto out_close;
+	} else if (H5Pset_fapl_sec2(fapl) < 0) {
+		goto out_close;
+	}
+	if (run->cfg.storage.stripe_size > 0 &&
+	    H5Pset_alignment(fapl, HDF5_ALIGN_THRESHOLD, run->cfg.storage.stripe_size) < 0)
+		goto out_close;
+	return fapl;
+
+out_close:
+	H5Pclose(fapl);
+	return -1;
+}
+
+/* ---- generation ------------------------------------------------------------------------------ */
+
+struct fgen {
+	struct run *run;
+	struct ds_file *file;
+	bool mpio;
+	bool variable;        /* `lengths` written */
+	hid_t fid, records, labels, lengths;
+	uint64_t row;         /* bytes per row: the file's largest sample */
+	uint64_t cap_rows;    /* rows gathered before one write */
+	uint64_t start, rows; /* gathered rows: [start, start + rows) */
+	uint8_t *buf;
+	int64_t *lab, *len;
+	int err;              /* first failure of append (collective calls still happen) */
+};
+
+static hid_t hdf5_dcpl(struct run *run, struct fgen *g, char *why, size_t whylen)
+{
+	int64_t chunking = run->cfg.hdf5.chunking;
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	hsize_t chunk[2];
+
+	if (dcpl < 0)
+		return dcpl;
+	/* Rows are written whole (padding included): fill values would be written twice. */
+	if (H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0)
+		goto out_close;
+	if (chunking == 0)
+		return dcpl;
+	chunk[0] = chunking < 0 ? 1 : (hsize_t)chunking;
+	if (chunk[0] > g->file->nsamples)
+		chunk[0] = g->file->nsamples ? g->file->nsamples : 1;
+	chunk[1] = g->row;
+	if (chunk[0] * chunk[1] >= (1ull << 32)) {
+		snprintf(why, whylen,
+			 "a chunk of %llu rows of %llu bytes exceeds HDF5's 4 GiB chunk limit",
+			 (unsigned long long)chunk[0], (unsigned long long)chunk[1]);
+		goto out_close;
+	}
+	if (H5Pset_chunk(dcpl, 2, chunk) < 0)
+		goto out_close;
+	if (g->mpio && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
+		goto out_close;
+	return dcpl;
+
+out_close:
+	H5Pclose(dcpl);
+	return -1;
+}
+
+static hid_t hdf5_create_dataset(hid_t fid, const char *name, hid_t type, int ndims,
+				 const hsize_t *dims, hid_t dcpl)
+{
+	hid_t space = H5Screate_simple(ndims, dims, NULL);
+	hid_t d;
+
+	if (space < 0)
+		return space;
+	d = H5Dcreate2(fid, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Sclose(space);
+	return d;
+}
+
+/* Creates the file and its datasets; the lock is held. */
+static int hdf5_create_locked(struct fgen *g)
+{
+	struct run *run = g->run;
+	const char *path = g->file->path;
+	hsize_t dims[2] = {g->file->nsamples, g->row};
+	char why[256] = "";
+	hid_t fapl, dcpl;
+
+	fapl = hdf5_fapl(run, g->mpio, true);
+	if (fapl < 0)
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the %s driver for '%s': %s",
+				g->mpio ? "mpio" : "sec2", path, hdf5_why(why, sizeof(why)));
+	g->fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	H5Pclose(fapl);
+	if (g->fid < 0)
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot create '%s': %s", path,
+				hdf5_why(why, sizeof(why)));
+	dcpl = hdf5_dcpl(run, g, why, sizeof(why));
+	if (dcpl < 0) {
+		if (why[0])
+			return run_fail(run, -FB_ECONFIG, "hdf5: cannot create '%s': %s", path, why);
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot create '%s': %s", path,
+				hdf5_why(why, sizeof(why)));
+	}
+	g->records = hdf5_create_dataset(g->fid, HDF5_RECORDS, H5T_STD_U8LE, 2, dims, dcpl);
+	H5Pclose(dcpl);
+	if (g->records >= 0)
+		g->labels = hdf5_create_dataset(g->fid, HDF5_LABELS, H5T_STD_I64LE, 1, dims,
+						H5P_DEFAULT);
+	if (g->records >= 0 && g->labels >= 0 && g->variable)
+		g->lengths = hdf5_create_dataset(g->fid, HDF5_LENGTHS, H5T_STD_I64LE, 1, dims,
+						 H5P_DEFAULT);
+	if (g->records < 0 || g->labels < 0 || (g->variable && g->lengths < 0))
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot create datasets in '%s': %s", path,
+				hdf5_why(why, sizeof(why)));
+	return 0;
+}
+
+static void hdf5_gen_free(struct fgen *g)
+{
+	if (g->lengths >= 0)
+		H5Dclose(g->lengths);
+	if (g->labels >= 0)
+		H5Dclose(g->labels);
+	if (g->records >= 0)
+		H5Dclose(g->records);
+	if (g->fid >= 0)
+		H5Fclose(g->fid);
+	free(g->buf);
+	free(g->lab);
+	free(g->len);
+	free(g);
+}
+
+static int hdf5_create(struct fgen **gp, struct run *run, struct ds_file *file, unsigned flags)
+{
+	struct fgen *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return run_fail(run, -ENOMEM, "hdf5: out of memory creating '%s'", file->path);
+	g->run = run;
+	g->file = file;
+	g->mpio = flags & FGEN_COLLECTIVE;
+	g->variable = run->ds.rec_stdev > 0;
+	g->fid = g->records = g->labels = g->lengths = -1;
+	/* Every rank computes the same row length (sizes are a function of the seed). */
+	for (uint64_t i = 0; i < file->nsamples; i++) {
+		uint64_t s = dataset_sample_size(&run->ds, file->index, i);
+
+		if (s > g->row)
+			g->row = s;
+	}
+	if (g->row == 0)
+		g->row = SAMPLE_MIN_BYTES;
+	g->cap_rows = HDF5_GEN_BUFFER / g->row ? HDF5_GEN_BUFFER / g->row : 1;
+	g->buf = malloc(g->cap_rows * g->row);
+	g->lab = malloc(g->cap_rows * sizeof(*g->lab));
+	g->len = malloc(g->cap_rows * sizeof(*g->len));
+	/* generate.c has created a shared file with its striping: H5F_ACC_TRUNC keeps it. */
+	if (!g->buf || !g->lab || !g->len) {
+		hdf5_gen_free(g);
+		return run_fail(run, -ENOMEM, "hdf5: out of memory creating '%s'", file->path);
+	}
+	hdf5_enter();
+	err = hdf5_create_locked(g);
+	if (err < 0)
+		hdf5_gen_free(g);
+	hdf5_leave();
+	if (err < 0)
+		return err;
+	*gp = g;
+	return 0;
+}
+
+static herr_t hdf5_write_rows(hid_t d, hid_t type, uint64_t start, uint64_t rows, uint64_t cols,
+			      const void *buf)
+{
+	hsize_t off[2] = {start, 0}, count[2] = {rows, cols};
+	int ndims = cols ? 2 : 1;
+	hid_t fs = H5Dget_space(d), ms;
+	herr_t e = -1;
+
+	if (fs < 0)
+		return -1;
+	ms = H5Screate_simple(ndims, count, NULL);
+	if (ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, count, NULL) >= 0)
+		e = H5Dwrite(d, type, ms, fs, H5P_DEFAULT, buf);
+	if (ms >= 0)
+		H5Sclose(ms);
+	H5Sclose(fs);
+	return e;
+}
+
+static int hdf5_flush_rows(struct fgen *g)
+{
+	char why[256];
+	herr_t e;
+
+	if (g->rows == 0)
+		return 0;
+	hdf5_enter();
+	e = hdf5_write_rows(g->records, H5T_NATIVE_UINT8, g->start, g->rows, g->row, g->buf);
+	if (e >= 0)
+		e = hdf5_write_rows(g->labels, H5T_NATIVE_INT64, g->start, g->rows, 0, g->lab);
+	if (e >= 0 && g->variable)
+		e = hdf5_write_rows(g->lengths, H5T_NATIVE_INT64, g->start, g->rows, 0, g->len);
+	if (e < 0)
+		g->err = run_fail(g->run, -FB_EHDF5,
+				  "hdf5: cannot write samples %" PRIu64 "-%" PRIu64 " of '%s': %s",
+				  g->start, g->start + g->rows - 1, g->file->path,
+				  hdf5_why(why, sizeof(why)));
+	hdf5_leave();
+	g->rows = 0;
+	return g->err;
+}
+
+static int hdf5_append(struct fgen *g, uint64_t index, const void *sample, size_t len)
+{
+	uint8_t *row;
+
+	if (g->err < 0)
+		return g->err;
+	if (len > g->row || index >= g->file->nsamples)
+		return g->err = run_fail(g->run, -FB_EINTERNAL,
+					 "hdf5: sample %" PRIu64 " of %zu bytes does not fit '%s'",
+					 index, len, g->file->path);
+	if (g->rows && (index != g->start + g->rows || g->rows == g->cap_rows) &&
+	    hdf5_flush_rows(g) < 0)
+		return g->err;
+	if (g->rows == 0)
+		g->start = index;
+	row = g->buf + g->rows * g->row;
+	memcpy(row, sample, len);
+	memset(row + len, 0, g->row - len);
+	g->lab[g->rows] = (int64_t)(g->file->first + index);
+	g->len[g->rows] = (int64_t)len;
+	g->rows++;
+	return 0;
+}
+
+/* fsync through the driver's own handle: H5Fclose alone leaves the data in the page cache. */
+static int hdf5_sync_locked(struct fgen *g)
+{
+	void *handle = NULL;
+
+	if (H5Fflush(g->fid, H5F_SCOPE_GLOBAL) < 0 ||
+	    H5Fget_vfd_handle(g->fid, H5P_DEFAULT, &handle) < 0 || !handle)
+		return -FB_EHDF5;
+	if (g->mpio)
+		return MPI_File_sync(*(MPI_File *)handle) == MPI_SUCCESS ? 0 : -EIO;
+	return fsync(*(int *)handle) == 0 ? 0 : -errno;
+}
+
+static int hdf5_finish(struct fgen *g)
+{
+	struct run *run = g->run;
+	char why[256] = "";
+	int err = g->err, e;
+
+	/* Collective calls below happen on every rank even after a local failure. */
+	if (err == 0)
+		err = hdf5_flush_rows(g);
+	else
+		g->rows = 0;
+	hdf5_enter();
+	if (g->lengths >= 0 && H5Dclose(g->lengths) < 0 && err == 0)
+		err = -FB_EHDF5;
+	if (g->labels >= 0 && H5Dclose(g->labels) < 0 && err == 0)
+		err = -FB_EHDF5;
+	if (H5Dclose(g->records) < 0 && err == 0)
+		err = -FB_EHDF5;
+	g->lengths = g->labels = g->records = -1;
+	e = hdf5_sync_locked(g);
+	if (e < 0 && err == 0)
+		err = run_fail(run, e, "hdf5: cannot sync '%s': %s", g->file->path,
+			       e == -FB_EHDF5 ? hdf5_why(why, sizeof(why)) : fb_strerror(e));
+	if (H5Fclose(g->fid) < 0 && err == 0)
+		err = -FB_EHDF5;
+	g->fid = -1;
+	if (err == -FB_EHDF5)
+		run_fail(run, err, "hdf5: cannot close '%s': %s", g->file->path,
+			 hdf5_why(why, sizeof(why)));
+	hdf5_leave();
+	hdf5_gen_free(g);
+	return err;
+}
+
+/* ---- the dataset of a file ------------------------------------------------------------------- */
+
+/* file->meta: the file open once per rank (shared by the reader threads) and its geometry. */
+struct hdf5_meta {
+	hid_t fid, dset, dxpl;
+	hid_t mtype;               /* native type the rows are read as */
+	int ndims;
+	hsize_t dims[H5S_MAX_RANK];
+	uint64_t row_elems;        /* elements per sample (product of dims[1..]) */
+	size_t elem;               /* bytes per element */
+	int64_t *lengths;          /* bytes of each sample when `lengths` exists, else NULL */
+	bool mpio, collective;
+	char name[256];            /* dataset read */
+	uint8_t *scratch;          /* collective reads land here, then are scattered */
+	size_t scratch_cap;
+	uint64_t mode_count[5];    /* collective reads by actual I/O mode */
+};
+
+struct hdf5_find {
+	char name[256];
+	bool found;
+};
+
+static herr_t hdf5_find_nd(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+	struct hdf5_find *f = data;
+	H5O_info_t oi;
+	hid_t d, s;
+	int nd;
+
+	if (info->type != H5L_TYPE_HARD || H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0 ||
+	    oi.type != H5O_TYPE_DATASET)
+		return 0;
+	d = H5Dopen2(g, name, H5P_DEFAULT);
+	if (d < 0)
+		return 0;
+	s = H5Dget_space(d);
+	nd = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+	if (s >= 0)
+		H5Sclose(s);
+	H5Dclose(d);
+	if (nd < 2)
+		return 0;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->found = true;
+	return 1;
+}
+
+/* `records`, or for data written by other tools the first dataset (in name order, in the root
+ * group) with two or more dimensions. Returns the dataset or a negative code, recorded. */
+static hid_t hdf5_open_records(struct run *run, hid_t fid, const char *path, bool any,
+			       char *name, size_t namelen)
+{
+	struct hdf5_find f = {"", false};
+	char why[256];
+	htri_t has = H5Lexists(fid, HDF5_RECORDS, H5P_DEFAULT);
+	hid_t d;
+
+	if (has > 0) {
+		snprintf(f.name, sizeof(f.name), "%s", HDF5_RECORDS);
+	} else if (any) {
+		hsize_t idx = 0;
+
+		H5Literate(fid, H5_INDEX_NAME, H5_ITER_INC, &idx, hdf5_find_nd, &f);
+		H5Eclear2(H5E_DEFAULT);
+	}
+	if (!f.name[0]) {
+		if (has < 0)
+			return run_fail(run, -FB_EFORMAT, "hdf5: cannot read '%s': %s", path,
+					hdf5_why(why, sizeof(why)));
+		return run_fail(run, -FB_EFORMAT, "hdf5: dataset '%s' missing in '%s'%s",
+				HDF5_RECORDS, path,
+				any ? " (and no dataset with 2 or more dimensions)" : "");
+	}
+	d = H5Dopen2(fid, f.name, H5P_DEFAULT);
+	if (d < 0)
+		return run_fail(run, -FB_EFORMAT, "hdf5: cannot open dataset '%s' in '%s': %s",
+				f.name, path, hdf5_why(why, sizeof(why)));
+	snprintf(name, namelen, "%s", f.name);
+	return d;
+}
+
+/* Shape, type and optional lengths of the dataset; 0 or a recorded error. */
+static int hdf5_geometry(struct run *run, struct hdf5_meta *m, const char *path)
+{
+	char why[256];
+	hid_t space = H5Dget_space(m->dset), ftype = H5Dget_type(m->dset);
+	int err = 0;
+
+	m->ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+	if (m->ndims < 2 || H5Sget_simple_extent_dims(space, m->dims, NULL) < 0 || ftype < 0) {
+		err = run_fail(run, -FB_EFORMAT,
+			       "hdf5: dataset '%s' in '%s' is not an array of 2 or more dimensions",
+			       m->name, path);
+		goto out_close;
+	}
+	m->mtype = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
+	if (m->mtype < 0) {
+		err = run_fail(run, -FB_EFORMAT, "hdf5: dataset '%s' in '%s' has a type %s", m->name,
+			       path, "feedbench cannot read");
+		goto out_close;
+	}
+	m->elem = H5Tget_size(m->mtype);
+	m->row_elems = 1;
+	for (int i = 1; i < m->ndims; i++)
+		m->row_elems *= m->dims[i];
+	if (m->ndims == 2 && m->elem == 1 && H5Lexists(m->fid, HDF5_LENGTHS, H5P_DEFAULT) > 0) {
+		hid_t d = H5Dopen2(m->fid, HDF5_LENGTHS, H5P_DEFAULT);
+		hid_t s = d >= 0 ? H5Dget_space(d) : -1;
+		hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+
+		m->lengths = n == (hssize_t)m->dims[0] ? malloc((n ? n : 1) * sizeof(int64_t))
+						       : NULL;
+		if (!m->lengths || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+					   m->lengths) < 0)
+			err = run_fail(run, -FB_EFORMAT,
+				       "hdf5: dataset '%s' in '%s' does not hold one length per "
+				       "sample: %s",
+				       HDF5_LENGTHS, path, hdf5_why(why, sizeof(why)));
+		for (hssize_t i = 0; err == 0 && i < n; i++)
+			if (m->lengths[i] < 0 || (uint64_t)m->lengths[i] > m->row_elems)
+				err = run_fail(run, -FB_EFORMAT,
+					       "hdf5: '%s' in '%s' says sample %lld has %lld bytes; "
+					       "rows hold %llu",
+					       HDF5_LENGTHS, path, (long long)i,
+					       (long long)m->lengths[i],
+					       (unsigned long long)m->row_elems);
+		if (s >= 0)
+			H5Sclose(s);
+		if (d >= 0)
+			H5Dclose(d);
+	}
+out_close:
+	if (ftype >= 0)
+		H5Tclose(ftype);
+	if (space >= 0)
+		H5Sclose(space);
+	return err;
+}
+
+static uint64_t hdf5_sample_bytes(const struct hdf5_meta *m, uint64_t index)
+{
+	return m->lengths ? (uint64_t)m->lengths[index] : m->row_elems * m->elem;
+}
+
+static void hdf5_meta_close(struct hdf5_meta *m)
+{
+	if (m->dxpl >= 0)
+		H5Pclose(m->dxpl);
+	if (m->mtype >= 0)
+		H5Tclose(m->mtype);
+	if (m->dset >= 0)
+		H5Dclose(m->dset);
+	if (m->fid >= 0)
+		H5Fclose(m->fid);
+	free(m->lengths);
+	free(m->scratch);
+	free(m);
+}
+
+static const char *hdf5_layout_name(hid_t dset, char *buf, size_t len)
+{
+	hid_t dcpl = H5Dget_create_plist(dset);
+	H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+	size_t used;
+
+	snprintf(buf, len, "%s",
+		 layout == H5D_CHUNKED	  ? "chunked"
+		 : layout == H5D_COMPACT  ? "compact"
+		 : layout == H5D_CONTIGUOUS ? "contiguous"
+					    : "unknown");
+	if (layout == H5D_CHUNKED) {
+		hsize_t c[H5S_MAX_RANK];
+		int nd = H5Pget_chunk(dcpl, H5S_MAX_RANK, c);
+		int nf = H5Pget_nfilters(dcpl);
+
+		for (int i = 0; i < nd; i++) {
+			used = strlen(buf);
+			snprintf(buf + used, len - used, "%s%llu", i ? ", " : " (",
+				 (unsigned long long)c[i]);
+		}
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s", nd > 0 ? ")" : "");
+		for (int i = 0; i < nf; i++) {
+			char name[64] = "";
+			unsigned fl, cd[8];
+			size_t ncd = 8;
+
+			H5Pget_filter2(dcpl, (unsigned)i, &fl, &ncd, cd, sizeof(name), name, NULL);
+			used = strlen(buf);
+			snprintf(buf + used, len - used, " %s", name[0] ? name : "filter");
+		}
+	}
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	return buf;
+}
+
+static void hdf5_record_info(struct run *run, struct hdf5_meta *m)
+{
+	char layout[256];
+	json_t *o;
+
+	if (!run->info_format || json_object_get(run->info_format, "hdf5"))
+		return;
+	o = json_pack("{s:s, s:s, s:s, s:s}", "driver", m->mpio ? "mpio" : "sec2", "transfer",
+		      m->collective ? "collective" : "independent", "dataset", m->name, "layout",
+		      hdf5_layout_name(m->dset, layout, sizeof(layout)));
+	if (o)
+		json_object_set_new(run->info_format, "hdf5", o);
+}
+
+static int hdf5_index_locked(struct run *run, struct ds_file *file, struct hdf5_meta *m)
+{
+	char why[256];
+	hid_t fapl;
+	int err;
+
+	fapl = hdf5_fapl(run, m->mpio, m->collective);
+	if (fapl < 0)
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the %s driver for '%s': %s",
+				m->mpio ? "mpio" : "sec2", file->path, hdf5_why(why, sizeof(why)));
+	m->fid = H5Fopen(file->path, H5F_ACC_RDONLY, fapl);
+	H5Pclose(fapl);
+	if (m->fid < 0)
+		return run_fail(run, -FB_EFORMAT, "hdf5: cannot open '%s': %s", file->path,
+				hdf5_why(why, sizeof(why)));
+	m->dset = hdf5_open_records(run, m->fid, file->path, !run->ds.generated, m->name,
+				    sizeof(m->name));
+	if (m->dset < 0)
+		return (int)m->dset;
+	err = hdf5_geometry(run, m, file->path);
+	if (err < 0)
+		return err;
+	if (m->dims[0] < file->nsamples)
+		return run_fail(run, -FB_EDATASET,
+				"hdf5: dataset '%s' in '%s' has %llu samples, expected %llu", m->name,
+				file->path, (unsigned long long)m->dims[0],
+				(unsigned long long)file->nsamples);
+	if (m->collective) {
+		m->dxpl = H5Pcreate(H5P_DATASET_XFER);
+		if (m->dxpl < 0 || H5Pset_dxpl_mpio(m->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+			return run_fail(run, -FB_EHDF5, "hdf5: cannot set collective transfer: %s",
+					hdf5_why(why, sizeof(why)));
+	}
+	hdf5_record_info(run, m);
+	return 0;
+}
+
+/* Opens the file once per rank; shared files collectively on run->comm (every rank indexes
+ * every shared file, in the same order). */
+static int hdf5_index(struct run *run, struct ds_file *file)
+{
+	struct hdf5_meta *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return run_fail(run, -ENOMEM, "hdf5: out of memory indexing '%s'", file->path);
+	m->fid = m->dset = m->dxpl = m->mtype = -1;
+	m->mpio = run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
+	m->collective = m->mpio && run->cfg.hdf5.transfer == HDF5_TRANSFER_COLLECTIVE;
+	hdf5_enter();
+	err = hdf5_index_locked(run, file, m);
+	/* A shared file stays open on every rank or on none: closing it is collective. */
+	if (m->mpio) {
+		int worst = err;
+
+		MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, run->comm);
+		if (worst < 0 && err == 0)
+			err = run_fail(run, -FB_EPEER, "hdf5: another rank could not open '%s'",
+				       file->path);
+	}
+	if (err < 0)
+		hdf5_meta_close(m);
+	hdf5_leave();
+	if (err < 0)
+		return err;
+	file->meta = m;
+	return 0;
+}
+
+static void hdf5_unindex(struct ds_file *file)
+{
+	if (!file->meta)
+		return;
+	hdf5_enter();
+	hdf5_meta_close(file->meta);
+	hdf5_leave();
+	file->meta = NULL;
+}
+
+/* ---- independent reads ----------------------------------------------------------------------- */
+
+struct freader {
+	struct run *run;
+	struct ds_file *file;
+	struct hdf5_meta *m;
+	struct io *io;
+	hid_t fspace;
+};
+
+static int hdf5_open(struct freader **rp, struct run *run, struct ds_file *file, struct io *io)
+{
+	struct freader *r;
+
+	if (!file->meta)
+		return run_fail(run, -FB_EINTERNAL, "hdf5: '%s' read before it was indexed",
+				file->path);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return run_fail(run, -ENOMEM, "hdf5: out of memory opening '%s'", file->path);
+	r->run = run;
+	r->file = file;
+	r->m = file->meta;
+	r->io = io;
+	hdf5_enter();
+	r->fspace = H5Dget_space(r->m->dset);
+	hdf5_leave();
+	if (r->fspace < 0) {
+		free(r);
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot get the dataspace of '%s'",
+				file->path);
+	}
+	*rp = r;
+	return 0;
+}
+
+/* Selects sample `index` (its row, or the first lengths[index] bytes of it) in space with op;
+ * returns the elements selected. */
+static hssize_t hdf5_select(const struct hdf5_meta *m, hid_t space, H5S_seloper_t op,
+			    uint64_t index)
+{
+	hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+	hsize_t n = 1;
+
+	start[0] = index;
+	count[0] = 1;
+	for (int i = 1; i < m->ndims; i++)
+		count[i] = m->dims[i];
+	if (m->lengths)
+		count[1] = (hsize_t)m->lengths[index];
+	for (int i = 1; i < m->ndims; i++)
+		n *= count[i];
+	if (n == 0)
+		return 0;
+	if (H5Sselect_hyperslab(space, op, start, NULL, count, NULL) < 0)
+		return -1;
+	return (hssize_t)n;
+}
+
+static int hdf5_read_sample(struct freader *r, uint64_t index, void *buf, size_t cap, size_t *len)
+{
+	struct hdf5_meta *m = r->m;
+	char why[256];
+	uint64_t bytes, t0, t1;
+	hssize_t n;
+	hid_t ms;
+	herr_t e = 0;
+
+	if (index >= m->dims[0])
+		return run_fail(r->run, -FB_EINTERNAL, "hdf5: sample %" PRIu64 " beyond '%s'",
+				index, r->file->path);
+	bytes = hdf5_sample_bytes(m, index);
+	if (bytes > cap)
+		return run_fail(r->run, -FB_EINTERNAL,
+				"hdf5: sample %" PRIu64 " of '%s' has %" PRIu64
+				" bytes, more than the %zu expected",
+				index, r->file->path, bytes, cap);
+	hdf5_enter();
+	n = hdf5_select(m, r->fspace, H5S_SELECT_SET, index);
+	if (n > 0) {
+		hsize_t mdim = (hsize_t)n;
+
+		ms = H5Screate_simple(1, &mdim, NULL);
+		t0 = timer_now_ns();
+		e = ms < 0 ? -1 : H5Dread(m->dset, m->mtype, ms, r->fspace, H5P_DEFAULT, buf);
+		t1 = timer_now_ns();
+		if (ms >= 0)
+			H5Sclose(ms);
+	} else {
+		e = n;
+		t0 = t1 = 0;
+	}
+	if (e < 0) {
+		int err = run_fail(r->run, -FB_EHDF5,
+				   "hdf5: cannot read sample %" PRIu64 " of '%s': %s", index,
+				   r->file->path, hdf5_why(why, sizeof(why)));
+
+		hdf5_leave();
+		return err;
+	}
+	hdf5_leave();
+	if (n > 0)
+		io_account(r->io, bytes, t1 - t0);
+	*len = bytes;
+	return 0;
+}
+
+static int hdf5_close(struct freader *r)
+{
+	hdf5_enter();
+	H5Sclose(r->fspace);
+	hdf5_leave();
+	free(r);
+	return 0;
+}
+
+/* ---- collective reads ------------------------------------------------------------------------ */
+
+static const char *hdf5_mode_name(H5D_mpio_actual_io_mode_t mode)
+{
+	switch (mode) {
+	case H5D_MPIO_NO_COLLECTIVE:
+		return "independent";
+	case H5D_MPIO_CHUNK_INDEPENDENT:
+		return "chunk_independent";
+	case H5D_MPIO_CHUNK_COLLECTIVE:
+		return "chunk_collective";
+	case H5D_MPIO_CHUNK_MIXED:
+		return "chunk_mixed";
+	case H5D_MPIO_CONTIGUOUS_COLLECTIVE:
+		return "contiguous_collective";
+	}
+	return "unknown";
+}
+
+static void hdf5_causes(uint32_t cause, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} causes[] = {
+		{H5D_MPIO_SET_INDEPENDENT, "independent transfer requested"},
+		{H5D_MPIO_DATATYPE_CONVERSION, "datatype conversion"},
+		{H5D_MPIO_DATA_TRANSFORMS, "data transforms"},
+		{H5D_MPIO_MPI_OPT_TYPES_ENV_VAR_DISABLED, "MPI derived types disabled"},
+		{H5D_MPIO_NOT_SIMPLE_OR_SCALAR_DATASPACES, "dataspace not simple"},
+		{H5D_MPIO_NOT_CONTIGUOUS_OR_CHUNKED_DATASET, "layout not contiguous or chunked"},
+		{H5D_MPIO_PARALLEL_FILTERED_WRITES_DISABLED, "filtered writes disabled"},
+		{H5D_MPIO_ERROR_WHILE_CHECKING_COLLECTIVE_POSSIBLE, "error checking"},
+	};
+
+	snprintf(buf, len, "%s", cause ? "" : "none");
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		size_t used = strlen(buf);
+
+		if (cause & causes[i].bit)
+			snprintf(buf + used, len - used, "%s%s", used ? ", " : "", causes[i].name);
+	}
+}
+
+/* What HDF5 really did with the last collective read: summary.json shows whether the
+ * collective transfer the user asked for happened. Main thread only (collective mode). */
+static void hdf5_record_mode(struct run *run, struct hdf5_meta *m)
+{
+	H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
+	uint32_t local = 0, global = 0;
+	json_t *o, *counts;
+	char causes[512];
+
+	if (H5Pget_mpio_actual_io_mode(m->dxpl, &mode) < 0 ||
+	    H5Pget_mpio_no_collective_cause(m->dxpl, &local, &global) < 0) {
+		H5Eclear2(H5E_DEFAULT);
+		return;
+	}
+	if ((unsigned)mode < sizeof(m->mode_count) / sizeof(m->mode_count[0]))
+		m->mode_count[mode]++;
+	o = run->info_format ? json_object_get(run->info_format, "hdf5") : NULL;
+	if (!o)
+		return;
+	hdf5_causes(global, causes, sizeof(causes));
+	json_object_set_new(o, "actual_io_mode", json_string(hdf5_mode_name(mode)));
+	json_object_set_new(o, "no_collective_cause", json_string(causes));
+	counts = json_object();
+	for (unsigned i = 0; counts && i < 5; i++)
+		if (m->mode_count[i])
+			json_object_set_new(counts, hdf5_mode_name((H5D_mpio_actual_io_mode_t)i),
+					    json_integer((json_int_t)m->mode_count[i]));
+	if (counts)
+		json_object_set_new(o, "collective_reads", counts);
+}
+
+struct hdf5_slot {
+	uint64_t index;
+	uint64_t i; /* position in the caller's arrays */
+};
+
+static int hdf5_slot_cmp(const void *a, const void *b)
+{
+	const struct hdf5_slot *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* One collective H5Dread of the union of this rank's rows. HDF5 delivers a union selection in
+ * file order, so rows are sorted, read into scratch and scattered to the callers' buffers. */
+static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
+				       struct hdf5_slot *slot, uint64_t n, void *const *out,
+				       uint64_t cap, uint64_t *lens, struct io *io)
+{
+	struct hdf5_meta *m = file->meta;
+	uint64_t total = 0, t0, t1, pos = 0;
+	hid_t fs = -1, ms = -1;
+	hsize_t mdim;
+	char why[256];
+	int err = 0;
+
+	fs = H5Dget_space(m->dset);
+	if (fs < 0 || H5Sselect_none(fs) < 0)
+		goto out_hdf5;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t bytes = hdf5_sample_bytes(m, slot[k].index);
+
+		lens[slot[k].i] = bytes;
+		if (bytes > cap)
+			err = run_fail(run, -FB_EINTERNAL,
+				       "hdf5: sample %" PRIu64 " of '%s' has %" PRIu64
+				       " bytes, more than the %" PRIu64 " expected",
+				       slot[k].index, file->path, bytes, cap);
+		if (k && slot[k].index == slot[k - 1].index)
+			continue;
+		if (hdf5_select(m, fs, H5S_SELECT_OR, slot[k].index) < 0)
+			goto out_hdf5;
+		total += bytes;
+	}
+	if (err == 0 && total > m->scratch_cap) {
+		uint8_t *p = realloc(m->scratch, total);
+
+		if (p) {
+			m->scratch = p;
+			m->scratch_cap = total;
+		} else {
+			err = run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
+		}
+	}
+	/* After a local failure this rank still takes part in the collective read, with nothing
+	 * selected, so the others do not hang. */
+	if (err < 0) {
+		total = 0;
+		if (H5Sselect_none(fs) < 0)
+			goto out_hdf5;
+	}
+	mdim = total / m->elem ? total / m->elem : 1;
+	ms = H5Screate_simple(1, &mdim, NULL);
+	if (ms < 0 || (total == 0 && H5Sselect_none(ms) < 0))
+		goto out_hdf5;
+	t0 = timer_now_ns();
+	if (H5Dread(m->dset, m->mtype, ms, fs, m->dxpl, m->scratch) < 0)
+		goto out_hdf5;
+	t1 = timer_now_ns();
+	hdf5_record_mode(run, m);
+	if (err == 0 && n > 0)
+		io_account(io, total, t1 - t0);
+	for (uint64_t k = 0; err == 0 && k < n; k++) {
+		if (k && slot[k].index == slot[k - 1].index)
+			pos -= lens[slot[k].i];
+		memcpy(out[slot[k].i], m->scratch + pos, lens[slot[k].i]);
+		pos += lens[slot[k].i];
+	}
+	goto out_close;
+
+out_hdf5:
+	err = run_fail(run, -FB_EHDF5, "hdf5: collective read of '%s' failed: %s", file->path,
+		       hdf5_why(why, sizeof(why)));
+out_close:
+	if (ms >= 0)
+		H5Sclose(ms);
+	if (fs >= 0)
+		H5Sclose(fs);
+	return err;
+}
+
+static int hdf5_read_collective(struct run *run, struct ds_file *file, const uint64_t *idx,
+				uint64_t n, void *const *out, uint64_t cap, uint64_t *lens,
+				struct io *io)
+{
+	struct hdf5_meta *m = file->meta;
+	struct hdf5_slot *slot;
+	int err;
+
+	if (!m || !m->collective)
+		return run_fail(run, -FB_EINTERNAL,
+				"hdf5: collective read of '%s' without a collective open", file->path);
+	slot = malloc((n ? n : 1) * sizeof(*slot));
+	if (!slot)
+		return run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
+	for (uint64_t k = 0; k < n; k++) {
+		slot[k].index = idx[k];
+		slot[k].i = k;
+		if (idx[k] >= m->dims[0]) {
+			free(slot);
+			return run_fail(run, -FB_EINTERNAL,
+					"hdf5: sample %" PRIu64 " beyond '%s'", idx[k], file->path);
+		}
+	}
+	qsort(slot, n, sizeof(*slot), hdf5_slot_cmp);
+	hdf5_enter();
+	err = hdf5_read_collective_locked(run, file, slot, n, out, cap, lens, io);
+	hdf5_leave();
+	free(slot);
+	return err;
+}
+
+/* ---- bring your own data --------------------------------------------------------------------- */
+
+static const char *hdf5_type_name(hid_t t, char *buf, size_t len)
+{
+	size_t size = H5Tget_size(t);
+
+	switch (H5Tget_class(t)) {
+	case H5T_INTEGER:
+		snprintf(buf, len, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "",
+			 8 * size);
+		break;
+	case H5T_FLOAT:
+		snprintf(buf, len, "float%zu", 8 * size);
+		break;
+	default:
+		snprintf(buf, len, "%zu-byte", size);
+		break;
+	}
+	return buf;
+}
+
+static int hdf5_probe_locked(struct run *run, const char *path, struct probe_info *info,
+			     struct hdf5_meta *m)
+{
+	char why[256], type[32], layout[160], shape[128] = "";
+	hid_t fapl = hdf5_fapl(run, false, false);
+	int err;
+
+	if (fapl < 0)
+		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the sec2 driver: %s",
+				hdf5_why(why, sizeof(why)));
+	m->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+	H5Pclose(fapl);
+	if (m->fid < 0)
+		return run_fail(run, -FB_EFORMAT, "hdf5: cannot open '%s': %s", path,
+				hdf5_why(why, sizeof(why)));
+	m->dset = hdf5_open_records(run, m->fid, path, true, m->name, sizeof(m->name));
+	if (m->dset < 0)
+		return (int)m->dset;
+	err = hdf5_geometry(run, m, path);
+	if (err < 0)
+		return err;
+	info->nsamples = m->dims[0];
+	info->max_sample = 0;
+	info->data_bytes = 0;
+	for (uint64_t i = 0; m->lengths && i < m->dims[0]; i++) {
+		uint64_t b = hdf5_sample_bytes(m, i);
+
+		info->data_bytes += b;
+		if (b > info->max_sample)
+			info->max_sample = b;
+	}
+	if (!m->lengths) {
+		info->max_sample = m->row_elems * m->elem;
+		info->data_bytes = info->max_sample * m->dims[0];
+	}
+	for (int i = 0; i < m->ndims; i++) {
+		size_t used = strlen(shape);
+
+		snprintf(shape + used, sizeof(shape) - used, "%s%llu", i ? ", " : "",
+			 (unsigned long long)m->dims[i]);
+	}
+	snprintf(info->detail, sizeof(info->detail), "hdf5 '%s' %s (%s) %s%s", m->name,
+		 hdf5_type_name(m->mtype, type, sizeof(type)), shape,
+		 hdf5_layout_name(m->dset, layout, sizeof(layout)),
+		 m->lengths ? " with 'lengths'" : "");
+	return 0;
+}
+
+static int hdf5_probe(struct run *run, const char *path, struct probe_info *info)
+{
+	struct hdf5_meta *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return run_fail(run, -ENOMEM, "hdf5: out of memory probing '%s'", path);
+	m->fid = m->dset = m->dxpl = m->mtype = -1;
+	hdf5_enter();
+	err = hdf5_probe_locked(run, path, info, m);
+	hdf5_meta_close(m);
+	hdf5_leave();
+	return err;
+}
+
+static const char *const hdf5_globs[] = {".h5", ".hdf5", NULL};
+
+const struct format_ops hdf5_format = {
+	.version = FORMAT_OPS_VERSION,
+	.name = "hdf5",
+	.ext = ".h5",
+	.globs = hdf5_globs,
+	.caps = FORMAT_CAP_SHARED | FORMAT_CAP_OWNS_IO | FORMAT_CAP_PARALLEL_WRITE,
+	.create = hdf5_create,
+	.append = hdf5_append,
+	.finish = hdf5_finish,
+	.index = hdf5_index,
+	.unindex = hdf5_unindex,
+	.open = hdf5_open,
+	.read_sample = hdf5_read_sample,
+	.close = hdf5_close,
+	.probe = hdf5_probe,
+	.read_collective = hdf5_read_collective,
+};

@@ -1,0 +1,46 @@
+# Per-rank timeline of one run: what each thread of each rank was doing (read, compute,
+# wait) against time. One band per rank, one lane per thread inside it.
+# Variables: csv (timeline.csv: rank,thread,kind,start_seconds,end_seconds), out,
+# title_text, maxrows (rows drawn at most, to keep the SVG small).
+set encoding utf8
+set datafile separator comma
+set datafile columnheaders
+
+stats csv using (column("thread")) nooutput
+tmin = STATS_min
+lanes = STATS_max - STATS_min + 1
+stats csv using (column("rank")) nooutput
+nranks = STATS_max + 1
+lane(r, t) = r + 0.05 + 0.9 * (t - tmin + 0.5) / lanes
+is(k) = strcol("kind") eq k
+
+set title title_text noenhanced
+set xlabel "time since the run started (s)" noenhanced
+set ylabel "rank (one lane per thread)" noenhanced
+set yrange [0:nranks]
+set ytics 1
+set mytics 1
+set grid xtics ytics
+set key outside right top noenhanced
+
+do for [fmt in "png svg"] {
+	if (fmt eq "png") {
+		set terminal pngcairo size 1200,300 + 120 * nranks noenhanced font ",10"
+	} else {
+		set terminal svg size 1200,300 + 120 * nranks noenhanced font ",10"
+	}
+	set output out.".".fmt
+	plot csv every ::0::maxrows using (column("start_seconds")) \
+		:(is("read") ? lane(column("rank"), column("thread")) : NaN) \
+		:(column("end_seconds") - column("start_seconds")):(0) \
+		with vectors nohead lw 4 lc rgb "#1f77b4" title "read", \
+	     csv every ::0::maxrows using (column("start_seconds")) \
+		:(is("compute") ? lane(column("rank"), column("thread")) : NaN) \
+		:(column("end_seconds") - column("start_seconds")):(0) \
+		with vectors nohead lw 4 lc rgb "#2ca02c" title "compute", \
+	     csv every ::0::maxrows using (column("start_seconds")) \
+		:(is("wait") ? lane(column("rank"), column("thread")) : NaN) \
+		:(column("end_seconds") - column("start_seconds")):(0) \
+		with vectors nohead lw 4 lc rgb "#d62728" title "wait for data"
+	unset output
+}

@@ -1,0 +1,245 @@
+/* Generation: ranks write the dataset's files in parallel through the format plug-in; the
+ * manifest is written last, atomically, after every rank agreed that it succeeded, so an
+ * interrupted or failed generation never leaves a dataset that looks complete.
+ */
+#include "workloads.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "../bench/agree.h"
+#include "../bench/progress.h"
+#include "../bench/run.h"
+#include "../bench/storage/fs.h"
+#include "../bench/util.h"
+#include "../formats/sample.h"
+
+#define MANIFEST_NAME "feedbench-manifest.json"
+
+static void manifest_path(const struct run *run, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", run->cfg.dataset.data_dir, MANIFEST_NAME);
+}
+
+/* Rank 0: 0 when the manifest matches the config and every file is there, 1 with a reason
+ * when it does not. */
+int manifest_check(struct run *run, char *why, size_t len)
+{
+	char path[CFG_PATH_MAX + 64], hash[65];
+	json_error_t jerr;
+	json_t *m;
+	uint32_t missing = 0;
+
+	manifest_path(run, path, sizeof(path));
+	m = json_load_file(path, 0, &jerr);
+	if (!m) {
+		snprintf(why, len, "no dataset manifest in '%s'", run->cfg.dataset.data_dir);
+		return 1;
+	}
+	cfg_dataset_hash(&run->cfg, hash);
+	const char *have = json_string_value(json_object_get(m, "dataset_hash"));
+	if (!have || strcmp(have, hash) != 0) {
+		snprintf(why, len,
+			 "the dataset in '%s' was generated from another config (format, sizes, "
+			 "seed, files or striping differ)",
+			 run->cfg.dataset.data_dir);
+		json_decref(m);
+		return 1;
+	}
+	json_decref(m);
+	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+		struct stat st;
+		if (stat(run->ds.files[i].path, &st) < 0)
+			missing++;
+	}
+	if (missing) {
+		snprintf(why, len, "data folder '%s' has %u of the %u files the manifest lists",
+			 run->cfg.dataset.data_dir, run->ds.nfiles - missing, run->ds.nfiles);
+		return 1;
+	}
+	return 0;
+}
+
+static int manifest_write(struct run *run)
+{
+	char path[CFG_PATH_MAX + 64], hash[65], when[32];
+	json_t *m = json_object();
+	char *text;
+	int rc;
+
+	cfg_dataset_hash(&run->cfg, hash);
+	util_utc_iso(when, sizeof(when));
+	json_object_set_new(m, "dataset_hash", json_string(hash));
+	json_object_set_new(m, "format", json_string(run->format->name));
+	json_object_set_new(m, "files", json_integer(run->ds.nfiles));
+	json_object_set_new(m, "samples", json_integer((json_int_t)run->ds.nsamples));
+	json_object_set_new(m, "data_bytes", json_integer((json_int_t)run->ds.data_bytes));
+	json_object_set_new(m, "seed", json_integer((json_int_t)run->ds.seed));
+	json_object_set_new(m, "generated", json_string(when));
+	json_object_set_new(m, "ranks", json_integer(run->nranks));
+	json_object_set_new(m, "feedbench_version", json_string(FEEDBENCH_VERSION));
+	text = json_dumps(m, JSON_INDENT(2));
+	json_decref(m);
+	if (!text)
+		return run_fail(run, -ENOMEM, "out of memory");
+	manifest_path(run, path, sizeof(path));
+	rc = util_write_atomic(path, text, strlen(text));
+	free(text);
+	if (rc < 0)
+		return run_fail(run, rc, "cannot write manifest '%s': %s", path, strerror(-rc));
+	return 0;
+}
+
+/* Writes samples [lo, hi) of one file through the format. Always calls finish so collective
+ * back-ends stay matched across ranks even after a failure. */
+static int generate_file(struct run *run, struct ds_file *file, unsigned flags, uint64_t lo,
+			 uint64_t hi, void *buf, struct progress *pg, uint64_t *done,
+			 uint64_t share)
+{
+	struct fgen *g = NULL;
+	int rc = run->format->create(&g, run, file, flags);
+
+	if (rc < 0)
+		return rc;
+	for (uint64_t i = lo; i < hi && rc == 0; i++) {
+		uint64_t sz = dataset_sample_size(&run->ds, file->index, i);
+		sample_fill(buf, sz, run->ds.seed, run->ds.id, file->index, i);
+		rc = run->format->append(g, i, buf, sz);
+		*done += sz;
+		if (run->stop && *run->stop)
+			rc = run_fail(run, -FB_EINTR, "generation interrupted by a signal");
+		if ((i & 63) == 0) {
+			char extra[64];
+			snprintf(extra, sizeof(extra), "%.0f MiB of %.0f MiB (rank 0)",
+				 (double)*done / 1048576.0, (double)share / 1048576.0);
+			progress_update(pg, share ? (double)*done / (double)share : 1, extra);
+			watchdog_kick(run);
+		}
+	}
+	int frc = run->format->finish(g);
+	return rc < 0 ? rc : frc;
+}
+
+static bool file_collective(const struct run *run)
+{
+	return run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
+	       (run->format->caps & FORMAT_CAP_PARALLEL_WRITE);
+}
+
+static int generate_files(struct run *run)
+{
+	struct dataset *ds = &run->ds;
+	bool collective = file_collective(run);
+	bool shared = run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
+	uint64_t share = 0, done = 0;
+	struct progress pg;
+	void *buf = malloc(ds->max_sample ? ds->max_sample : 1);
+	int rc = 0;
+
+	if (!buf)
+		return run_fail(run, -ENOMEM, "out of memory for a %" PRIu64 "-byte sample",
+				ds->max_sample);
+	/* What this rank writes, for the progress line. */
+	for (uint32_t i = 0; i < ds->nfiles; i++)
+		if (collective)
+			share += ds->files[i].data_bytes / (uint64_t)run->nranks;
+		else if ((int)(i % (uint32_t)run->nranks) == run->rank)
+			share += ds->files[i].data_bytes;
+	progress_begin(&pg, "generating", run->rank == 0);
+	for (uint32_t i = 0; i < ds->nfiles; i++) {
+		struct ds_file *f = &ds->files[i];
+		if (collective) {
+			/* Rank 0 creates the file with its layout; then every rank writes its slice. */
+			int crc = 0;
+			if (run->rank == 0) {
+				unlink(f->path);
+				crc = stripe_create_file(run, f->path);
+			}
+			if ((crc = agree(run, rc ? rc : crc)) < 0) {
+				rc = crc;
+				break;
+			}
+			uint64_t n = f->nsamples, p = (uint64_t)run->nranks;
+			uint64_t lo = n * (uint64_t)run->rank / p, hi = n * (uint64_t)(run->rank + 1) / p;
+			int grc = generate_file(run, f, FGEN_COLLECTIVE, lo, hi, buf, &pg, &done,
+						share);
+			if (rc == 0)
+				rc = grc;
+		} else if ((int)(i % (uint32_t)run->nranks) == run->rank && rc == 0) {
+			if (shared)
+				rc = stripe_create_file(run, f->path);
+			if (rc == 0)
+				rc = generate_file(run, f, 0, 0, f->nsamples, buf, &pg, &done, share);
+		}
+		if (rc < 0 && !collective)
+			break;
+	}
+	progress_end(&pg);
+	free(buf);
+	return rc;
+}
+
+int generate_dataset(struct run *run, bool force)
+{
+	char why[1024] = "";
+	int need = 0, rc = 0;
+
+	if (run->rank == 0) {
+		if (force || run->cfg.dataset.generate == GENERATE_ALWAYS) {
+			need = 1;
+			snprintf(why, sizeof(why), "generate = always");
+		} else {
+			need = manifest_check(run, why, sizeof(why));
+		}
+		if (need && run->cfg.dataset.generate == GENERATE_NEVER)
+			rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
+	}
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	MPI_Bcast(&need, 1, MPI_INT, 0, run->comm);
+	if (!need)
+		return 0;
+
+	/* Refuse up front when the dataset cannot fit. */
+	uint64_t estimate = run->ds.data_bytes + (uint64_t)run->ds.nfiles * 8192;
+	if (run->rank == 0) {
+		int mrc = util_mkdirs(run->cfg.dataset.data_dir, 0755);
+		if (mrc < 0)
+			rc = run_fail(run, mrc, "cannot create data folder '%s': %s",
+				      run->cfg.dataset.data_dir, strerror(-mrc));
+		else if (run->fs.free_bytes && estimate > run->fs.free_bytes)
+			rc = run_fail(run, -ENOSPC,
+				      "the dataset needs about %.1f MiB but '%s' has %.1f MiB free",
+				      (double)estimate / 1048576.0, run->cfg.dataset.data_dir,
+				      (double)run->fs.free_bytes / 1048576.0);
+		else if (run->verbose >= 0)
+			fprintf(stderr, "feedbench: generating %u %s files (%.1f MiB): %s\n",
+				run->ds.nfiles, run->format->name,
+				(double)run->ds.data_bytes / 1048576.0, why);
+	}
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	rc = stripe_prepare(run);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	if (run->rank == 0) {
+		char path[CFG_PATH_MAX + 64];
+		manifest_path(run, path, sizeof(path));
+		unlink(path); /* a half-regenerated dataset must not look complete */
+	}
+	MPI_Barrier(run->comm);
+	rc = generate_files(run);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	if (run->rank == 0) {
+		rc = manifest_write(run);
+	}
+	run->dataset_regenerated = true;
+	return agree(run, rc);
+}

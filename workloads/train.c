@@ -1,0 +1,734 @@
+/* Training emulation: per epoch, the sampler deals samples to ranks, reader threads
+ * (DataLoader workers) fill a bounded ring of batch buffers, and the trainer takes each batch,
+ * hands it to the compute plug-in, optionally joins a step barrier, and records timings.
+ *
+ * The ring holds read_threads x prefetch_size batches. A worker claims the next step number,
+ * waits until that step's slot is free (its previous batch consumed), fills it and marks it
+ * ready; the trainer consumes steps strictly in order. In collective mode (MPI-IO collective or
+ * HDF5 collective transfers) the trainer reads each batch itself, because collective calls must
+ * be made in the same order by every rank: there are no reader threads then.
+ */
+#include "workloads.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench/agree.h"
+#include "../bench/progress.h"
+#include "../bench/run.h"
+#include "../bench/timer.h"
+#include "../formats/sample.h"
+#include "sampler.h"
+
+#define READER_CACHE 8 /* open files kept per reader thread */
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+
+struct slot {
+	void *buf;
+	uint64_t step;  /* step this slot holds or will hold next */
+	int state;
+	int rc;
+	uint64_t bytes; /* sample bytes in the batch */
+	uint64_t count;
+};
+
+struct reader_cache {
+	struct ds_file *file;
+	struct freader *r;
+	uint64_t used;
+};
+
+struct worker {
+	struct pool *pool;
+	pthread_t tid;
+	int id;
+	struct io_stats stats;
+	struct io io;
+	struct reader_cache cache[READER_CACHE];
+	uint64_t tick;
+	struct timeline_event *tl; /* private timeline buffer */
+	int ntl, tlcap;
+};
+
+struct pool {
+	struct run *run;
+	const struct sampler *s;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct slot *slots;
+	unsigned nslots;
+	uint64_t next_step;
+	uint64_t nsteps;
+	int abort;
+	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
+	uint64_t epoch_t0; /* ns */
+	double time_base;  /* seconds of earlier epochs, for the timeline */
+	struct worker *workers;
+	unsigned nworkers;
+};
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int kind,
+		   double start, double end)
+{
+	if (*n >= cap)
+		return;
+	buf[(*n)++] = (struct timeline_event){start, end, thread, kind};
+}
+
+/* ---- reading one sample -------------------------------------------------------------- */
+
+static int reader_get(struct worker *w, struct ds_file *file, struct freader **out)
+{
+	struct run *run = w->pool->run;
+	unsigned victim = 0;
+	int rc;
+
+	for (unsigned i = 0; i < READER_CACHE; i++) {
+		if (w->cache[i].file == file) {
+			w->cache[i].used = ++w->tick;
+			*out = w->cache[i].r;
+			return 0;
+		}
+		if (w->cache[i].used < w->cache[victim].used)
+			victim = i;
+	}
+	if (w->cache[victim].file) {
+		rc = run->format->close(w->cache[victim].r);
+		w->cache[victim].file = NULL;
+		if (rc < 0)
+			return rc;
+	}
+	rc = run->format->open(out, run, file, &w->io);
+	if (rc < 0)
+		return rc;
+	w->cache[victim] = (struct reader_cache){file, *out, ++w->tick};
+	return 0;
+}
+
+static int reader_release(struct worker *w, struct ds_file *file)
+{
+	struct run *run = w->pool->run;
+
+	/* One sample per file (npy): open, read, close every time, as a loader would. */
+	if (!(run->format->caps & FORMAT_CAP_FILE_PER_SAMPLE))
+		return 0;
+	for (unsigned i = 0; i < READER_CACHE; i++) {
+		if (w->cache[i].file == file) {
+			int rc = run->format->close(w->cache[i].r);
+			w->cache[i].file = NULL;
+			w->cache[i].used = 0;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int reader_close_all(struct worker *w)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < READER_CACHE; i++) {
+		if (w->cache[i].file) {
+			int crc = w->pool->run->format->close(w->cache[i].r);
+			if (rc == 0)
+				rc = crc;
+			w->cache[i].file = NULL;
+		}
+	}
+	return rc;
+}
+
+/* Verification failure: the message names rank, file, offset, expected and actual. */
+static int verify_fail(struct run *run, struct ds_file *file, uint64_t index, uint64_t bad_off,
+		       const char *why)
+{
+	uint64_t off = 0, len = 0;
+
+	if (run->format->extent && run->format->extent(run, file, index, &off, &len) == 0 &&
+	    !(run->format->caps & FORMAT_CAP_OWNS_IO) && run->format->parse == NULL)
+		return run_fail(run, -FB_EVERIFY,
+				"verification failed on rank %d: '%s' at offset %" PRIu64
+				" (sample %" PRIu64 "): %s",
+				run->rank, file->path, off + bad_off, index, why);
+	return run_fail(run, -FB_EVERIFY,
+			"verification failed on rank %d: '%s' sample %" PRIu64
+			", byte %" PRIu64 " of the sample: %s",
+			run->rank, file->path, index, bad_off, why);
+}
+
+static int verify_sample(struct run *run, struct ds_file *file, uint64_t index, const void *buf,
+			 size_t len)
+{
+	char why[512];
+	uint64_t bad_off;
+
+	if (sample_check(buf, len, run->ds.seed, run->ds.id, file->index, index, why, sizeof(why),
+			 &bad_off))
+		return 0;
+	return verify_fail(run, file, index, bad_off, why);
+}
+
+static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *bytes)
+{
+	struct pool *p = w->pool;
+	struct run *run = p->run;
+	bool verify = run->cfg.dataset.verify;
+	struct freader *r;
+	uint64_t index;
+	struct ds_file *file = dataset_file_of(&run->ds, global, &index);
+	size_t len = 0;
+	int rc;
+
+	if (verify) /* a read that leaves the buffer unfilled must not pass (IOR's lesson) */
+		memset(dst, SAMPLE_POISON, file->max_sample);
+	rc = reader_get(w, file, &r);
+	if (rc < 0)
+		return rc;
+	rc = run->format->read_sample(r, index, dst, p->sample_cap, &len);
+	if (rc == 0)
+		rc = reader_release(w, file);
+	if (rc < 0)
+		return rc;
+	w->stats.samples++;
+	*bytes += len;
+	return verify ? verify_sample(run, file, index, dst, len) : 0;
+}
+
+static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
+{
+	struct pool *p = w->pool;
+	uint64_t first, count;
+	int rc = 0;
+
+	sampler_batch(p->s, step, &first, &count);
+	slot->bytes = 0;
+	slot->count = count;
+	for (uint64_t j = 0; j < count && rc == 0; j++) {
+		if (p->abort || (p->run->stop && *p->run->stop))
+			return -FB_EINTR;
+		rc = read_one(w, p->s->order[first + j], (char *)slot->buf + j * p->sample_cap,
+			      &slot->bytes);
+	}
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->pool;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->abort && p->next_step < p->nsteps) {
+		uint64_t step = p->next_step++;
+		struct slot *slot = &p->slots[step % p->nslots];
+
+		while (!p->abort && !(slot->state == SLOT_FREE && slot->step == step))
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->abort)
+			break;
+		slot->state = SLOT_FILLING;
+		pthread_mutex_unlock(&p->lock);
+
+		uint64_t t0 = timer_now_ns();
+		int rc = fill_batch(w, slot, step);
+		uint64_t t1 = timer_now_ns();
+		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
+		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
+		       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
+
+		pthread_mutex_lock(&p->lock);
+		slot->rc = rc;
+		slot->state = SLOT_READY;
+		if (rc < 0)
+			p->abort = 1;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	int rc = reader_close_all(w);
+	if (rc < 0) {
+		pthread_mutex_lock(&p->lock);
+		p->abort = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* Trainer side: waits for step's batch. Returns the slot or NULL with *rc set. */
+static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
+{
+	struct slot *slot = &p->slots[step % p->nslots];
+
+	pthread_mutex_lock(&p->lock);
+	while (!(slot->state == SLOT_READY && slot->step == step) && !p->abort)
+		pthread_cond_wait(&p->cond, &p->lock);
+	*rc = slot->state == SLOT_READY && slot->step == step ? slot->rc : 0;
+	if (*rc == 0 && p->abort && !(slot->state == SLOT_READY && slot->step == step))
+		*rc = p->run->err.code ? p->run->err.code : -FB_EINTR;
+	pthread_mutex_unlock(&p->lock);
+	return *rc < 0 ? NULL : slot;
+}
+
+static void batch_release(struct pool *p, struct slot *slot)
+{
+	pthread_mutex_lock(&p->lock);
+	slot->state = SLOT_FREE;
+	slot->step += p->nslots;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int pool_start(struct pool *p, uint64_t nsteps)
+{
+	p->nsteps = nsteps;
+	p->next_step = 0;
+	p->abort = 0;
+	for (unsigned i = 0; i < p->nslots; i++) {
+		p->slots[i].state = SLOT_FREE;
+		p->slots[i].step = i;
+		p->slots[i].rc = 0;
+	}
+	for (unsigned i = 0; i < p->nworkers; i++) {
+		struct worker *w = &p->workers[i];
+		memset(w->cache, 0, sizeof(w->cache));
+		if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+			int err = errno;
+			pthread_mutex_lock(&p->lock);
+			p->abort = 1;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			for (unsigned j = 0; j < i; j++)
+				pthread_join(p->workers[j].tid, NULL);
+			return run_fail(p->run, -err, "cannot start reader thread: %s", strerror(err));
+		}
+	}
+	return 0;
+}
+
+static void pool_stop(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->abort = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nworkers; i++)
+		pthread_join(p->workers[i].tid, NULL);
+}
+
+/* ---- collective reads: the trainer reads each batch itself ---------------------------- */
+
+static bool collective_mode(const struct run *run)
+{
+	bool hdf5_coll = run->format->read_collective &&
+			 run->cfg.hdf5.transfer == HDF5_TRANSFER_COLLECTIVE &&
+			 run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
+	return hdf5_coll || run->cfg.mpiio.collective;
+}
+
+/* Every rank calls this for every step up to the largest step count (count may be 0), and for
+ * every file in the same order, so the collective calls match. */
+static int collective_batch(struct pool *p, struct worker *w, struct slot *slot, uint64_t step)
+{
+	struct run *run = p->run;
+	uint64_t first = 0, count = 0;
+	int rc = 0;
+
+	if (step < p->s->steps)
+		sampler_batch(p->s, step, &first, &count);
+	uint64_t *idx = malloc((count ? count : 1) * sizeof(*idx));
+	uint64_t *lens = malloc((count ? count : 1) * sizeof(*lens));
+	void **out = malloc((count ? count : 1) * sizeof(*out));
+	uint64_t *pos = malloc((count ? count : 1) * sizeof(*pos));
+	if (!idx || !lens || !out || !pos)
+		rc = run_fail(run, -ENOMEM, "out of memory");
+	slot->bytes = 0;
+	slot->count = count;
+	for (uint32_t f = 0; f < run->ds.nfiles; f++) {
+		struct ds_file *file = &run->ds.files[f];
+		uint64_t n = 0;
+		for (uint64_t j = 0; j < count && rc == 0; j++) {
+			uint64_t index;
+			if (dataset_file_of(&run->ds, p->s->order[first + j], &index) != file)
+				continue;
+			idx[n] = index;
+			pos[n] = j;
+			out[n] = (char *)slot->buf + j * p->sample_cap;
+			if (run->cfg.dataset.verify)
+				memset(out[n], SAMPLE_POISON, file->max_sample);
+			n++;
+		}
+		/* A failed rank still takes part, with nothing to read. */
+		int crc = run->format->read_collective
+				  ? run->format->read_collective(run, file, idx, rc ? 0 : n, out,
+								 p->sample_cap, lens, &w->io)
+				  : collective_read(run, file, idx, rc ? 0 : n, out, p->sample_cap,
+						    lens, &w->io);
+		if (rc == 0)
+			rc = crc;
+		for (uint64_t j = 0; j < n && rc == 0; j++) {
+			slot->bytes += lens[j];
+			w->stats.samples++;
+			if (run->cfg.dataset.verify)
+				rc = verify_sample(run, file, idx[j], out[j], lens[j]);
+		}
+	}
+	free(idx);
+	free(lens);
+	free(out);
+	free(pos);
+	return rc;
+}
+
+/* ---- epochs ---------------------------------------------------------------------------- */
+
+static int evict_caches(struct run *run, const struct sampler *s)
+{
+	const struct config *cfg = &run->cfg;
+	int rc = 0;
+
+	if (cfg->storage.page_cache == PAGE_CACHE_EVICT) {
+		/* Every file this rank will read; shared files are evicted by every rank. */
+		bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
+		for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+			if (!shared && (int)(i % (uint32_t)run->nranks) != run->rank)
+				continue;
+			int fd = open(run->ds.files[i].path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return run_fail(run, -errno, "cannot open '%s' to evict it: %s",
+						run->ds.files[i].path, strerror(errno));
+			int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+			if (err)
+				return run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s",
+						run->ds.files[i].path, strerror(err));
+		}
+	} else if (cfg->storage.page_cache == PAGE_CACHE_DROP && run->local_rank == 0) {
+		sync();
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "3\n", 2) != 2)
+			rc = run_fail(run, -errno,
+				      "page_cache = drop needs root: cannot write "
+				      "/proc/sys/vm/drop_caches: %s (use page_cache = evict)",
+				      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	(void)s;
+	return rc;
+}
+
+struct epoch_ctx {
+	struct run *run;
+	struct pool *pool;
+	struct sampler *s;
+	struct train_result *res;
+	uint64_t rng; /* compute-time variates */
+};
+
+/* Step barrier: the allreduce a data-parallel step ends with; it also carries failure. */
+static int step_barrier(struct run *run, int rc, uint64_t *ns)
+{
+	int in = rc < 0 ? 1 : 0, out = 0;
+	uint64_t t0 = timer_now_ns();
+
+	MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, run->comm);
+	*ns = timer_now_ns() - t0;
+	if (rc == 0 && out)
+		return run_fail(run, -FB_EPEER, "stopped because another rank failed");
+	return rc;
+}
+
+static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
+{
+	struct run *run = e->run;
+	struct pool *p = e->pool;
+	struct sampler *s = e->s;
+	const struct config *cfg = &run->cfg;
+	bool coll = collective_mode(run);
+	uint64_t total;
+	uint64_t excl = (uint64_t)cfg->train.exclude_start_steps;
+	struct worker *tw = &p->workers[0]; /* collective mode reads on the trainer */
+	struct timeline_event *tl = e->res->timeline;
+	struct progress pg;
+	char what[64];
+	int rc;
+
+	memset(er, 0, sizeof(*er));
+	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
+	if (rc == 0)
+		rc = evict_caches(run, s);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	total = coll ? s->max_steps : s->steps;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		io_stats_reset(&p->workers[i].stats);
+
+	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
+	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
+	MPI_Barrier(run->comm);
+	uint64_t t0 = timer_now_ns(), prev = t0;
+	p->epoch_t0 = t0;
+	if (!coll)
+		rc = pool_start(p, s->steps);
+	for (uint64_t step = 0; step < total && rc == 0; step++) {
+		struct slot *slot = NULL;
+		struct step_times st = {0};
+		uint64_t barrier_ns = 0, t_ready, t_done;
+		bool mine = step < s->steps;
+
+		if (coll) {
+			/* Every rank agrees before each collective batch, so a failed rank never
+			 * leaves the others waiting inside a collective read. */
+			rc = step_barrier(run, rc, &barrier_ns);
+			if (rc < 0)
+				break;
+			slot = &p->slots[0];
+			rc = collective_batch(p, tw, slot, step);
+		} else {
+			slot = batch_take(p, step, &rc);
+		}
+		t_ready = timer_now_ns();
+		if (rc == 0 && mine) {
+			double secs = compute_step_seconds(cfg->train.computation_time,
+							   cfg->train.computation_time_stdev,
+							   &e->rng);
+			rc = run->compute_ops->step(run->compute, slot->buf, slot->bytes, secs, &st);
+		}
+		t_done = timer_now_ns();
+		if (!coll && slot)
+			batch_release(p, slot);
+		if (rc < 0)
+			agree_notify_failure(run);
+		if (cfg->train.step_barrier && step < s->min_steps) {
+			uint64_t bns;
+			rc = step_barrier(run, rc, &bns);
+			barrier_ns += bns;
+		} else if (rc == 0 && agree_peer_failed(run)) {
+			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
+		}
+		if (rc == 0 && run->stop && *run->stop)
+			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
+		uint64_t t_end = timer_now_ns();
+		double base = e->res->epochs ? 0 : 0;
+		(void)base;
+		if (mine) {
+			double tb = p->time_base;
+			tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_WAIT,
+			       tb + timer_ns_to_s(prev - t0), tb + timer_ns_to_s(t_ready - t0));
+			tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_COMPUTE,
+			       tb + timer_ns_to_s(t_ready - t0), tb + timer_ns_to_s(t_done - t0));
+			if (barrier_ns)
+				tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_BARRIER,
+				       tb + timer_ns_to_s(t_done - t0),
+				       tb + timer_ns_to_s(t_end - t0));
+			er->steps++;
+			if (step >= excl) {
+				er->compute_s += timer_ns_to_s(st.busy_ns);
+				er->step_s += timer_ns_to_s(t_end - prev);
+				er->barrier_s += timer_ns_to_s(barrier_ns);
+				er->copy_s += timer_ns_to_s(st.copy_ns);
+				er->copy_bytes += st.copy_bytes;
+				hist_add(&er->wait, t_ready - prev);
+			}
+		}
+		prev = t_end;
+		watchdog_kick(run);
+		if (pg.active && s->steps) {
+			char extra[64];
+			uint64_t bytes = 0;
+			for (unsigned i = 0; i < p->nworkers; i++)
+				bytes += p->workers[i].stats.bytes;
+			snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
+				 (double)bytes / 1048576.0 / timer_ns_to_s(t_end - t0 + 1));
+			progress_update(&pg, (double)(step + 1) / (double)total, extra);
+		}
+	}
+	if (rc < 0)
+		agree_notify_failure(run);
+	if (!coll)
+		pool_stop(p);
+	uint64_t t1 = timer_now_ns();
+	progress_end(&pg);
+	er->wall_s = timer_ns_to_s(t1 - t0);
+	p->time_base += er->wall_s;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		io_stats_merge(&er->io, &p->workers[i].stats);
+	if (rc == 0 && run->err.code && !coll)
+		rc = run->err.code; /* a reader failed while closing its files */
+	return agree(run, rc);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+static bool reads_file(const struct run *run, uint32_t i)
+{
+	return run->cfg.dataset.file_access == FILE_ACCESS_SHARED ||
+	       (int)(i % (uint32_t)run->nranks) == run->rank;
+}
+
+static int open_shared(struct run *run)
+{
+	bool want = run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
+		    run->cfg.storage.backend == BACKEND_MPIIO &&
+		    !(run->format->caps & FORMAT_CAP_OWNS_IO);
+	int rc = 0;
+
+	if (!want)
+		return 0;
+	/* Collective opens, in the same order on every rank. */
+	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+		struct sfile *sf = NULL;
+		int orc = run->storage->open(&sf, run->ds.files[i].path,
+					     STORAGE_O_READ | STORAGE_O_SHARED, run);
+		if (orc < 0 && rc == 0)
+			rc = run_fail(run, orc, "cannot open '%s': %s", run->ds.files[i].path,
+				      fb_strerror(orc));
+		run->ds.files[i].shared = orc < 0 ? NULL : sf;
+	}
+	return rc;
+}
+
+static int close_shared(struct run *run)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+		struct sfile *sf = run->ds.files[i].shared;
+		if (!sf)
+			continue;
+		int crc = ((struct sfile_base *)sf)->ops->close(sf);
+		if (crc < 0 && rc == 0)
+			rc = run_fail(run, crc, "cannot close '%s': %s", run->ds.files[i].path,
+				      fb_strerror(crc));
+		run->ds.files[i].shared = NULL;
+	}
+	return rc;
+}
+
+static int pool_init(struct run *run, struct pool *p, struct train_result *res)
+{
+	const struct config *cfg = &run->cfg;
+	bool coll = collective_mode(run);
+	unsigned threads = coll ? 1 : (unsigned)cfg->reader.read_threads;
+	unsigned nslots = coll ? 1 : threads * (unsigned)cfg->reader.prefetch_size;
+	size_t batch_bytes;
+
+	memset(p, 0, sizeof(*p));
+	p->run = run;
+	p->sample_cap = align_up(run->ds.max_sample, 4096);
+	batch_bytes = p->sample_cap * (size_t)cfg->reader.batch_size;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->slots = calloc(nslots, sizeof(*p->slots));
+	p->workers = calloc(threads, sizeof(*p->workers));
+	if (!p->slots || !p->workers)
+		return run_fail(run, -ENOMEM, "out of memory");
+	p->nslots = nslots;
+	p->nworkers = threads;
+	for (unsigned i = 0; i < nslots; i++) {
+		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
+		if (!p->slots[i].buf)
+			return run_fail(run, -ENOMEM,
+					"cannot allocate batch buffers: %u x %zu bytes (read_threads "
+					"x prefetch_size x batch)",
+					nslots, batch_bytes);
+	}
+	res->buffer_bytes = (double)nslots * (double)batch_bytes;
+	for (unsigned i = 0; i < threads; i++) {
+		struct worker *w = &p->workers[i];
+		w->pool = p;
+		w->id = (int)i + 1;
+		w->io = (struct io){.run = run,
+				    .stats = &w->stats,
+				    .transfer = cfg->storage.transfer_size,
+				    .direct = cfg->storage.direct,
+				    .align = 4096};
+		w->tlcap = TIMELINE_MAX / (int)(threads + 1);
+		w->tl = calloc((size_t)w->tlcap, sizeof(*w->tl));
+		if (!w->tl)
+			return run_fail(run, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void pool_free(struct run *run, struct pool *p)
+{
+	for (unsigned i = 0; p->slots && i < p->nslots; i++)
+		if (p->slots[i].buf)
+			run->compute_ops->free_host(run->compute, p->slots[i].buf);
+	for (unsigned i = 0; p->workers && i < p->nworkers; i++)
+		free(p->workers[i].tl);
+	free(p->slots);
+	free(p->workers);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+}
+
+/* Appends the reader threads' timeline events after the trainer's. */
+static void timeline_collect(struct pool *p, struct train_result *res)
+{
+	for (unsigned i = 0; i < p->nworkers; i++)
+		for (int k = 0; k < p->workers[i].ntl && res->ntimeline < TIMELINE_MAX; k++)
+			res->timeline[res->ntimeline++] = p->workers[i].tl[k];
+}
+
+int train_run(struct run *run, struct train_result *res)
+{
+	const struct config *cfg = &run->cfg;
+	struct sampler s;
+	struct pool p;
+	int rc = 0;
+	uint64_t t0 = timer_now_ns();
+
+	memset(res, 0, sizeof(*res));
+	res->epochs = (int)cfg->train.epochs;
+	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
+	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
+	if (!res->per_epoch || !res->timeline)
+		rc = run_fail(run, -ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = sampler_init(&s, run);
+	/* Per-file indexes (offsets, members) once, before the first timed read. */
+	for (uint32_t i = 0; rc == 0 && run->format->index && i < run->ds.nfiles; i++)
+		if (reads_file(run, i) && !run->ds.files[i].meta)
+			rc = run->format->index(run, &run->ds.files[i]);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	rc = open_shared(run);
+	if ((rc = agree(run, rc)) < 0) {
+		close_shared(run);
+		return rc;
+	}
+	rc = pool_init(run, &p, res);
+	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
+	if ((rc = agree(run, rc)) == 0) {
+		struct epoch_ctx e = {run, &p, &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 +
+							      (uint64_t)run->rank};
+		p.s = &s;
+		for (int ep = 0; ep < res->epochs && rc == 0; ep++)
+			rc = epoch_run(&e, ep, &res->per_epoch[ep]);
+		timeline_collect(&p, res);
+	}
+	pool_free(run, &p);
+	sampler_free(&s);
+	int crc = close_shared(run);
+	return agree(run, rc ? rc : crc);
+}
+
+void train_result_free(struct train_result *res)
+{
+	free(res->per_epoch);
+	free(res->timeline);
+	memset(res, 0, sizeof(*res));
+}
