@@ -22,17 +22,22 @@ int agree(struct run *run, int rc)
 	char msg[sizeof(run->err.msg) - 32];
 
 	watchdog_kick(run);
+	int failed = code != 0, nfailed = 0;
+
 	MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->comm);
 	watchdog_kick(run);
 	if (out.badness == 2)
 		return 0;
+	MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, run->comm);
 	if (run->rank == out.rank)
 		snprintf(msg, sizeof(msg), "%.990s", run->err.msg[0] ? run->err.msg : fb_strerror(code));
 	MPI_Bcast(&code, 1, MPI_INT, out.rank, run->comm);
 	MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, out.rank, run->comm);
 	pthread_mutex_lock(&run->err.lock);
 	run->err.code = code;
-	if (run->nranks > 1 && strncmp(msg, "rank ", 5) != 0)
+	/* Name the rank when the failure is its own; an error every rank hit (a config
+	 * error) reads better without one. */
+	if (nfailed < run->nranks && strncmp(msg, "rank ", 5) != 0)
 		snprintf(run->err.msg, sizeof(run->err.msg), "rank %d: %s", out.rank, msg);
 	else
 		snprintf(run->err.msg, sizeof(run->err.msg), "%s", msg);

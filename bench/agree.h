@@ -7,8 +7,9 @@
 struct run;
 
 /* Collective over run->comm. Every rank passes its result; returns 0 when all succeeded, else
- * the code of the lowest failing rank, whose message is copied into every rank's run->err
- * prefixed with "rank N: ". */
+ * the code of the lowest failing rank (a rank that failed on its own before one that only
+ * stopped because a peer failed), whose message is copied into every rank's run->err. When
+ * only some ranks failed the message is prefixed with "rank N: ". */
 int agree(struct run *run, int rc);
 
 /* Tells the other ranks, without blocking, that this rank failed (they stop at their next

@@ -1,4 +1,4 @@
-/* Plots: gnuplot scripts (plot/*.gp, one per picture) run over the CSVs of a run or sweep
+/* Plots: gnuplot scripts (plot/NAME.gp, one per picture) run over the CSVs of a run or sweep
  * folder, each rendered to PNG and SVG.
  *
  * gnuplot is started with posix_spawn (fork/exec without a shell, safe beside MPI) and gets
@@ -7,7 +7,6 @@
  * built from (FEEDBENCH_SOURCE_DIR/plot), then beside the executable (plot/, ../plot,
  * ../share/feedbench/plot). A missing gnuplot is a warning: results stand without pictures.
  */
-#define _GNU_SOURCE
 #include "report.h"
 
 #include <errno.h>
@@ -15,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -584,7 +584,7 @@ int plot_render(const char *dir, char *why, size_t len)
 	}
 	if (!plot_find_scripts(env.scripts, sizeof(env.scripts))) {
 		snprintf(why, len,
-			 "the gnuplot scripts (plot/*.gp) were not found: set FEEDBENCH_PLOT_DIR "
+			 "the gnuplot scripts (plot/NAME.gp) were not found: set FEEDBENCH_PLOT_DIR "
 			 "to the plot/ folder of the feedbench sources");
 		return 1;
 	}

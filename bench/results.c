@@ -174,13 +174,15 @@ static int write_text(const char *dir, const char *name, const char *text)
 	return util_write_atomic(path, text, strlen(text));
 }
 
-static int write_stream(const char *dir, const char *name, char *buf, FILE *mem)
+/* Closes an open_memstream (which only then publishes its buffer) and writes it out. */
+static int write_stream(const char *dir, const char *name, char **buf, FILE *mem)
 {
 	int rc;
 
 	fclose(mem);
-	rc = write_text(dir, name, buf ? buf : "");
-	free(buf);
+	rc = write_text(dir, name, *buf ? *buf : "");
+	free(*buf);
+	*buf = NULL;
 	return rc;
 }
 
@@ -310,7 +312,7 @@ static int write_csvs(const char *dir, const struct report_data *d,
 			hist_quantile(&e->wait, 0.5), hist_quantile(&e->wait, 0.99),
 			run->cfg.train.au_threshold * 100);
 	}
-	if ((rc = write_stream(dir, "epochs.csv", buf, m)) < 0)
+	if ((rc = write_stream(dir, "epochs.csv", &buf, m)) < 0)
 		return rc;
 
 	buf = NULL;
@@ -326,7 +328,7 @@ static int write_csvs(const char *dir, const struct report_data *d,
 			t->step > 0 ? 100 * t->compute / t->step : 0, t->compute, t->step,
 			t->barrier, t->wait_p99, t->lat_p99);
 	}
-	if ((rc = write_stream(dir, "ranks.csv", buf, m)) < 0)
+	if ((rc = write_stream(dir, "ranks.csv", &buf, m)) < 0)
 		return rc;
 
 	buf = NULL;
@@ -340,7 +342,7 @@ static int write_csvs(const char *dir, const struct report_data *d,
 		fprintf(m, "%.9f,%" PRIu64 ",%.9f\n", (double)hist_bucket_upper_ns(b) / 1e9,
 			d->lat.bucket[b], (double)cum / (double)d->lat.count);
 	}
-	if ((rc = write_stream(dir, "latency.csv", buf, m)) < 0)
+	if ((rc = write_stream(dir, "latency.csv", &buf, m)) < 0)
 		return rc;
 
 	static const char *const kinds[] = {"read", "wait", "compute", "barrier"};
@@ -353,7 +355,7 @@ static int write_csvs(const char *dir, const struct report_data *d,
 			fprintf(m, "%d,%d,%s,%.9f,%.9f\n", r, e->thread, kinds[e->kind & 3],
 				e->start, e->end);
 		}
-	return write_stream(dir, "timeline.csv", buf, m);
+	return write_stream(dir, "timeline.csv", &buf, m);
 }
 
 /* ---- reduction --------------------------------------------------------------------------- */
@@ -642,7 +644,7 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 	if (rc == 0) {
 		m = open_memstream(&buf, &len);
 		cfg_write_ini(&run->cfg, m);
-		rc = write_stream(tmp, "config.ini", buf, m);
+		rc = write_stream(tmp, "config.ini", &buf, m);
 	}
 	if (rc == 0) {
 		buf = NULL;
@@ -651,7 +653,7 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		fflush(m);
 		if (!quiet)
 			fputs(buf, stdout), fflush(stdout);
-		rc = write_stream(tmp, "table.md", buf, m);
+		rc = write_stream(tmp, "table.md", &buf, m);
 	}
 	if (rc == 0 && rename(tmp, final_dir) < 0)
 		rc = -errno;

@@ -589,6 +589,26 @@ static int npy_close(struct freader *r)
 	return rc;
 }
 
+/* Where the sample lies in a file feedbench wrote (its header has a known length): for
+ * collective reads and for naming the file offset of a verification failure. The data
+ * offset of a file written by another tool is known only once its header is read. */
+static int npy_extent(struct run *run, struct ds_file *file, uint64_t index, uint64_t *off,
+		      uint64_t *len)
+{
+	char hdr[NPY_PREFIX_BYTES * 2];
+	uint64_t n;
+
+	if (!run->ds.generated || index != 0)
+		return run_fail(run, -FB_ECONFIG,
+				"npy '%s': the data offset of a file feedbench did not write is known "
+				"only after reading its header; collective reads need generated files",
+				file->path);
+	n = dataset_sample_size(&run->ds, file->index, 0);
+	*off = npy_build(hdr, sizeof(hdr), "|u1", false, &n, 1);
+	*len = n;
+	return 0;
+}
+
 static int npy_probe(struct run *run, const char *path, struct probe_info *info)
 {
 	struct io io = {.run = run, .align = 4096};
@@ -630,4 +650,5 @@ const struct format_ops npy_format = {
     .read_sample = npy_read_sample,
     .close = npy_close,
     .probe = npy_probe,
+    .extent = npy_extent,
 };

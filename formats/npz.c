@@ -24,7 +24,6 @@
 
 #include "format.h"
 #include "npy.h"
-#include "sample.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
 
@@ -351,7 +350,7 @@ static int npz_scan(struct run *run, struct io *io, struct sfile *f, const char 
 {
 	struct npz_entry e = {0};
 	unsigned char *cd;
-	uint64_t cd_off, cd_size;
+	uint64_t cd_off = 0, cd_size = 0;
 	int rc, nmembers;
 
 	memset(m, 0, sizeof(*m));
@@ -789,50 +788,33 @@ static int npz_scratch(struct freader *r, uint64_t len)
 	return 0;
 }
 
-/* The byte range a sample read covers: the sample itself when contiguous, the rows from its
- * first to its last element when strided, the whole file with read = whole. */
-static void npz_range(const struct run *run, const struct npz_meta *m, uint64_t i, uint64_t *off,
-		      uint64_t *len)
+/* Bytes of sample i: generated samples are padded to the largest of their file and only
+ * their own bytes are read (the sample header records the same length); samples of files
+ * written by other tools are the whole x[..., i]. */
+static uint64_t npz_sample_len(const struct run *run, const struct ds_file *file,
+			       const struct npz_meta *m, uint64_t i)
 {
-	if (run->cfg.npz.read == NPZ_READ_WHOLE) {
-		*off = 0;
-		*len = m->file_size;
-	} else if (m->contiguous) {
-		*off = m->x_off + i * m->L;
-		*len = m->L;
-	} else {
-		*off = m->x_off + i * m->itemsize;
-		*len = (m->elems - 1) * m->n * m->itemsize + m->itemsize;
-	}
+	uint64_t len;
+
+	if (!run->ds.generated)
+		return m->L;
+	len = dataset_sample_size(&run->ds, file->index, i);
+	return len < m->L ? len : m->L;
 }
 
-/* Copies sample i out of raw, which holds the file's bytes from raw_off on. */
+/* Copies `len` bytes of sample i out of raw, which holds the file's bytes from raw_off on. */
 static void npz_extract(const struct npz_meta *m, uint64_t i, const unsigned char *raw,
-			uint64_t raw_off, unsigned char *out)
+			uint64_t raw_off, unsigned char *out, uint64_t len)
 {
 	uint64_t stride = m->n * m->itemsize;
 
 	if (m->contiguous) {
-		memcpy(out, raw + (m->x_off + i * m->L - raw_off), m->L);
+		memcpy(out, raw + (m->x_off + i * m->L - raw_off), len);
 		return;
 	}
 	for (uint64_t j = 0; j < m->elems; j++)
 		memcpy(out + j * m->itemsize,
 		       raw + (m->x_off + j * stride + i * m->itemsize - raw_off), m->itemsize);
-}
-
-/* Generated samples are padded to the largest of the file: their header says how long they
- * really are. Data from other tools is returned as it is. */
-static size_t npz_trim(const struct run *run, const struct npz_meta *m, const void *buf)
-{
-	struct sample_header h;
-
-	if (!run->ds.generated || m->L < SAMPLE_HEADER_BYTES)
-		return m->L;
-	sample_header_decode(buf, &h);
-	if (h.magic != SAMPLE_MAGIC || h.length < SAMPLE_HEADER_BYTES || h.length > m->L)
-		return m->L;
-	return h.length;
 }
 
 /* A strided sample, gathered from reads of NPZ_GATHER_BYTES covering whole rows. */
@@ -863,6 +845,7 @@ static int npz_gather(struct freader *r, uint64_t i, unsigned char *out)
 static int npz_read_sample(struct freader *r, uint64_t index, void *buf, size_t cap, size_t *len)
 {
 	const struct npz_meta *m = r->m;
+	uint64_t n;
 	int rc;
 
 	if (index >= m->n)
@@ -874,20 +857,21 @@ static int npz_read_sample(struct freader *r, uint64_t index, void *buf, size_t 
 				"sample of %" PRIu64
 				" bytes in '%s' exceeds the %zu-byte sample buffer",
 				m->L, r->file->path, cap);
+	n = npz_sample_len(r->run, r->file, m, index);
 	if (r->run->cfg.npz.read == NPZ_READ_WHOLE) {
 		rc = npz_scratch(r, m->file_size);
 		if (!rc)
 			rc = io_pread(r->io, r->f, r->scratch, m->file_size, 0);
 		if (!rc)
-			npz_extract(m, index, r->scratch, 0, buf);
+			npz_extract(m, index, r->scratch, 0, buf, n);
 	} else if (m->contiguous) {
-		rc = io_pread(r->io, r->f, buf, m->L, m->x_off + index * m->L);
+		rc = io_pread(r->io, r->f, buf, n, m->x_off + index * m->L);
 	} else {
 		rc = npz_gather(r, index, buf);
 	}
 	if (rc)
 		return rc;
-	*len = npz_trim(r->run, m, buf);
+	*len = n;
 	return 0;
 }
 
@@ -900,6 +884,8 @@ static int npz_close(struct freader *r)
 	return rc;
 }
 
+/* The sample's byte range, for collective MPI-IO reads (also with read = whole: collective
+ * reads are byte-range reads). Strided samples (C order) have no single range. */
 static int npz_extent(struct run *run, struct ds_file *file, uint64_t index, uint64_t *off,
 		      uint64_t *len)
 {
@@ -908,27 +894,15 @@ static int npz_extent(struct run *run, struct ds_file *file, uint64_t index, uin
 	if (!m || index >= m->n)
 		return run_fail(run, -FB_EINTERNAL, "npz '%s': no extent for sample %" PRIu64,
 				file->path, index);
-	npz_range(run, m, index, off, len);
-	return 0;
-}
-
-static int npz_parse(struct run *run, struct ds_file *file, uint64_t index, const void *raw,
-		     size_t rawlen, void *out, size_t cap, size_t *len)
-{
-	const struct npz_meta *m = file->meta;
-	uint64_t off, need;
-
-	if (!m || index >= m->n)
-		return run_fail(run, -FB_EINTERNAL, "npz '%s': cannot parse sample %" PRIu64,
-				file->path, index);
-	npz_range(run, m, index, &off, &need);
-	if (rawlen < need || m->L > cap)
-		return run_fail(run, -FB_EINTERNAL,
-				"npz '%s': sample %" PRIu64 " needs %" PRIu64
-				" raw bytes and %" PRIu64 " of buffer; got %zu and %zu",
-				file->path, index, need, m->L, rawlen, cap);
-	npz_extract(m, index, raw, off, out);
-	*len = npz_trim(run, m, out);
+	if (!m->contiguous)
+		return run_fail(
+		    run, -FB_ECONFIG,
+		    "npz '%s': %s is in C order, so a sample is strided and has no single "
+		    "byte range; collective reads need Fortran order ([storage.mpiio] "
+		    "collective = false reads it)",
+		    file->path, m->member);
+	*off = m->x_off + index * m->L;
+	*len = npz_sample_len(run, file, m, index);
 	return 0;
 }
 
@@ -971,5 +945,4 @@ const struct format_ops npz_format = {
     .close = npz_close,
     .probe = npz_probe,
     .extent = npz_extent,
-    .parse = npz_parse,
 };

@@ -16,11 +16,17 @@ is(k) = strcol("kind") eq k
 
 set title title_text noenhanced
 set xlabel "time since the run started (s)" noenhanced
-set ylabel "rank (one lane per thread)" noenhanced
+set ylabel "one lane per thread" noenhanced
 set yrange [0:nranks]
-set ytics 1
-set mytics 1
-set grid xtics ytics
+# A band per rank, labelled at its middle, with a rule between bands.
+set ytics scale 0 ()
+do for [r = 0:nranks - 1] {
+	set ytics add (sprintf("rank %d", r) r + 0.5)
+	if (r > 0) {
+		set arrow from graph 0, first r to graph 1, first r nohead lc rgb "#bbbbbb"
+	}
+}
+set grid xtics
 set key outside right top noenhanced
 
 do for [fmt in "png svg"] {

@@ -158,13 +158,13 @@ static int verify_fail(struct run *run, struct ds_file *file, uint64_t index, ui
 	if (run->format->extent && run->format->extent(run, file, index, &off, &len) == 0 &&
 	    !(run->format->caps & FORMAT_CAP_OWNS_IO) && run->format->parse == NULL)
 		return run_fail(run, -FB_EVERIFY,
-				"verification failed on rank %d: '%s' at offset %" PRIu64
+				"verification failed: '%s' at offset %" PRIu64
 				" (sample %" PRIu64 "): %s",
-				run->rank, file->path, off + bad_off, index, why);
+				file->path, off + bad_off, index, why);
 	return run_fail(run, -FB_EVERIFY,
-			"verification failed on rank %d: '%s' sample %" PRIu64
+			"verification failed: '%s' sample %" PRIu64
 			", byte %" PRIu64 " of the sample: %s",
-			run->rank, file->path, index, bad_off, why);
+			file->path, index, bad_off, why);
 }
 
 static int verify_sample(struct run *run, struct ds_file *file, uint64_t index, const void *buf,
