@@ -21,8 +21,8 @@ const char *const sweep_metric_column[SWM_COUNT] = {
 	"latency_p90_seconds", "latency_p999_seconds",
 };
 const char *const sweep_metric_title[SWM_COUNT] = {
-	"bandwidth (MiB/s)", "IOPS", "samples/s", "AU (%)", "data wait p99 (ms)",
-	"latency p99 (ms)", "latency p50 (ms)", "latency p90 (ms)", "latency p99.9 (ms)",
+	"bandwidth (MiB/s)", "IOPS", "samples/s", "AU (%)", "data wait p99 (µs)",
+	"latency p99 (µs)", "latency p50 (µs)", "latency p90 (µs)", "latency p99.9 (µs)",
 };
 /* [output] repetitions allows up to 1000. */
 #define REPORT_MAX_REPS 1000
@@ -321,10 +321,10 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
-/* Latencies are stored in seconds and shown in ms. */
+/* Latencies are stored in seconds and shown in µs: cached reads take a few µs, disks ms. */
 static double report_scale(int m)
 {
-	return m >= SWM_WAIT_P99 ? 1000.0 : 1.0;
+	return m >= SWM_WAIT_P99 ? 1e6 : 1.0;
 }
 
 static void report_fmt_num(double v, char *buf, size_t len)
@@ -846,7 +846,7 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		goto out_put;
 	}
 	fprintf(f, "## Results\n\nMean ± sample standard deviation over %d repetition%s per "
-		   "point; latencies and data wait in milliseconds.\n\n",
+		   "point; latencies and data wait in microseconds.\n\n",
 		p->repetitions, p->repetitions == 1 ? "" : "s");
 	report_print_table(f, p, r, true);
 	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
@@ -921,10 +921,10 @@ static void report_embed(FILE *f, const char *dir, const char *file, const char 
 }
 
 static void report_stat_row(FILE *f, const char *name, json_t *metric, const char *mean_key,
-			    const char *sd_key, const char *unit)
+			    const char *sd_key, const char *unit, double scale)
 {
-	double mean = json_num(metric, mean_key);
-	double sd = sd_key ? json_num(metric, sd_key) : NAN;
+	double mean = json_num(metric, mean_key) * scale;
+	double sd = sd_key ? json_num(metric, sd_key) * scale : NAN;
 	char a[32], b[32];
 
 	if (isnan(mean))
@@ -1019,26 +1019,26 @@ int report_write_run(const char *run_dir)
 	fprintf(f, "## Results\n\nMean and sample standard deviation over epochs and "
 		   "repetitions; bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
 		   "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
-	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s");
+	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s", 1);
 	report_stat_row(f, "I/O (DLIO)", metric, "train_io_mean_MB_per_second",
-			"train_io_stdev_MB_per_second", "MiB/s");
-	report_stat_row(f, "IOPS", metric, "train_iops", NULL, "reads/s");
+			"train_io_stdev_MB_per_second", "MiB/s", 1);
+	report_stat_row(f, "IOPS", metric, "train_iops", NULL, "reads/s", 1);
 	report_stat_row(f, "throughput", metric, "train_throughput_mean_samples_per_second",
-			"train_throughput_stdev_samples_per_second", "samples/s");
+			"train_throughput_stdev_samples_per_second", "samples/s", 1);
 	report_stat_row(f, "AU", metric, "train_au_mean_percentage", "train_au_stdev_percentage",
-			"%");
+			"%", 1);
 	static const char *const q[] = {"p50", "p90", "p99", "p999", "max"};
 	for (size_t k = 0; k < 5; k++) {
 		char key[64], name[64];
 		snprintf(key, sizeof(key), "train_latency_seconds.%s", q[k]);
 		snprintf(name, sizeof(name), "read latency %s", q[k]);
-		report_stat_row(f, name, metric, key, NULL, "s");
+		report_stat_row(f, name, metric, key, NULL, "µs", 1e6);
 	}
-	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "s");
-	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "s");
+	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "µs", 1e6);
+	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "µs", 1e6);
 
 	fprintf(f, "\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
-		   "AU (%%) | latency p99 (ms) | data wait p99 (ms) |\n"
+		   "AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
 		   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	json_array_foreach(json_object_get(root, "epochs"), i, v)
 	{
@@ -1046,8 +1046,8 @@ int report_write_run(const char *run_dir)
 		double vals[] = {json_num(v, "wall_seconds"), json_num(v, "bandwidth_MiB_per_second"),
 				 json_num(v, "iops"), json_num(v, "samples_per_second"),
 				 json_num(v, "au_percentage"),
-				 json_num(v, "latency_seconds.p99") * 1000,
-				 json_num(v, "data_wait_seconds.p99") * 1000};
+				 json_num(v, "latency_seconds.p99") * 1e6,
+				 json_num(v, "data_wait_seconds.p99") * 1e6};
 		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, json_num(v, "epoch"));
 		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
 			report_fmt_num(vals[k], a, sizeof(a));
@@ -1130,8 +1130,11 @@ int report_write_sweep(const char *sweep_dir)
 			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
 	}
 	fprintf(f, "\n");
-	if (summary)
+	if (summary) {
+		fprintf(f, "Context below is the first completed point's; the swept keys vary as "
+			   "listed above.\n\n");
 		report_run_context(f, summary);
+	}
 	if (table)
 		fprintf(f, "%s\n", table);
 	fprintf(f, "## Plots\n\n");

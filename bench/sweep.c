@@ -7,6 +7,7 @@
 #include "sweep.h"
 
 #include <ctype.h>
+#include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -26,6 +27,8 @@
 #include "runner.h"
 #include "timer.h"
 #include "util.h"
+
+extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
 
 /* The dry-run estimate assumes this aggregate bandwidth for reads and for generation: a
  * plain guess, printed with the estimate, since nothing has been measured yet. */
@@ -483,13 +486,14 @@ struct sweep_args {
 	const char *output;
 	const char *resume;
 	bool dry_run;
+	bool quiet; /* no progress and no table on the terminal (the files are written) */
 };
 
 static void sweep_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: feedbench sweep CONFIG [--set section.key=value]... [--output DIR]\n"
-		"                       [--resume SWEEP_DIR] [--dry-run]\n"
+		"                       [--resume SWEEP_DIR] [--dry-run] [--quiet]\n"
 		"       feedbench sweep --resume SWEEP_DIR   (uses the config the sweep started "
 		"with)\n\n"
 		"Runs every point of the config's [sweep] section (the cartesian product of its\n"
@@ -503,8 +507,9 @@ static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *w
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
-		bool takes = strcmp(arg, "--set") == 0 || strcmp(arg, "--output") == 0 ||
-			     strcmp(arg, "--resume") == 0 || strcmp(arg, "-o") == 0;
+		bool takes = strcmp(arg, "--set") == 0 || strcmp(arg, "-s") == 0 ||
+			     strcmp(arg, "--output") == 0 || strcmp(arg, "-o") == 0 ||
+			     strcmp(arg, "--resume") == 0;
 
 		if (strncmp(arg, "--set=", 6) == 0 || strncmp(arg, "--output=", 9) == 0 ||
 		    strncmp(arg, "--resume=", 9) == 0) {
@@ -517,7 +522,7 @@ static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *w
 			}
 			val = argv[++i];
 		}
-		if (takes && strncmp(arg, "--set", 5) == 0) {
+		if (takes && (strncmp(arg, "--set", 5) == 0 || strcmp(arg, "-s") == 0)) {
 			if (a->nsets >= RUNNER_MAX_SETS - CFG_MAX_SWEEP) {
 				snprintf(why, len, "too many --set options");
 				return -FB_EUSAGE;
@@ -529,6 +534,8 @@ static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *w
 			a->resume = val;
 		} else if (strcmp(arg, "--dry-run") == 0 || strcmp(arg, "-n") == 0) {
 			a->dry_run = true;
+		} else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+			a->quiet = true;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			return 1;
 		} else if (arg[0] == '-') {
@@ -942,6 +949,8 @@ struct sweep_progress {
 static void sweep_progress_line(struct sweep_state *s, struct sweep_progress *pr, long i,
 				const char *label, const char *what, double mib)
 {
+	if (s->args.quiet)
+		return;
 	double elapsed = timer_ns_to_s(timer_now_ns() - pr->start_ns);
 	long left = s->plan.npoints - i - (strcmp(what, "running") == 0 ? 0 : 1);
 	char el[32], eta[32] = "?", bw[64] = "";
@@ -987,6 +996,17 @@ static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
 			if (s->rank == 0)
 				sweep_progress_line(s, &pr, i, label, "done before, skipped", -1);
 			continue;
+		}
+		/* A signal between points stops here, before the next dataset is touched. */
+		int stop = feedbench_stop != 0;
+		MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, s->comm);
+		if (stop) {
+			if (s->rank == 0)
+				fprintf(stderr,
+					"%sfeedbench: interrupted before point %ld/%ld; continue with "
+					"`feedbench sweep --resume %s`\n",
+					s->tty ? "\n" : "", i + 1, s->plan.npoints, s->dir);
+			return -FB_EINTR;
 		}
 		memset(&o, 0, sizeof(o));
 		o.config_path = s->args.config ? s->args.config : s->cfg->source;
@@ -1051,9 +1071,10 @@ static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
 	if (ngroups < 0)
 		return fb_fail(&s->err, ngroups, "cannot build the recommendation: %s",
 			       strerror(-ngroups));
-	printf("\n");
+	if (!s->args.quiet)
+		printf("\n");
 	rc = sweep_write_tables(s->dir, &s->plan, res, reco, ngroups, s->cfg->workload.name,
-				stdout, &s->err);
+				s->args.quiet ? NULL : stdout, &s->err);
 	free(reco);
 	if (rc < 0)
 		return rc;
@@ -1106,7 +1127,7 @@ static int sweep_run(struct sweep_state *s)
 	if ((rc = sweep_bcast_rc(s, rc)) < 0)
 		goto out_free;
 	MPI_Bcast(s->dir, sizeof(s->dir), MPI_CHAR, 0, s->comm);
-	if (s->rank == 0)
+	if (s->rank == 0 && !s->args.quiet)
 		printf("sweep: %ld points x %d repetition%s into %s\n", s->plan.npoints,
 		       s->plan.repetitions, s->plan.repetitions == 1 ? "" : "s", s->dir);
 	res = calloc((size_t)s->plan.npoints, sizeof(*res));
@@ -1158,7 +1179,7 @@ int sweep_main(int argc, char **argv, void *mpi_comm)
 	}
 	rc = sweep_run(s);
 	if (rc < 0 && s->rank == 0 && s->err.msg[0])
-		fprintf(stderr, "feedbench: %s\n", s->err.msg);
+		fprintf(stderr, "feedbench: error: %s\n", s->err.msg);
 	sweep_plan_free(&s->plan);
 	free(s->text);
 	free(s->cfg);

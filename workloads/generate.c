@@ -4,6 +4,7 @@
  */
 #include "workloads.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +26,31 @@
 static void manifest_path(const struct run *run, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", run->cfg.dataset.data_dir, MANIFEST_NAME);
+}
+
+/* Files in the data folder that are not part of the dataset are left alone, with a warning:
+ * everything but the dataset's files, their index files and the manifest. */
+static void manifest_foreign_files(struct run *run)
+{
+	DIR *d = opendir(run->cfg.dataset.data_dir);
+	uint64_t entries = 0, indexes = 0;
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (e->d_name[0] == '.')
+			continue;
+		entries++;
+		if (n > 4 && strcmp(e->d_name + n - 4, ".idx") == 0)
+			indexes++;
+	}
+	closedir(d);
+	uint64_t foreign = entries - indexes - 1 - run->ds.nfiles;
+	if (entries > indexes + 1 + run->ds.nfiles)
+		run_warn(run, "ignored %" PRIu64 " files in '%s' that are not part of the dataset",
+			 foreign, run->cfg.dataset.data_dir);
 }
 
 /* Rank 0: 0 when the manifest matches the config and every file is there, 1 with a reason
@@ -63,6 +89,7 @@ int manifest_check(struct run *run, char *why, size_t len)
 			 run->cfg.dataset.data_dir, run->ds.nfiles - missing, run->ds.nfiles);
 		return 1;
 	}
+	manifest_foreign_files(run);
 	return 0;
 }
 

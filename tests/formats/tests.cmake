@@ -1,0 +1,31 @@
+# Format tests: real mpiexec runs of tests/formats/check_formats.py (Python standard library
+# only) on the small configs in configs/formats/. Each format x access mode is generated,
+# read for 2 epochs at 4 ranks and verified; corruption (a flipped payload byte, and each
+# format's own damage) must end the run with exit 1 naming the file and the offset.
+find_package(Python3 COMPONENTS Interpreter)
+set(FB_FORMATS_PY ${CMAKE_CURRENT_LIST_DIR}/check_formats.py)
+
+function(fb_format_test name timeout)
+  add_test(NAME formats.${name} COMMAND ${Python3_EXECUTABLE} ${FB_FORMATS_PY} ${ARGN})
+  set_tests_properties(formats.${name} PROPERTIES
+    LABELS "formats;mpi" TIMEOUT ${timeout} ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endfunction()
+
+if(Python3_Interpreter_FOUND)
+  # npy / npz / wds
+  fb_format_test(npy_per_rank 120 matrix npy per_rank 4)
+  fb_format_test(npz_per_rank 120 matrix npz per_rank 4)
+  fb_format_test(npz_shared 120 matrix npz shared 4)
+  fb_format_test(npz_shared_whole 120 matrix npz shared 4 format.npz.read=whole)
+  fb_format_test(wds_per_rank 120 matrix wds per_rank 4)
+  fb_format_test(wds_shared 120 matrix wds shared 4)
+  fb_format_test(wds_no_shuffle 120 matrix wds per_rank 4 reader.sample_shuffle=off
+                 storage.transfer_size=4KiB)
+  fb_format_test(npy_shared_refused 60 refuse npy shared
+                 "format npy cannot be read with file_access = shared: npy stores one sample per file")
+  fb_format_test(npy_corrupt 120 corrupt npy)
+  fb_format_test(npz_corrupt 120 corrupt npz)
+  fb_format_test(wds_corrupt 120 corrupt wds)
+
+  # hdf5 / tfrecord
+endif()

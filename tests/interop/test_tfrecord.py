@@ -1,0 +1,252 @@
+"""TFRecord interop: feedbench's files read by the `tfrecord` Python package (with feedbench's
+index files) and by an independent framing check (crc32c package); files written by
+tfrecord.writer.TFRecordWriter (+ tfrecord2idx) read by feedbench; corruption gives
+TensorFlow's messages ("corrupted record at OFFSET", "truncated record at OFFSET").
+
+Environment (set by ctest): FEEDBENCH (binary), MPIEXEC.
+"""
+
+import json
+import os
+import struct
+import subprocess
+
+import crc32c
+import pytest
+from tfrecord.reader import tfrecord_loader
+from tfrecord.tools.tfrecord2idx import create_index
+from tfrecord.writer import TFRecordWriter
+
+FEEDBENCH = os.environ.get("FEEDBENCH", "feedbench")
+MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
+SAMPLE_MAGIC = 0x31534246  # "FBS1"
+
+
+def masked_crc(data):
+    crc = crc32c.crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def write_config(tmp_path, name, data_dir, **sections):
+    """A small config; sections maps "dataset" -> {key: value}, overriding the defaults."""
+    cfg = {
+        "workload": {"name": name},
+        "dataset": {
+            "data_dir": str(data_dir),
+            "format": "tfrecord",
+            "num_files_train": 2,
+            "num_samples_per_file": 6,
+            "record_length_bytes": 3000,
+            "record_length_bytes_stdev": 500,
+            "file_access": "per_rank",
+            "verify": "true",
+            "seed": 7,
+        },
+        "format.tfrecord": {"index": "true"},
+        "reader": {"batch_size": 1, "read_threads": 2, "sample_shuffle": "seed"},
+        "train": {"epochs": 1, "computation_time": 0},
+        "output": {"dir": str(tmp_path / "results")},
+    }
+    for sec, kv in sections.items():
+        cfg.setdefault(sec.replace("_", "."), {}).update(kv)
+    path = tmp_path / f"{name}.ini"
+    with open(path, "w") as f:
+        for sec, kv in cfg.items():
+            f.write(f"[{sec}]\n")
+            for k, v in kv.items():
+                f.write(f"{k} = {v}\n")
+    return path
+
+
+def feedbench(cmd, config, ranks=1, *extra):
+    args = [MPIEXEC, "--oversubscribe", "-n", str(ranks), FEEDBENCH, cmd, str(config)]
+    args += list(extra)
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def summary(tmp_path):
+    runs = sorted((tmp_path / "results").glob("*/summary.json"))
+    assert runs, "no summary.json written"
+    with open(runs[-1]) as f:
+        return json.load(f)
+
+
+def frames(path):
+    """(offset, framed size, data) of every record, checking both CRCs independently."""
+    out = []
+    with open(path, "rb") as f:
+        blob = f.read()
+    off = 0
+    while off < len(blob):
+        (length,) = struct.unpack_from("<Q", blob, off)
+        (lcrc,) = struct.unpack_from("<I", blob, off + 8)
+        assert lcrc == masked_crc(blob[off : off + 8]), f"length CRC at {off}"
+        data = blob[off + 12 : off + 12 + length]
+        (dcrc,) = struct.unpack_from("<I", blob, off + 12 + length)
+        assert dcrc == masked_crc(data), f"data CRC at {off}"
+        out.append((off, length + 16, data))
+        off += length + 16
+    assert off == len(blob)
+    return out
+
+
+def check_sample(buf, file_index, sample_index):
+    """The sample header feedbench writes (formats/sample.h) and its payload CRC."""
+    magic, crc, _seed, _dsid, fidx, length, sidx = struct.unpack_from("<IIQQIIQ", buf, 0)
+    assert magic == SAMPLE_MAGIC
+    assert fidx == file_index
+    assert sidx == sample_index
+    assert length == len(buf)
+    assert crc == crc32c.crc32c(bytes(buf[40:]))
+
+
+@pytest.fixture
+def generated(tmp_path):
+    data = tmp_path / "data"
+    cfg = write_config(tmp_path, "gen", data)
+    r = feedbench("generate", cfg)
+    assert r.returncode == 0, r.stderr
+    files = sorted(data.glob("*.tfrecord"))
+    assert len(files) == 2
+    return cfg, data, files
+
+
+def test_feedbench_files_read_by_tfrecord_package(generated):
+    _cfg, _data, files = generated
+    first = 0
+    for fidx, path in enumerate(files):
+        idx = str(path) + ".idx"
+        recs = frames(path)
+        # The index is DALI's / tfrecord2idx's: "<offset> <framed size>" per record.
+        with open(idx) as f:
+            lines = [tuple(map(int, line.split())) for line in f]
+        assert lines == [(off, size) for off, size, _ in recs]
+        loader = tfrecord_loader(
+            str(path), idx, {"image": "byte", "label": "int", "size": "int"}, shard=(0, 1)
+        )
+        n = 0
+        for i, ex in enumerate(loader):
+            img = bytes(ex["image"])
+            assert int(ex["size"][0]) == len(img)
+            assert int(ex["label"][0]) == first + i
+            check_sample(img, fidx, i)
+            n += 1
+        assert n == len(recs) == 6
+        first += n
+
+
+def test_collective_generation_is_one_writer_per_file(tmp_path):
+    """Shared files at 2 ranks: still one writer per file, readable the same way."""
+    data = tmp_path / "data"
+    cfg = write_config(tmp_path, "shared", data, dataset={"file_access": "shared"})
+    r = feedbench("run", cfg, 2)
+    assert r.returncode == 0, r.stderr
+    s = summary(tmp_path)
+    files = sorted(data.glob("*.tfrecord"))
+    # Bytes read are the framed records (header, Example, CRC): every file once.
+    assert s["metric"]["train_bytes_read"] == sum(os.path.getsize(p) for p in files)
+    for path in files:
+        assert len(frames(path)) == 6
+
+
+def write_python_tfrecords(data, with_index, nfiles=2, nrec=5):
+    data.mkdir()
+    total, sizes = 0, []
+    for k in range(nfiles):
+        path = data / f"py_{k}.tfrecord"
+        w = TFRecordWriter(str(path))
+        for i in range(nrec):
+            img = bytes((i * 31 + k + j) & 0xFF for j in range(100 + 37 * i))
+            w.write({"image": (img, "byte"), "label": (i, "int")})
+            sizes.append(len(img))
+        w.close()
+        if with_index:
+            create_index(str(path), str(path) + ".idx")
+    return sum(sizes), len(sizes)
+
+
+@pytest.mark.parametrize("with_index", [True, False])
+def test_python_tfrecords_read_by_feedbench(tmp_path, with_index):
+    data = tmp_path / "data"
+    nbytes, nrec = write_python_tfrecords(data, with_index)
+    cfg = write_config(
+        tmp_path,
+        "byo",
+        data,
+        dataset={"generate": "never", "verify": "false"},
+        format_tfrecord={"index": "true" if with_index else "false"},
+        train={"epochs": 2},
+    )
+    r = feedbench("run", cfg)
+    assert r.returncode == 0, r.stderr
+    s = summary(tmp_path)
+    disc = s["format"]["discovered"]
+    assert disc["files"] == 2
+    assert disc["samples"] == nrec
+    assert disc["bytes"] == nbytes
+    assert "'image' bytes" in disc["first_files"][0]["detail"]
+    # Samples are the image bytes; reads move whole framed records.
+    on_disk = sum(os.path.getsize(p) for p in data.glob("*.tfrecord"))
+    assert s["metric"]["train_bytes_read"] == 2 * on_disk
+    assert sum(e["samples"] for e in s["epochs"]) == 2 * nrec
+
+
+def test_example_without_image_is_read_whole(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    w = TFRecordWriter(str(data / "x.tfrecord"))
+    w.write({"pixels": (b"\x01\x02\x03", "byte"), "label": (1, "int")})
+    w.close()
+    whole = len(frames(data / "x.tfrecord")[0][2])
+    cfg = write_config(tmp_path, "noimg", data, dataset={"generate": "never", "verify": "false"})
+    r = feedbench("run", cfg)
+    assert r.returncode == 0, r.stderr
+    s = summary(tmp_path)
+    assert s["format"]["discovered"]["bytes"] == whole
+    assert s["metric"]["train_bytes_read"] == whole + 16
+
+
+def flip(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
+@pytest.mark.parametrize("index", ["true", "false"])
+@pytest.mark.parametrize("where", ["length", "length_crc", "payload", "data_crc"])
+def test_corruption_names_the_record(generated, tmp_path, index, where):
+    cfg, _data, files = generated
+    recs = frames(files[1])
+    off, size, _ = recs[3]
+    at = {"length": off + 1, "length_crc": off + 9, "payload": off + 200, "data_crc": off + size - 2}
+    flip(files[1], at[where])
+    cfg = write_config(
+        tmp_path,
+        "gen",
+        tmp_path / "data",
+        dataset={"generate": "never"},
+        format_tfrecord={"index": index},
+    )
+    r = feedbench("run", cfg)
+    assert r.returncode == 1, r.stderr
+    assert f"corrupted record at {off} in '{files[1]}'" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("index", ["true", "false"])
+def test_truncation_names_the_record(generated, tmp_path, index):
+    cfg, _data, files = generated
+    recs = frames(files[0])
+    off, size, _ = recs[4]
+    os.truncate(files[0], off + size // 2)
+    cfg = write_config(
+        tmp_path,
+        "gen",
+        tmp_path / "data",
+        dataset={"generate": "never"},
+        format_tfrecord={"index": index},
+    )
+    r = feedbench("run", cfg)
+    assert r.returncode == 1, r.stderr
+    assert f"truncated record at {off} in '{files[0]}'" in r.stderr, r.stderr
