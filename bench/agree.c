@@ -30,7 +30,8 @@ int agree(struct run *run, int rc)
 		return 0;
 	MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, run->comm);
 	if (run->rank == out.rank)
-		snprintf(msg, sizeof(msg), "%.990s", run->err.msg[0] ? run->err.msg : fb_strerror(code));
+		snprintf(msg, sizeof(msg), "%.990s",
+			 run->err.msg[0] ? run->err.msg : fb_strerror(code));
 	MPI_Bcast(&code, 1, MPI_INT, out.rank, run->comm);
 	MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, out.rank, run->comm);
 	pthread_mutex_lock(&run->err.lock);
@@ -55,8 +56,8 @@ void agree_notify_failure(struct run *run)
 		MPI_Request req;
 		if (r == run->rank)
 			continue;
-		if (MPI_Isend(&run->notify_buf, 1, MPI_INT, r, NOTIFY_TAG, run->notify_comm, &req) ==
-		    MPI_SUCCESS)
+		if (MPI_Isend(&run->notify_buf, 1, MPI_INT, r, NOTIFY_TAG, run->notify_comm,
+			      &req) == MPI_SUCCESS)
 			MPI_Request_free(&req);
 	}
 }
@@ -99,10 +100,11 @@ static void *watchdog_main(void *arg)
 		uint64_t last = __atomic_load_n(&run->progress_ns, __ATOMIC_RELAXED);
 		double idle = timer_ns_to_s(timer_now_ns() - last);
 		if (idle > run->watchdog_s) {
-			fprintf(stderr,
-				"feedbench: rank %d: no progress for %.0f s ([train] watchdog): a peer "
-				"rank may have died; ending the job\n",
-				run->rank, idle);
+			fprintf(
+			    stderr,
+			    "feedbench: rank %d: no progress for %.0f s ([train] watchdog): a peer "
+			    "rank may have died; ending the job\n",
+			    run->rank, idle);
 			fflush(stderr);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}

@@ -64,10 +64,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	static const struct {
 		const char *name;
 		enum cli_command cmd;
-	} cmds[] = {{"run", CLI_RUN},	    {"generate", CLI_GENERATE}, {"validate", CLI_VALIDATE},
-		    {"keys", CLI_KEYS},	    {"list", CLI_LIST},		{"sweep", CLI_SWEEP},
-		    {"plot", CLI_PLOT},	    {"--help", CLI_HELP},	{"-h", CLI_HELP},
-		    {"help", CLI_HELP},	    {"--version", CLI_VERSION}, {"version", CLI_VERSION}};
+	} cmds[] = {{"run", CLI_RUN},	{"generate", CLI_GENERATE}, {"validate", CLI_VALIDATE},
+		    {"keys", CLI_KEYS}, {"list", CLI_LIST},	    {"sweep", CLI_SWEEP},
+		    {"plot", CLI_PLOT}, {"--help", CLI_HELP},	    {"-h", CLI_HELP},
+		    {"help", CLI_HELP}, {"--version", CLI_VERSION}, {"version", CLI_VERSION}};
 
 	memset(c, 0, sizeof(*c));
 	if (argc < 2) {
@@ -78,7 +78,8 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		if (strcmp(argv[1], cmds[i].name) == 0)
 			c->cmd = cmds[i].cmd;
 	if (c->cmd == CLI_NONE) {
-		fprintf(stderr, "feedbench: unknown command '%s' (see feedbench --help)\n", argv[1]);
+		fprintf(stderr, "feedbench: unknown command '%s' (see feedbench --help)\n",
+			argv[1]);
 		return -FB_EUSAGE;
 	}
 	c->argc = argc - 1;
@@ -102,8 +103,9 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			c->opts.quiet = true;
 		} else if (a[0] == '-') {
-			fprintf(stderr, "feedbench: unknown or incomplete option '%s' (see feedbench "
-					"--help)\n",
+			fprintf(stderr,
+				"feedbench: unknown or incomplete option '%s' (see feedbench "
+				"--help)\n",
 				a);
 			return -FB_EUSAGE;
 		} else if (!c->opts.config_path) {

@@ -6,13 +6,23 @@
 
 #include "runner.h"
 
-enum cli_command { CLI_NONE, CLI_RUN, CLI_GENERATE, CLI_VALIDATE, CLI_KEYS, CLI_LIST, CLI_SWEEP,
-		   CLI_PLOT, CLI_HELP, CLI_VERSION };
+enum cli_command {
+	CLI_NONE,
+	CLI_RUN,
+	CLI_GENERATE,
+	CLI_VALIDATE,
+	CLI_KEYS,
+	CLI_LIST,
+	CLI_SWEEP,
+	CLI_PLOT,
+	CLI_HELP,
+	CLI_VERSION
+};
 
 struct cli {
 	enum cli_command cmd;
 	struct runner_opts opts;
-	int argc;   /* the subcommand's own arguments (sweep, plot) */
+	int argc; /* the subcommand's own arguments (sweep, plot) */
 	char **argv;
 };
 

@@ -32,7 +32,8 @@ static size_t cfg_key_index(const struct cfg_key *k)
 const struct cfg_key *cfg_find(const char *section, const char *name)
 {
 	for (size_t i = 0; i < cfg_nkeys; i++)
-		if (strcmp(cfg_keys[i].section, section) == 0 && strcmp(cfg_keys[i].name, name) == 0)
+		if (strcmp(cfg_keys[i].section, section) == 0 &&
+		    strcmp(cfg_keys[i].name, name) == 0)
 			return &cfg_keys[i];
 	return NULL;
 }
@@ -195,10 +196,20 @@ int cfg_parse_size(const char *text, uint64_t *out, char *why, size_t whylen)
 		const char *suffix;
 		long double mult;
 	} units[] = {
-		{"", 1},	       {"b", 1},	     {"k", 1024.0L},	 {"kib", 1024.0L},
-		{"kb", 1e3L},	       {"m", 1048576.0L},    {"mib", 1048576.0L}, {"mb", 1e6L},
-		{"g", 1073741824.0L}, {"gib", 1073741824.0L}, {"gb", 1e9L},
-		{"t", 1099511627776.0L}, {"tib", 1099511627776.0L}, {"tb", 1e12L},
+	    {"", 1},
+	    {"b", 1},
+	    {"k", 1024.0L},
+	    {"kib", 1024.0L},
+	    {"kb", 1e3L},
+	    {"m", 1048576.0L},
+	    {"mib", 1048576.0L},
+	    {"mb", 1e6L},
+	    {"g", 1073741824.0L},
+	    {"gib", 1073741824.0L},
+	    {"gb", 1e9L},
+	    {"t", 1099511627776.0L},
+	    {"tib", 1099511627776.0L},
+	    {"tb", 1e12L},
 	};
 	long double v;
 	const char *unit;
@@ -243,9 +254,8 @@ int cfg_parse_duration(const char *text, double *out, char *why, size_t whylen)
 	static const struct {
 		const char *suffix;
 		double mult;
-	} units[] = {{"", 1},	  {"s", 1},	{"sec", 1},   {"ms", 1e-3},
-		     {"us", 1e-6}, {"µs", 1e-6}, {"ns", 1e-9}, {"m", 60},
-		     {"min", 60},  {"h", 3600}};
+	} units[] = {{"", 1},	   {"s", 1},	 {"sec", 1}, {"ms", 1e-3}, {"us", 1e-6},
+		     {"µs", 1e-6}, {"ns", 1e-9}, {"m", 60},  {"min", 60},  {"h", 3600}};
 	long double v;
 	const char *unit;
 	char u[8];
@@ -261,7 +271,8 @@ int cfg_parse_duration(const char *text, double *out, char *why, size_t whylen)
 			if (strcmp(u, units[i].suffix) == 0) {
 				double d = (double)(v * units[i].mult);
 				if (!isfinite(d)) {
-					snprintf(why, whylen, "'%s' is not a finite duration", text);
+					snprintf(why, whylen, "'%s' is not a finite duration",
+						 text);
 					return -FB_ECONFIG;
 				}
 				*out = d;
@@ -326,8 +337,8 @@ static int cfg_assign(struct config *cfg, const struct cfg_key *k, const char *t
 		if ((rc = cfg_parse_int(text, &v, why, whylen)) < 0)
 			return rc;
 		if (out_of_range(k, (double)v)) {
-			snprintf(why, whylen, "%" PRId64 " is out of range: expected %.0f to %.0f", v,
-				 k->min, k->max);
+			snprintf(why, whylen, "%" PRId64 " is out of range: expected %.0f to %.0f",
+				 v, k->min, k->max);
 			return -FB_ECONFIG;
 		}
 		*(int64_t *)dst = v;
@@ -339,8 +350,8 @@ static int cfg_assign(struct config *cfg, const struct cfg_key *k, const char *t
 			return rc;
 		if (out_of_range(k, (double)v)) {
 			snprintf(why, whylen,
-				 "%" PRIu64 " bytes is out of range: expected %.0f to %.0f bytes", v,
-				 k->min, k->max);
+				 "%" PRIu64 " bytes is out of range: expected %.0f to %.0f bytes",
+				 v, k->min, k->max);
 			return -FB_ECONFIG;
 		}
 		*(uint64_t *)dst = v;
@@ -425,12 +436,12 @@ struct parse_state {
 	struct config *cfg;
 	struct fb_errbuf *err;
 	const char *source;
-	int *key_lines;     /* line of the n-th handler call, from the pre-scan */
+	int *key_lines; /* line of the n-th handler call, from the pre-scan */
 	int nkey_lines;
 	char (*sections)[CFG_NAME_MAX]; /* section header text per line */
 	int *section_lines;
 	int nsections;
-	int call;           /* handler calls so far */
+	int call;	    /* handler calls so far */
 	int seen_line[256]; /* per key row: line it was set on in this file */
 	int hint_lines[CFG_MAX_HINTS];
 	int rc;
@@ -486,18 +497,20 @@ static int cfg_add_sweep(struct parse_state *st, const char *name, const char *v
 			s = cfg_suggest(sec, dot + 1);
 		}
 		if (s)
-			return fb_fail(st->err, -FB_ECONFIG,
-				       "%s:%d: [sweep] names unknown key '%s' (did you mean '%s.%s'?)",
-				       st->source, line, name, s->section, s->name);
+			return fb_fail(
+			    st->err, -FB_ECONFIG,
+			    "%s:%d: [sweep] names unknown key '%s' (did you mean '%s.%s'?)",
+			    st->source, line, name, s->section, s->name);
 		return fb_fail(st->err, -FB_ECONFIG,
 			       "%s:%d: [sweep] names unknown key '%s' (expected section.key)",
 			       st->source, line, name);
 	}
 	for (int i = 0; i < cfg->sweep.nkeys; i++)
 		if (strcmp(cfg->sweep.keys[i].key, name) == 0)
-			return fb_fail(st->err, -FB_ECONFIG,
-				       "%s:%d: duplicate key '%s' in [sweep] (first set on line %d)",
-				       st->source, line, name, cfg->sweep.keys[i].line);
+			return fb_fail(
+			    st->err, -FB_ECONFIG,
+			    "%s:%d: duplicate key '%s' in [sweep] (first set on line %d)",
+			    st->source, line, name, cfg->sweep.keys[i].line);
 	if (cfg->sweep.nkeys >= CFG_MAX_SWEEP)
 		return fb_fail(st->err, -FB_ECONFIG, "%s:%d: more than %d swept keys", st->source,
 			       line, CFG_MAX_SWEEP);
@@ -543,9 +556,10 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
 					 "%s:%d: unknown key '%s' in [%s] (did you mean '%s'?)",
 					 st->source, line, name, section, s->name);
 		else if (s)
-			st->rc = fb_fail(st->err, -FB_ECONFIG,
-					 "%s:%d: unknown key '%s' in [%s] (did you mean '%s' in [%s]?)",
-					 st->source, line, name, section, s->name, s->section);
+			st->rc =
+			    fb_fail(st->err, -FB_ECONFIG,
+				    "%s:%d: unknown key '%s' in [%s] (did you mean '%s' in [%s]?)",
+				    st->source, line, name, section, s->name, s->section);
 		else
 			st->rc = fb_fail(st->err, -FB_ECONFIG,
 					 "%s:%d: unknown key '%s' in [%s] (see `feedbench keys`)",
@@ -555,8 +569,8 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
 	size_t idx = cfg_key_index(k);
 	if (st->seen_line[idx]) {
 		st->rc = fb_fail(st->err, -FB_ECONFIG,
-				 "%s:%d: duplicate key '%s' in [%s] (first set on line %d)", st->source,
-				 line, name, section, st->seen_line[idx]);
+				 "%s:%d: duplicate key '%s' in [%s] (first set on line %d)",
+				 st->source, line, name, section, st->seen_line[idx]);
 		return 0;
 	}
 	st->seen_line[idx] = line ? line : -1;
@@ -609,8 +623,10 @@ static int prescan(struct parse_state *st, const char *text, size_t len)
 			const char *close = memchr(p, ']', (size_t)(text + end - p));
 			if (st->nsections == scap) {
 				scap *= 2;
-				st->sections = realloc(st->sections, sizeof(*st->sections) * (size_t)scap);
-				st->section_lines = realloc(st->section_lines, sizeof(int) * (size_t)scap);
+				st->sections =
+				    realloc(st->sections, sizeof(*st->sections) * (size_t)scap);
+				st->section_lines =
+				    realloc(st->section_lines, sizeof(int) * (size_t)scap);
 				if (!st->sections || !st->section_lines)
 					return fb_fail(st->err, -ENOMEM, "out of memory");
 			}
@@ -650,8 +666,8 @@ int cfg_parse_text(struct config *cfg, const char *text, size_t len, const char 
 	if (rc < 0)
 		goto out;
 	if (st.nkey_lines == 0) {
-		rc = fb_fail(err, -FB_ECONFIG, "%s: the config file is empty (no key = value lines)",
-			     source);
+		rc = fb_fail(err, -FB_ECONFIG,
+			     "%s: the config file is empty (no key = value lines)", source);
 		goto out;
 	}
 	/* CRLF: drop the carriage returns so values never end in '\r'. */
@@ -710,8 +726,8 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 			const struct cfg_key *s = cfg_suggest(sec, dot + 1);
 			if (s)
 				return fb_fail(err, -FB_EUSAGE,
-					       "--set %s: unknown key (did you mean '%s.%s'?)", dotted,
-					       s->section, s->name);
+					       "--set %s: unknown key (did you mean '%s.%s'?)",
+					       dotted, s->section, s->name);
 		}
 		return fb_fail(err, -FB_EUSAGE, "--set %s: unknown key (see `feedbench keys`)",
 			       dotted);
@@ -786,7 +802,8 @@ static void cfg_write_selected(const struct config *cfg, FILE *out, bool hashing
 			continue;
 		if (dataset && !(k->flags & CFG_F_DATASET))
 			continue;
-		if (!hashing && !dataset && strcmp(k->section, "sweep") == 0 && cfg->sweep.nkeys == 0)
+		if (!hashing && !dataset && strcmp(k->section, "sweep") == 0 &&
+		    cfg->sweep.nkeys == 0)
 			continue;
 		if (strcmp(section, k->section) != 0) {
 			fprintf(out, "%s[%s]\n", *section ? "\n" : "", k->section);
@@ -888,8 +905,9 @@ void cfg_write_keys_markdown(FILE *out)
 	for (size_t i = 0; i < cfg_nkeys; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		if (strcmp(section, k->section) != 0) {
-			fprintf(out, "\n## [%s]\n\n| key | type | default | range or choices | help |\n"
-				     "|---|---|---|---|---|\n",
+			fprintf(out,
+				"\n## [%s]\n\n| key | type | default | range or choices | help |\n"
+				"|---|---|---|---|---|\n",
 				k->section);
 			section = k->section;
 		}
@@ -919,7 +937,8 @@ int cfg_read_file(const char *path, char **text, size_t *len, struct fb_errbuf *
 			       "cannot open config '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fb_fail(err, -FB_EUSAGE, "cannot read config '%s': not a regular file", path);
+		return fb_fail(err, -FB_EUSAGE, "cannot read config '%s': not a regular file",
+			       path);
 	}
 	if (st.st_size > 16 * 1024 * 1024) {
 		close(fd);

@@ -15,11 +15,11 @@
 
 #include "errors.h"
 
-#define CFG_PATH_MAX 1024
-#define CFG_NAME_MAX 128
+#define CFG_PATH_MAX  1024
+#define CFG_NAME_MAX  128
 #define CFG_MAX_HINTS 64
 #define CFG_MAX_SWEEP 16
-#define CFG_HINT_MAX 256
+#define CFG_HINT_MAX  256
 
 enum cfg_type {
 	CFG_BOOL,     /* true/false/yes/no/on/off/1/0 */
@@ -34,7 +34,7 @@ enum cfg_type {
 
 /* Row flags. */
 #define CFG_F_DATASET 0x1 /* changes the files on disk: part of the dataset identity */
-#define CFG_F_NOHASH 0x2  /* excluded from config_hash (output settings) */
+#define CFG_F_NOHASH  0x2 /* excluded from config_hash (output settings) */
 
 enum { FILE_ACCESS_PER_RANK, FILE_ACCESS_SHARED };
 enum { GENERATE_AUTO, GENERATE_ALWAYS, GENERATE_NEVER };
@@ -108,8 +108,8 @@ struct config {
 		int64_t fail_nth;    /* fail the Nth call of fail_op (1-based); 0 = never */
 		char fail_errno[16]; /* EIO, ENOSPC, ... */
 		bool short_reads;    /* return at most half of each request */
-		bool eintr;          /* return EINTR once every other call */
-		char inner[16];      /* posix */
+		bool eintr;	     /* return EINTR once every other call */
+		char inner[16];	     /* posix */
 	} faulty;
 	struct {
 		int64_t batch_size;
@@ -156,7 +156,7 @@ struct cfg_key {
 	enum cfg_type type;
 	size_t offset;
 	const char *def;
-	double min, max;          /* inclusive range for numbers (min > max: unchecked) */
+	double min, max;	    /* inclusive range for numbers (min > max: unchecked) */
 	const char *const *choices; /* NULL-terminated for CFG_CHOICE */
 	unsigned flags;
 	const char *help;

@@ -11,8 +11,8 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
 	const struct format_ops *fmt = format_find(cfg->dataset.format);
-	const struct storage_ops *st = storage_find(
-		cfg_choice_name("storage", "backend", cfg->storage.backend));
+	const struct storage_ops *st =
+	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
 	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
 
 	if (!fmt)
@@ -32,41 +32,42 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 			       src);
 	if (cfg->storage.direct) {
 		if (!(fmt->caps & FORMAT_CAP_DIRECT))
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: format %s cannot be read with direct = true: its sample "
-				       "offsets are not aligned to %d bytes%s",
-				       src, fmt->name, DIO_ALIGN,
-				       (fmt->caps & FORMAT_CAP_OWNS_IO)
-					       ? " and its library has no O_DIRECT driver"
-					       : "");
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: format %s cannot be read with direct = true: its sample "
+			    "offsets are not aligned to %d bytes%s",
+			    src, fmt->name, DIO_ALIGN,
+			    (fmt->caps & FORMAT_CAP_OWNS_IO)
+				? " and its library has no O_DIRECT driver"
+				: "");
 		if (!(st->caps & STORAGE_CAP_DIRECT))
 			return fb_fail(err, -FB_ECONFIG,
 				       "%s: storage back-end %s cannot honour direct = true", src,
 				       st->name);
 		if (cfg->dataset.record_length_bytes % DIO_ALIGN)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: direct = true needs record_length_bytes to be a multiple "
-				       "of %d (O_DIRECT alignment); %llu is not",
-				       src, DIO_ALIGN,
-				       (unsigned long long)cfg->dataset.record_length_bytes);
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: direct = true needs record_length_bytes to be a multiple "
+			    "of %d (O_DIRECT alignment); %llu is not",
+			    src, DIO_ALIGN, (unsigned long long)cfg->dataset.record_length_bytes);
 		if (cfg->storage.transfer_size % DIO_ALIGN)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: direct = true needs transfer_size to be a multiple of %d "
-				       "(O_DIRECT alignment); %llu is not",
-				       src, DIO_ALIGN,
-				       (unsigned long long)cfg->storage.transfer_size);
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: direct = true needs transfer_size to be a multiple of %d "
+			    "(O_DIRECT alignment); %llu is not",
+			    src, DIO_ALIGN, (unsigned long long)cfg->storage.transfer_size);
 	}
-	if (cfg->dataset.record_length_bytes_stdev == 0 && cfg->storage.transfer_size >
-	    cfg->dataset.record_length_bytes)
+	if (cfg->dataset.record_length_bytes_stdev == 0 &&
+	    cfg->storage.transfer_size > cfg->dataset.record_length_bytes)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: transfer_size (%llu) is larger than a record (%llu bytes)", src,
 			       (unsigned long long)cfg->storage.transfer_size,
 			       (unsigned long long)cfg->dataset.record_length_bytes);
 	if (cfg->mpiio.collective) {
 		if (cfg->storage.backend != BACKEND_MPIIO && strcmp(fmt->name, "hdf5") != 0)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: [storage.mpiio] collective = true needs backend = mpiio",
-				       src);
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: [storage.mpiio] collective = true needs backend = mpiio", src);
 		if (!shared)
 			return fb_fail(err, -FB_ECONFIG,
 				       "%s: collective reads need file_access = shared (ranks must "
@@ -80,12 +81,13 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 			       src);
 	if (cfg->storage.backend == BACKEND_MPIIO && !(fmt->caps & FORMAT_CAP_MPIIO) &&
 	    !(fmt->caps & FORMAT_CAP_OWNS_IO))
-		return fb_fail(err, -FB_ECONFIG, "%s: format %s cannot be read through backend = mpiio",
-			       src, fmt->name);
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s cannot be read through backend = mpiio", src,
+			       fmt->name);
 	if (cfg->storage.stripe_size % 65536)
 		return fb_fail(err, -FB_ECONFIG,
-			       "%s: stripe_size must be a multiple of 64 KiB (Lustre); %llu is not", src,
-			       (unsigned long long)cfg->storage.stripe_size);
+			       "%s: stripe_size must be a multiple of 64 KiB (Lustre); %llu is not",
+			       src, (unsigned long long)cfg->storage.stripe_size);
 	if (cfg->train.computation_time_stdev > 0 && cfg->train.computation_time == 0)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: computation_time_stdev is set but computation_time is 0", src);

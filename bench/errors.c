@@ -8,7 +8,7 @@ static const struct {
 	const char *text;
 } fb_error_table[] = {
 #define FB_X_TABLE(name, exit, text) [name - FB_EBASE] = {exit, text},
-	FB_ERRORS(FB_X_TABLE)
+    FB_ERRORS(FB_X_TABLE)
 #undef FB_X_TABLE
 };
 

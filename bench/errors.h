@@ -31,7 +31,7 @@ enum fb_error {
 #define FB_X_ENUM(name, exit, text) name,
 	FB_ERRORS(FB_X_ENUM)
 #undef FB_X_ENUM
-	FB_ELAST
+	    FB_ELAST
 };
 
 /* Text for a code (negative or positive; errno values go through strerror). */
@@ -43,14 +43,14 @@ int fb_exit_status(int err);
 /* First error of a rank, with its context. Thread-safe: the first fb_fail() wins. */
 struct fb_errbuf {
 	pthread_mutex_t lock;
-	int code;       /* 0 or the first negative code recorded */
+	int code;	/* 0 or the first negative code recorded */
 	char msg[1024]; /* "cannot open 'x': No such file or directory" */
 };
 
 void fb_errbuf_init(struct fb_errbuf *e);
 /* Records code and a formatted message unless one is already recorded; returns code. */
 int fb_fail(struct fb_errbuf *e, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int fb_vfail(struct fb_errbuf *e, int code, const char *fmt, va_list ap);
 /* Drops a recorded error (used when a retry succeeded or a probe may fail). */
 void fb_errbuf_clear(struct fb_errbuf *e);

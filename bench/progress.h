@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 struct progress {
-	const char *what;   /* "generating", "epoch 2/3" */
+	const char *what; /* "generating", "epoch 2/3" */
 	uint64_t start_ns;
 	uint64_t last_ns;
 	bool tty;
-	bool active;        /* false on ranks other than 0, or when quiet */
+	bool active; /* false on ranks other than 0, or when quiet */
 	bool printed;
 };
 

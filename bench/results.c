@@ -211,7 +211,8 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective %s",
 			 cfg->storage.stripe_count, json_string_value(eff));
 	else if (json_is_object(eff))
-		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective count %lld size %lld",
+		snprintf(stripe, sizeof(stripe),
+			 "requested count %" PRId64 ", effective count %lld size %lld",
 			 cfg->storage.stripe_count,
 			 (long long)json_integer_value(json_object_get(eff, "count")),
 			 (long long)json_integer_value(json_object_get(eff, "size")));
@@ -220,8 +221,8 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 			 cfg->storage.stripe_count);
 
 	fprintf(f, "## feedbench %s: %s\n\n", FEEDBENCH_VERSION, cfg->workload.name);
-	fprintf(f, "- run: %d ranks on %d node%s (%s), %" PRId64 " epochs x %" PRId64
-		   " repetitions\n",
+	fprintf(f,
+		"- run: %d ranks on %d node%s (%s), %" PRId64 " epochs x %" PRId64 " repetitions\n",
 		run->nranks, run->nnodes, run->nnodes == 1 ? "" : "s", run->hostname,
 		cfg->train.epochs, cfg->output.repetitions);
 	fprintf(f, "- dataset: %s, %s, %u files, %" PRIu64 " samples, %.1f MiB%s\n",
@@ -239,8 +240,9 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		d->host_mem / (MIB * 1024),
 		d->cache_resident ? " -> **cache-resident**: reads may come from memory" : "");
 	fprintf(f, "- stripe: %s\n", stripe);
-	fprintf(f, "- accelerator: %s; computation_time %.6g s/step, batch %" PRId64
-		   ", %" PRId64 " read threads, prefetch %" PRId64 "\n\n",
+	fprintf(f,
+		"- accelerator: %s; computation_time %.6g s/step, batch %" PRId64 ", %" PRId64
+		" read threads, prefetch %" PRId64 "\n\n",
 		run->accel_why, cfg->train.computation_time, cfg->reader.batch_size,
 		cfg->reader.read_threads, cfg->reader.prefetch_size);
 
@@ -266,8 +268,9 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		cfg->train.au_threshold * 100, d->verdict, rmin_au, rsum_au / run->nranks, rmax_au);
 	fprintf(f, "| data wait p50 / p99 | %.3f / %.3f ms | |\n",
 		hist_quantile(&d->wait, 0.5) * 1e3, hist_quantile(&d->wait, 0.99) * 1e3);
-	fprintf(f, "| read latency p50 / p90 / p99 / p99.9 / max | %.3f / %.3f / %.3f / %.3f / "
-		   "%.3f ms | |\n\n",
+	fprintf(f,
+		"| read latency p50 / p90 / p99 / p99.9 / max | %.3f / %.3f / %.3f / %.3f / "
+		"%.3f ms | |\n\n",
 		hist_quantile(&d->lat, 0.5) * 1e3, hist_quantile(&d->lat, 0.9) * 1e3,
 		hist_quantile(&d->lat, 0.99) * 1e3, hist_quantile(&d->lat, 0.999) * 1e3,
 		(double)d->lat.max_ns / 1e6);
@@ -286,8 +289,8 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 	}
 }
 
-static int write_csvs(const char *dir, const struct report_data *d,
-		      const struct timeline_event *tl, const int *tl_count, const int *tl_displ)
+static int write_csvs(const char *dir, const struct report_data *d, const struct timeline_event *tl,
+		      const int *tl_count, const int *tl_displ)
 {
 	const struct run *run = d->run;
 	char *buf = NULL;
@@ -303,8 +306,9 @@ static int write_csvs(const char *dir, const struct report_data *d,
 		   "data_wait_p99_seconds,au_threshold_percentage\n");
 	for (int i = 0; i < d->nep; i++) {
 		const struct epoch_total *e = &d->ep[i];
-		fprintf(m, "%d,%d,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f,"
-			   "%.9f,%.9f,%.2f\n",
+		fprintf(m,
+			"%d,%d,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f,"
+			"%.9f,%.9f,%.2f\n",
 			e->rep + 1, e->epoch + 1, e->wall, e->bytes, e->ops, e->samples, e->bw,
 			e->iops, e->sps, e->au, hist_quantile(&e->lat, 0.5),
 			hist_quantile(&e->lat, 0.9), hist_quantile(&e->lat, 0.99),
@@ -404,14 +408,14 @@ static void add_metrics(json_t *summary, struct report_data *d)
 	struct summary_stat sa = stat_summarise(auv, d->nep), si = stat_summarise(iov, d->nep),
 			    ss = stat_summarise(spv, d->nep);
 	d->au_mean = sa.mean;
-	d->verdict = sa.mean >= run->cfg.train.au_threshold * 100 ? "compute-bound"
-								  : "storage-bound";
+	d->verdict =
+	    sa.mean >= run->cfg.train.au_threshold * 100 ? "compute-bound" : "storage-bound";
 	json_object_set_new(m, "train_au_percentage", au);
 	json_object_set_new(m, "train_au_mean_percentage", json_real(sa.mean));
 	json_object_set_new(m, "train_au_stdev_percentage", json_real(sa.stddev));
-	json_object_set_new(m, "train_au_meet_expectation",
-			    json_string(sa.mean >= run->cfg.train.au_threshold * 100 ? "success"
-										      : "fail"));
+	json_object_set_new(
+	    m, "train_au_meet_expectation",
+	    json_string(sa.mean >= run->cfg.train.au_threshold * 100 ? "success" : "fail"));
 	json_object_set_new(m, "train_throughput_samples_per_second", tp);
 	json_object_set_new(m, "train_throughput_mean_samples_per_second", json_real(ss.mean));
 	json_object_set_new(m, "train_throughput_stdev_samples_per_second", json_real(ss.stddev));
@@ -434,9 +438,12 @@ static void add_metrics(json_t *summary, struct report_data *d)
 
 static void add_repetitions(json_t *summary, const struct report_data *d, int nreps)
 {
-	double *bw = calloc((size_t)nreps, sizeof(double)), *io = calloc((size_t)nreps, sizeof(double));
-	double *sp = calloc((size_t)nreps, sizeof(double)), *au = calloc((size_t)nreps, sizeof(double));
-	double *w99 = calloc((size_t)nreps, sizeof(double)), *l99 = calloc((size_t)nreps, sizeof(double));
+	double *bw = calloc((size_t)nreps, sizeof(double)),
+	       *io = calloc((size_t)nreps, sizeof(double));
+	double *sp = calloc((size_t)nreps, sizeof(double)),
+	       *au = calloc((size_t)nreps, sizeof(double));
+	double *w99 = calloc((size_t)nreps, sizeof(double)),
+	       *l99 = calloc((size_t)nreps, sizeof(double));
 	json_t *reps = json_array();
 
 	for (int r = 0; r < nreps; r++) {
@@ -524,9 +531,9 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(st, "fs_block_size", json_integer((json_int_t)run->fs.block_size));
 	json_object_set_new(st, "fs_free_bytes", json_integer((json_int_t)run->fs.free_bytes));
 	json_object_set_new(st, "direct", json_boolean(cfg->storage.direct));
-	json_object_set_new(st, "page_cache",
-			    json_string(cfg_choice_name("storage", "page_cache",
-							cfg->storage.page_cache)));
+	json_object_set_new(
+	    st, "page_cache",
+	    json_string(cfg_choice_name("storage", "page_cache", cfg->storage.page_cache)));
 	json_object_set_new(st, "transfer_size_bytes",
 			    json_integer((json_int_t)cfg->storage.transfer_size));
 	json_object_set_new(st, "dataset_bytes", json_integer((json_int_t)run->ds.data_bytes));
@@ -634,7 +641,8 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp-%d", parent, slash ? slash + 1 : final_dir,
 		 (int)getpid());
 	if ((rc = util_mkdirs(parent, 0755)) < 0 || (rc = util_mkdirs(tmp, 0755)) < 0)
-		return run_fail(run, rc, "cannot create results folder '%s': %s", tmp, strerror(-rc));
+		return run_fail(run, rc, "cannot create results folder '%s': %s", tmp,
+				strerror(-rc));
 
 	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
@@ -661,8 +669,9 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		rc = util_fsync_dir(parent);
 	if (rc < 0) {
 		util_remove_tree(tmp);
-		return run_fail(run, rc, "cannot write results into '%s': %s (earlier results are "
-					 "untouched)",
+		return run_fail(run, rc,
+				"cannot write results into '%s': %s (earlier results are "
+				"untouched)",
 				final_dir, strerror(-rc));
 	}
 	return 0;

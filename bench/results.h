@@ -15,7 +15,7 @@ struct results_ctx {
 	char start_iso[32];
 	char end_iso[32];
 	char run_id[64];
-	double gen_s;   /* generation time (0 when reused) */
+	double gen_s; /* generation time (0 when reused) */
 };
 
 /* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`

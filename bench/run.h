@@ -24,23 +24,23 @@ struct fs_sys; /* bench/storage/fs_sys.h */
 
 /* File system facts about the data folder (bench/storage/fsdetect.c). */
 struct fs_info {
-	char type[32];      /* "ext4", "lustre", ... */
-	char mount[1024];   /* mount point */
-	char device[256];   /* source in /proc/self/mounts */
-	uint64_t magic;     /* statfs f_type */
+	char type[32];	  /* "ext4", "lustre", ... */
+	char mount[1024]; /* mount point */
+	char device[256]; /* source in /proc/self/mounts */
+	uint64_t magic;	  /* statfs f_type */
 	uint64_t block_size;
 	uint64_t free_bytes;
 	uint64_t total_bytes;
-	bool can_stripe;    /* lustre */
+	bool can_stripe; /* lustre */
 };
 
 struct run {
 	struct config cfg;
-	MPI_Comm comm;      /* all ranks of the run */
+	MPI_Comm comm;	      /* all ranks of the run */
 	MPI_Comm notify_comm; /* duplicate of comm for failure notices (agree.c) */
-	int notified;       /* this rank has told the others it failed */
-	int notify_buf;     /* payload of the failure notices */
-	pthread_t watchdog; /* agree.c */
+	int notified;	      /* this rank has told the others it failed */
+	int notify_buf;	      /* payload of the failure notices */
+	pthread_t watchdog;   /* agree.c */
 	int watchdog_on;
 	double watchdog_s;
 	int rank, nranks;
@@ -58,9 +58,9 @@ struct run {
 	struct fs_info fs;
 	bool dataset_regenerated;
 	const struct fs_sys *fs_sys; /* calls behind fs detection and striping; NULL = real */
-	void *storage_priv;          /* back-end state per run (faulty's counters); free() at end */
+	void *storage_priv;	     /* back-end state per run (faulty's counters); free() at end */
 
-	struct fb_errbuf err; /* this rank's first error */
+	struct fb_errbuf err;	     /* this rank's first error */
 	volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */
 
 	/* What plug-ins add to summary.json (jansson objects, owned by the run). */

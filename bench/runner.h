@@ -10,15 +10,16 @@
 #define RUNNER_MAX_SETS 64
 
 struct runner_opts {
-	const char *config_path;            /* for messages and config.ini */
-	const char *config_text;            /* NULL: rank 0 reads config_path and broadcasts */
-	const char *sets[RUNNER_MAX_SETS];  /* "section.key=value" overrides, applied in order */
+	const char *config_path;	   /* for messages and config.ini */
+	const char *config_text;	   /* NULL: rank 0 reads config_path and broadcasts */
+	const char *sets[RUNNER_MAX_SETS]; /* "section.key=value" overrides, applied in order */
 	int nsets;
-	const char *output_dir;   /* --output: parent folder for the run folder (NULL: [output] dir) */
-	const char *run_dir;      /* exact run folder to create (sweeps); overrides output_dir */
-	bool generate_only;       /* `feedbench generate` */
-	bool quiet;               /* no table on stdout (sweeps print their own) */
-	bool no_plots;            /* sweeps plot once at the end */
+	const char
+	    *output_dir;     /* --output: parent folder for the run folder (NULL: [output] dir) */
+	const char *run_dir; /* exact run folder to create (sweeps); overrides output_dir */
+	bool generate_only;  /* `feedbench generate` */
+	bool quiet;	     /* no table on stdout (sweeps print their own) */
+	bool no_plots;	     /* sweeps plot once at the end */
 };
 
 /* Loads and validates the config on every rank (rank 0 reads, broadcasts, all parse).

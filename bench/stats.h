@@ -9,8 +9,8 @@
 
 /* 16 linear sub-buckets per power of two of nanoseconds: relative error <= 1/16. */
 #define HIST_SUB_BITS 4
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS (64 * HIST_SUB)
+#define HIST_SUB      (1u << HIST_SUB_BITS)
+#define HIST_BUCKETS  (64 * HIST_SUB)
 
 struct hist {
 	uint64_t count;
@@ -31,12 +31,12 @@ uint64_t hist_bucket_upper_ns(unsigned b);
 
 /* I/O counters of one reader thread; merged per rank, then reduced across ranks. */
 struct io_stats {
-	uint64_t bytes;     /* bytes actually returned by read calls */
-	uint64_t ops;       /* read transfers completed (one per transfer_size piece) */
-	uint64_t opens;     /* files opened for reading */
-	uint64_t open_ns;   /* time spent opening (metadata) */
-	uint64_t samples;   /* samples read */
-	uint64_t retries;   /* short reads and EINTR that needed another call */
+	uint64_t bytes;	     /* bytes actually returned by read calls */
+	uint64_t ops;	     /* read transfers completed (one per transfer_size piece) */
+	uint64_t opens;	     /* files opened for reading */
+	uint64_t open_ns;    /* time spent opening (metadata) */
+	uint64_t samples;    /* samples read */
+	uint64_t retries;    /* short reads and EINTR that needed another call */
 	struct hist latency; /* per read transfer */
 };
 

@@ -23,18 +23,18 @@
 #include "../workloads/dataset.h"
 
 struct run;
-struct fgen;    /* format private: one file being generated */
+struct fgen;	/* format private: one file being generated */
 struct freader; /* format private: one file open for reading on one thread */
 
 #define FORMAT_OPS_VERSION 1
 
-#define FORMAT_CAP_SHARED 0x01         /* ranks may read disjoint samples of the same files */
-#define FORMAT_CAP_OWNS_IO 0x02        /* does its own I/O (HDF5); storage back-end mapped */
+#define FORMAT_CAP_SHARED	   0x01 /* ranks may read disjoint samples of the same files */
+#define FORMAT_CAP_OWNS_IO	   0x02 /* does its own I/O (HDF5); storage back-end mapped */
 #define FORMAT_CAP_FILE_PER_SAMPLE 0x04 /* one sample per file (npy) */
-#define FORMAT_CAP_STREAM 0x08         /* read sequentially per file (wds): shards are dealt */
-#define FORMAT_CAP_PARALLEL_WRITE 0x10 /* all ranks may write disjoint samples of one file */
-#define FORMAT_CAP_DIRECT 0x20         /* O_DIRECT supported */
-#define FORMAT_CAP_MPIIO 0x40          /* readable through the mpiio back-end */
+#define FORMAT_CAP_STREAM	   0x08 /* read sequentially per file (wds): shards are dealt */
+#define FORMAT_CAP_PARALLEL_WRITE  0x10 /* all ranks may write disjoint samples of one file */
+#define FORMAT_CAP_DIRECT	   0x20 /* O_DIRECT supported */
+#define FORMAT_CAP_MPIIO	   0x40 /* readable through the mpiio back-end */
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */
@@ -51,7 +51,8 @@ struct format_ops {
 	unsigned version; /* FORMAT_OPS_VERSION */
 	const char *name; /* "tfrecord" */
 	const char *ext;  /* ".tfrecord" */
-	const char *const *globs; /* extensions recognised when discovering: {".h5", ".hdf5", NULL} */
+	const char *const
+	    *globs; /* extensions recognised when discovering: {".h5", ".hdf5", NULL} */
 	unsigned caps;
 	const char *shared_note; /* why shared access is refused, when it is */
 

@@ -84,7 +84,8 @@ static int raw_append(struct fgen *fg, uint64_t index, const void *sample, size_
 {
 	struct raw_gen *g = (struct raw_gen *)fg;
 
-	return io_pwrite(&g->io, g->sf, sample, len, raw_offset(g->run, g->file, g->offsets, index));
+	return io_pwrite(&g->io, g->sf, sample, len,
+			 raw_offset(g->run, g->file, g->offsets, index));
 }
 
 static int raw_finish(struct fgen *fg)
@@ -155,8 +156,7 @@ static int raw_extent(struct run *run, struct ds_file *file, uint64_t index, uin
 	return 0;
 }
 
-static int raw_read_sample(struct freader *fr, uint64_t index, void *buf, size_t cap,
-			   size_t *len)
+static int raw_read_sample(struct freader *fr, uint64_t index, void *buf, size_t cap, size_t *len)
 {
 	struct raw_reader *r = (struct raw_reader *)fr;
 	uint64_t off, n;
@@ -179,18 +179,17 @@ static int raw_close(struct freader *fr)
 }
 
 const struct format_ops raw_format = {
-	.version = FORMAT_OPS_VERSION,
-	.name = "raw",
-	.ext = ".bin",
-	.caps = FORMAT_CAP_SHARED | FORMAT_CAP_PARALLEL_WRITE | FORMAT_CAP_DIRECT |
-		FORMAT_CAP_MPIIO,
-	.create = raw_create,
-	.append = raw_append,
-	.finish = raw_finish,
-	.index = raw_index,
-	.unindex = raw_unindex,
-	.open = raw_open,
-	.read_sample = raw_read_sample,
-	.close = raw_close,
-	.extent = raw_extent,
+    .version = FORMAT_OPS_VERSION,
+    .name = "raw",
+    .ext = ".bin",
+    .caps = FORMAT_CAP_SHARED | FORMAT_CAP_PARALLEL_WRITE | FORMAT_CAP_DIRECT | FORMAT_CAP_MPIIO,
+    .create = raw_create,
+    .append = raw_append,
+    .finish = raw_finish,
+    .index = raw_index,
+    .unindex = raw_unindex,
+    .open = raw_open,
+    .read_sample = raw_read_sample,
+    .close = raw_close,
+    .extent = raw_extent,
 };

@@ -100,8 +100,8 @@ void sample_header_decode(const void *buf, struct sample_header *h)
 	memcpy(&h->index, p + 32, 8);
 }
 
-bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_id,
-		  uint32_t file, uint64_t index, char *why, size_t whylen, uint64_t *bad_off)
+bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_id, uint32_t file,
+		  uint64_t index, char *why, size_t whylen, uint64_t *bad_off)
 {
 	struct sample_header h;
 
@@ -115,8 +115,9 @@ bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_i
 	if (h.magic != SAMPLE_MAGIC) {
 		snprintf(why, whylen, "bad sample magic: expected 0x%08x, actual 0x%08x%s",
 			 SAMPLE_MAGIC, h.magic,
-			 h.magic == (SAMPLE_POISON * 0x01010101u) ? " (the read left the buffer unfilled)"
-								 : "");
+			 h.magic == (SAMPLE_POISON * 0x01010101u)
+			     ? " (the read left the buffer unfilled)"
+			     : "");
 		return false;
 	}
 	if (h.seed != seed) {
@@ -138,8 +139,8 @@ bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_i
 	if (h.file != file || h.index != index) {
 		*bad_off = 24;
 		snprintf(why, whylen,
-			 "expected file %u sample %" PRIu64 ", actual file %u sample %" PRIu64, file,
-			 index, h.file, h.index);
+			 "expected file %u sample %" PRIu64 ", actual file %u sample %" PRIu64,
+			 file, index, h.file, h.index);
 		return false;
 	}
 	if (h.length != len) {
@@ -147,8 +148,8 @@ bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_i
 		snprintf(why, whylen, "expected length %u, actual %zu bytes read", h.length, len);
 		return false;
 	}
-	uint32_t crc = crc32c((const unsigned char *)buf + SAMPLE_HEADER_BYTES,
-			      len - SAMPLE_HEADER_BYTES);
+	uint32_t crc =
+	    crc32c((const unsigned char *)buf + SAMPLE_HEADER_BYTES, len - SAMPLE_HEADER_BYTES);
 	if (crc != h.crc) {
 		/* Regenerate the payload to name the first wrong byte. */
 		unsigned char *ref = malloc(len);

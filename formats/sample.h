@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLE_MAGIC 0x31534246u /* "FBS1" */
+#define SAMPLE_MAGIC	    0x31534246u /* "FBS1" */
 #define SAMPLE_HEADER_BYTES 40
-#define SAMPLE_MIN_BYTES 64
-#define SAMPLE_POISON 0xA5
+#define SAMPLE_MIN_BYTES    64
+#define SAMPLE_POISON	    0xA5
 
 struct sample_header {
 	uint32_t magic;
@@ -52,8 +52,8 @@ void sample_header_decode(const void *buf, struct sample_header *h);
 /* Checks a sample read back: magic, seed, dataset id, file, index, length and CRC.
  * On mismatch writes "expected ..., actual ..." into why and returns false;
  * *bad_off is the offset within the sample of the first wrong field or byte. */
-bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_id,
-		  uint32_t file, uint64_t index, char *why, size_t whylen, uint64_t *bad_off);
+bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_id, uint32_t file,
+		  uint64_t index, char *why, size_t whylen, uint64_t *bad_off);
 
 /* splitmix64: the seeded generator for sizes, shuffles and payloads. */
 static inline uint64_t splitmix64(uint64_t *state)

@@ -35,8 +35,8 @@ struct ds_file *dataset_file_of(const struct dataset *ds, uint64_t global, uint6
 static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles)
 {
 	if (nfiles > UINT32_MAX)
-		return run_fail(run, -FB_ECONFIG, "%" PRIu64 " files is more than feedbench handles",
-				nfiles);
+		return run_fail(run, -FB_ECONFIG,
+				"%" PRIu64 " files is more than feedbench handles", nfiles);
 	ds->files = calloc(nfiles ? nfiles : 1, sizeof(*ds->files));
 	if (!ds->files)
 		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " files", nfiles);

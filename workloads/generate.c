@@ -182,7 +182,8 @@ static int generate_files(struct run *run)
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
 		struct ds_file *f = &ds->files[i];
 		if (collective) {
-			/* Rank 0 creates the file with its layout; then every rank writes its slice. */
+			/* Rank 0 creates the file with its layout; then every rank writes its
+			 * slice. */
 			int crc = 0;
 			if (run->rank == 0) {
 				unlink(f->path);
@@ -193,16 +194,18 @@ static int generate_files(struct run *run)
 				break;
 			}
 			uint64_t n = f->nsamples, p = (uint64_t)run->nranks;
-			uint64_t lo = n * (uint64_t)run->rank / p, hi = n * (uint64_t)(run->rank + 1) / p;
-			int grc = generate_file(run, f, FGEN_COLLECTIVE, lo, hi, buf, &pg, &done,
-						share);
+			uint64_t lo = n * (uint64_t)run->rank / p,
+				 hi = n * (uint64_t)(run->rank + 1) / p;
+			int grc =
+			    generate_file(run, f, FGEN_COLLECTIVE, lo, hi, buf, &pg, &done, share);
 			if (rc == 0)
 				rc = grc;
 		} else if ((int)(i % (uint32_t)run->nranks) == run->rank && rc == 0) {
 			if (shared)
 				rc = stripe_create_file(run, f->path);
 			if (rc == 0)
-				rc = generate_file(run, f, 0, 0, f->nsamples, buf, &pg, &done, share);
+				rc = generate_file(run, f, 0, 0, f->nsamples, buf, &pg, &done,
+						   share);
 		}
 		if (rc < 0 && !collective)
 			break;

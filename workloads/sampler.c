@@ -137,8 +137,8 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 	uint64_t *all = malloc((total ? total : 1) * sizeof(*all));
 	if (!all) {
 		free(files);
-		return run_fail(run, -ENOMEM, "out of memory for the sample order (%" PRIu64
-					      " samples)", total);
+		return run_fail(run, -ENOMEM,
+				"out of memory for the sample order (%" PRIu64 " samples)", total);
 	}
 	for (uint64_t i = 0; i < nf; i++) {
 		const struct ds_file *f = &ds->files[files[i]];
@@ -165,7 +165,8 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 	s->min_steps = UINT64_MAX;
 	s->max_steps = 0;
 	for (int r = 0; r < nranks; r++) {
-		uint64_t st = steps_for(rank_count(run, r, nranks), s->batch, cfg->reader.drop_last);
+		uint64_t st =
+		    steps_for(rank_count(run, r, nranks), s->batch, cfg->reader.drop_last);
 		if (st < s->min_steps)
 			s->min_steps = st;
 		if (st > s->max_steps)
@@ -202,11 +203,12 @@ int sampler_check(struct run *run)
 		}
 	}
 	if (fewest == 0)
-		return run_fail(run, -FB_ECONFIG,
-				"%s: rank %d would read no samples: %u files for %d ranks with "
-				"file_access = %s (use more files, fewer ranks, or file_access = shared)",
-				cfg->source, fewest_rank, run->ds.nfiles, run->nranks,
-				cfg_choice_name("dataset", "file_access", cfg->dataset.file_access));
+		return run_fail(
+		    run, -FB_ECONFIG,
+		    "%s: rank %d would read no samples: %u files for %d ranks with "
+		    "file_access = %s (use more files, fewer ranks, or file_access = shared)",
+		    cfg->source, fewest_rank, run->ds.nfiles, run->nranks,
+		    cfg_choice_name("dataset", "file_access", cfg->dataset.file_access));
 	if (batch > fewest)
 		return run_fail(run, -FB_ECONFIG,
 				"%s: batch_size (%" PRIu64 ") is larger than the %" PRIu64

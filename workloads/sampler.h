@@ -22,11 +22,11 @@
 struct run;
 
 struct sampler {
-	uint64_t *order;      /* this rank's global sample numbers, in read order */
-	uint64_t n;           /* samples this rank reads this epoch (after drop_last) */
-	uint64_t steps;       /* this rank's steps */
-	uint64_t min_steps;   /* fewest steps of any rank */
-	uint64_t max_steps;   /* most steps of any rank */
+	uint64_t *order;    /* this rank's global sample numbers, in read order */
+	uint64_t n;	    /* samples this rank reads this epoch (after drop_last) */
+	uint64_t steps;	    /* this rank's steps */
+	uint64_t min_steps; /* fewest steps of any rank */
+	uint64_t max_steps; /* most steps of any rank */
 	uint64_t batch;
 	uint64_t shuffle_seed; /* agreed by all ranks at start (random: from rank 0) */
 };

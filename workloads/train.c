@@ -31,7 +31,7 @@ enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 
 struct slot {
 	void *buf;
-	uint64_t step;  /* step this slot holds or will hold next */
+	uint64_t step; /* step this slot holds or will hold next */
 	int state;
 	int rc;
 	uint64_t bytes; /* sample bytes in the batch */
@@ -78,8 +78,8 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) / a * a;
 }
 
-static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int kind,
-		   double start, double end)
+static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int kind, double start,
+		   double end)
 {
 	if (*n >= cap)
 		return;
@@ -158,12 +158,12 @@ static int verify_fail(struct run *run, struct ds_file *file, uint64_t index, ui
 	if (run->format->extent && run->format->extent(run, file, index, &off, &len) == 0 &&
 	    !(run->format->caps & FORMAT_CAP_OWNS_IO) && run->format->parse == NULL)
 		return run_fail(run, -FB_EVERIFY,
-				"verification failed: '%s' at offset %" PRIu64
-				" (sample %" PRIu64 "): %s",
+				"verification failed: '%s' at offset %" PRIu64 " (sample %" PRIu64
+				"): %s",
 				file->path, off + bad_off, index, why);
 	return run_fail(run, -FB_EVERIFY,
-			"verification failed: '%s' sample %" PRIu64
-			", byte %" PRIu64 " of the sample: %s",
+			"verification failed: '%s' sample %" PRIu64 ", byte %" PRIu64
+			" of the sample: %s",
 			file->path, index, bad_off, why);
 }
 
@@ -310,7 +310,8 @@ static int pool_start(struct pool *p, uint64_t nsteps)
 			pthread_mutex_unlock(&p->lock);
 			for (unsigned j = 0; j < i; j++)
 				pthread_join(p->workers[j].tid, NULL);
-			return run_fail(p->run, -err, "cannot start reader thread: %s", strerror(err));
+			return run_fail(p->run, -err, "cannot start reader thread: %s",
+					strerror(err));
 		}
 	}
 	return 0;
@@ -370,10 +371,10 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 		}
 		/* A failed rank still takes part, with nothing to read. */
 		int crc = run->format->read_collective
-				  ? run->format->read_collective(run, file, idx, rc ? 0 : n, out,
-								 p->sample_cap, lens, &w->io)
-				  : collective_read(run, file, idx, rc ? 0 : n, out, p->sample_cap,
-						    lens, &w->io);
+			      ? run->format->read_collective(run, file, idx, rc ? 0 : n, out,
+							     p->sample_cap, lens, &w->io)
+			      : collective_read(run, file, idx, rc ? 0 : n, out, p->sample_cap,
+						lens, &w->io);
 		if (rc == 0)
 			rc = crc;
 		for (uint64_t j = 0; j < n && rc == 0; j++) {
@@ -500,10 +501,11 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		}
 		t_ready = timer_now_ns();
 		if (rc == 0 && mine) {
-			double secs = compute_step_seconds(cfg->train.computation_time,
-							   cfg->train.computation_time_stdev,
-							   &e->rng);
-			rc = run->compute_ops->step(run->compute, slot->buf, slot->bytes, secs, &st);
+			double secs =
+			    compute_step_seconds(cfg->train.computation_time,
+						 cfg->train.computation_time_stdev, &e->rng);
+			rc =
+			    run->compute_ops->step(run->compute, slot->buf, slot->bytes, secs, &st);
 		}
 		t_done = timer_now_ns();
 		if (!coll && slot)
@@ -639,10 +641,11 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	for (unsigned i = 0; i < nslots; i++) {
 		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
 		if (!p->slots[i].buf)
-			return run_fail(run, -ENOMEM,
-					"cannot allocate batch buffers: %u x %zu bytes (read_threads "
-					"x prefetch_size x batch)",
-					nslots, batch_bytes);
+			return run_fail(
+			    run, -ENOMEM,
+			    "cannot allocate batch buffers: %u x %zu bytes (read_threads "
+			    "x prefetch_size x batch)",
+			    nslots, batch_bytes);
 	}
 	res->buffer_bytes = (double)nslots * (double)batch_bytes;
 	for (unsigned i = 0; i < threads; i++) {
@@ -713,8 +716,8 @@ int train_run(struct run *run, struct train_result *res)
 	rc = pool_init(run, &p, res);
 	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
 	if ((rc = agree(run, rc)) == 0) {
-		struct epoch_ctx e = {run, &p, &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 +
-							      (uint64_t)run->rank};
+		struct epoch_ctx e = {run, &p, &s, res,
+				      (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank};
 		p.s = &s;
 		for (int ep = 0; ep < res->epochs && rc == 0; ep++)
 			rc = epoch_run(&e, ep, &res->per_epoch[ep]);

@@ -19,31 +19,31 @@ int manifest_check(struct run *run, char *why, size_t len);
 
 /* Per epoch, per rank figures (reduced by results.c). */
 struct epoch_rank {
-	double wall_s;       /* from the start barrier to this rank's last step */
-	double compute_s;    /* busy time of included steps */
-	double step_s;       /* step time of included steps (AU denominator) */
-	double barrier_s;    /* step barrier time */
-	double copy_s;       /* host-to-device copy time */
+	double wall_s;	  /* from the start barrier to this rank's last step */
+	double compute_s; /* busy time of included steps */
+	double step_s;	  /* step time of included steps (AU denominator) */
+	double barrier_s; /* step barrier time */
+	double copy_s;	  /* host-to-device copy time */
 	uint64_t copy_bytes;
 	uint64_t steps;
-	struct io_stats io;  /* reads of this rank's reader threads */
-	struct hist wait;    /* data wait per step */
+	struct io_stats io; /* reads of this rank's reader threads */
+	struct hist wait;   /* data wait per step */
 };
 
 /* One interval of the per-rank timeline (timeline.csv): what a thread was doing. */
 enum { TL_READ, TL_WAIT, TL_COMPUTE, TL_BARRIER };
 struct timeline_event {
 	double start, end; /* seconds since the start of the first epoch */
-	int thread;        /* 0 = trainer, 1.. = reader threads */
-	int kind;          /* TL_* */
+	int thread;	   /* 0 = trainer, 1.. = reader threads */
+	int kind;	   /* TL_* */
 };
 #define TIMELINE_MAX 20000 /* events kept per rank */
 
 struct train_result {
 	int epochs;
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
-	double buffer_bytes;          /* memory held by batch buffers */
-	double setup_s;               /* index files and open shared handles, before the first read */
+	double buffer_bytes;	      /* memory held by batch buffers */
+	double setup_s; /* index files and open shared handles, before the first read */
 	struct timeline_event *timeline;
 	int ntimeline;
 };

@@ -59,9 +59,10 @@ int compute_choose(struct run *run, const struct compute_ops **ops, char *why, s
 		return 0;
 	case ACCEL_CUDA:
 		if (!cuda || !cuda->ops)
-			return run_fail(run, -FB_ENODEV,
-					"accelerator = cuda, but the CUDA plug-in was not built (%s)",
-					cuda ? cuda->not_built : "unknown");
+			return run_fail(
+			    run, -FB_ENODEV,
+			    "accelerator = cuda, but the CUDA plug-in was not built (%s)",
+			    cuda ? cuda->not_built : "unknown");
 		rc = cuda->ops->available(reason, sizeof(reason));
 		if (rc < 0)
 			return run_fail(run, -FB_ENODEV, "accelerator = cuda, but %s", reason);
@@ -76,10 +77,11 @@ int compute_choose(struct run *run, const struct compute_ops **ops, char *why, s
 		}
 		*ops = cpu->ops;
 		if (!cuda || !cuda->ops)
-			snprintf(why, len,
-				 "cpu emulation (accelerator = auto: the CUDA plug-in was not built: "
-				 "%s)",
-				 cuda ? cuda->not_built : "unknown");
+			snprintf(
+			    why, len,
+			    "cpu emulation (accelerator = auto: the CUDA plug-in was not built: "
+			    "%s)",
+			    cuda ? cuda->not_built : "unknown");
 		else
 			snprintf(why, len, "cpu emulation (accelerator = auto: %s)", reason);
 		return 0;

@@ -15,10 +15,10 @@
 
 struct cpu_compute {
 	struct run *run;
-	void *device;    /* emulated device memory */
+	void *device; /* emulated device memory */
 	size_t capacity;
 	bool copy;
-	double copy_s;   /* totals for describe() */
+	double copy_s; /* totals for describe() */
 	uint64_t copy_bytes;
 };
 
@@ -41,8 +41,10 @@ static int cpu_init(struct compute **out, struct run *run, size_t max_batch_byte
 		c->device = malloc(max_batch_bytes);
 		if (!c->device) {
 			free(c);
-			return run_fail(run, -ENOMEM, "cannot allocate %zu bytes of emulated device "
-						      "memory", max_batch_bytes);
+			return run_fail(run, -ENOMEM,
+					"cannot allocate %zu bytes of emulated device "
+					"memory",
+					max_batch_bytes);
 		}
 		memset(c->device, 0, max_batch_bytes); /* fault the pages in before timing */
 		c->capacity = max_batch_bytes;
@@ -98,9 +100,9 @@ static void cpu_describe(struct compute *cc, void *obj)
 	json_object_set_new(o, "emulate_copy", json_boolean(c->copy));
 	json_object_set_new(o, "copy_bytes", json_integer((json_int_t)c->copy_bytes));
 	json_object_set_new(o, "copy_GiB_per_second",
-			    c->copy_s > 0 ? json_real((double)c->copy_bytes / c->copy_s /
-						      1073741824.0)
-					  : json_null());
+			    c->copy_s > 0
+				? json_real((double)c->copy_bytes / c->copy_s / 1073741824.0)
+				: json_null());
 	json_object_set_new(o, "timing", json_string("nanosleep, then spin for the last 200 us"));
 }
 
@@ -116,13 +118,13 @@ static int cpu_fini(struct compute *cc)
 }
 
 const struct compute_ops cpu_compute = {
-	.version = COMPUTE_OPS_VERSION,
-	.name = "cpu",
-	.available = cpu_available,
-	.init = cpu_init,
-	.alloc_host = cpu_alloc_host,
-	.free_host = cpu_free_host,
-	.step = cpu_step,
-	.describe = cpu_describe,
-	.fini = cpu_fini,
+    .version = COMPUTE_OPS_VERSION,
+    .name = "cpu",
+    .available = cpu_available,
+    .init = cpu_init,
+    .alloc_host = cpu_alloc_host,
+    .free_host = cpu_free_host,
+    .step = cpu_step,
+    .describe = cpu_describe,
+    .fini = cpu_fini,
 };

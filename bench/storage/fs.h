@@ -14,8 +14,8 @@ struct run;
 struct fs_info;
 
 struct stripe_layout {
-	int64_t count;  /* 0 = file-system default, -1 = all targets */
-	uint64_t size;  /* bytes; 0 = default */
+	int64_t count;	/* 0 = file-system default, -1 = all targets */
+	uint64_t size;	/* bytes; 0 = default */
 	int64_t offset; /* first target; -1 = any */
 };
 

@@ -49,8 +49,7 @@ static ssize_t io_call_read(struct io *io, struct sfile *f, void *buf, size_t le
 	}
 }
 
-int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
-		  size_t *got)
+int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off, size_t *got)
 {
 	size_t piece_max = io->transfer ? io->transfer : len;
 	size_t done = 0;
@@ -66,9 +65,9 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 			ssize_t n = io_call_read(io, f, (char *)buf + done + pdone, piece - pdone,
 						 off + done + pdone);
 			if (n < 0)
-				return run_fail(io->run, (int)n,
-						"cannot read '%s' at offset %" PRIu64 ": %s",
-						io_path(f), off + done + pdone, fb_strerror((int)n));
+				return run_fail(
+				    io->run, (int)n, "cannot read '%s' at offset %" PRIu64 ": %s",
+				    io_path(f), off + done + pdone, fb_strerror((int)n));
 			if (n == 0)
 				break;
 			if ((size_t)n < piece - pdone && io->stats)
@@ -113,8 +112,9 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 		if (n == -EINTR)
 			continue;
 		if (n < 0)
-			return run_fail(io->run, (int)n, "cannot write '%s' at offset %" PRIu64 ": %s",
-					io_path(f), off + done, fb_strerror((int)n));
+			return run_fail(io->run, (int)n,
+					"cannot write '%s' at offset %" PRIu64 ": %s", io_path(f),
+					off + done, fb_strerror((int)n));
 		if (n == 0)
 			return run_fail(io->run, -EIO,
 					"cannot write '%s' at offset %" PRIu64 ": no progress",

@@ -94,14 +94,14 @@ static int posix_evict(struct sfile *sf)
 }
 
 const struct storage_ops posix_storage = {
-	.version = STORAGE_OPS_VERSION,
-	.name = "posix",
-	.caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED,
-	.open = posix_open,
-	.pread = posix_pread,
-	.pwrite = posix_pwrite,
-	.sync = posix_sync,
-	.close = posix_close,
-	.size = posix_size,
-	.evict = posix_evict,
+    .version = STORAGE_OPS_VERSION,
+    .name = "posix",
+    .caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED,
+    .open = posix_open,
+    .pread = posix_pread,
+    .pwrite = posix_pwrite,
+    .sync = posix_sync,
+    .close = posix_close,
+    .size = posix_size,
+    .evict = posix_evict,
 };

@@ -22,15 +22,15 @@
 
 struct run;
 
-#define STORAGE_O_READ 0x01
-#define STORAGE_O_WRITE 0x02  /* create + truncate unless STORAGE_O_NOTRUNC */
-#define STORAGE_O_DIRECT 0x04 /* O_DIRECT: buffers, offsets and lengths aligned */
-#define STORAGE_O_SHARED 0x08 /* opened by every rank of the sharing communicator */
+#define STORAGE_O_READ	  0x01
+#define STORAGE_O_WRITE	  0x02 /* create + truncate unless STORAGE_O_NOTRUNC */
+#define STORAGE_O_DIRECT  0x04 /* O_DIRECT: buffers, offsets and lengths aligned */
+#define STORAGE_O_SHARED  0x08 /* opened by every rank of the sharing communicator */
 #define STORAGE_O_NOTRUNC 0x10
 
-#define STORAGE_CAP_DIRECT 0x1
+#define STORAGE_CAP_DIRECT     0x1
 #define STORAGE_CAP_COLLECTIVE 0x2
-#define STORAGE_CAP_SHARED 0x4
+#define STORAGE_CAP_SHARED     0x4
 
 #define STORAGE_OPS_VERSION 1
 
@@ -66,9 +66,9 @@ extern const struct storage_ops *const storage_registry[];
 struct io {
 	struct run *run;
 	struct io_stats *stats; /* NULL: not measured (generation) */
-	uint64_t transfer;      /* bytes per read call; 0 = whole request */
+	uint64_t transfer;	/* bytes per read call; 0 = whole request */
 	bool direct;
-	size_t align;           /* O_DIRECT alignment (4096 when unknown) */
+	size_t align; /* O_DIRECT alignment (4096 when unknown) */
 };
 
 /* Opens through the run's back-end; errors recorded with the path. Counts opens. */
@@ -77,8 +77,7 @@ int io_open(struct io *io, struct sfile **f, const char *path, int flags);
  * EINTR; end of file before len is -FB_EEOF naming the file and offset. */
 int io_pread(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
 /* Like io_pread but a clean end of file is not an error: *got says how much was read. */
-int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
-		  size_t *got);
+int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off, size_t *got);
 /* Writes exactly len bytes at off. */
 int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off);
 int io_sync(struct io *io, struct sfile *f);

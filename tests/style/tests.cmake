@@ -1,0 +1,7 @@
+# Formatting is automatic (.clang-format); CI checks it.
+find_program(CLANG_FORMAT clang-format)
+if(CLANG_FORMAT)
+  add_test(NAME style.clang_format
+    COMMAND sh -c "cd ${PROJECT_SOURCE_DIR} && git ls-files '*.c' '*.h' '*.cu' | xargs ${CLANG_FORMAT} --dry-run -Werror")
+  set_tests_properties(style.clang_format PROPERTIES LABELS style TIMEOUT 120)
+endif()
