@@ -64,10 +64,20 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 			       (unsigned long long)cfg->storage.transfer_size,
 			       (unsigned long long)cfg->dataset.record_length_bytes);
 	if (cfg->mpiio.collective) {
-		if (cfg->storage.backend != BACKEND_MPIIO && strcmp(fmt->name, "hdf5") != 0)
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: [storage.mpiio] collective = true needs backend = mpiio", src);
+		if (fmt->caps & FORMAT_CAP_OWNS_IO)
+			return fb_fail(err, -FB_ECONFIG,
+				       "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
+				       "collective instead of [storage.mpiio] collective = true",
+				       src, fmt->name, fmt->name);
+		if (cfg->storage.backend != BACKEND_MPIIO)
+			return fb_fail(err, -FB_ECONFIG,
+				       "%s: [storage.mpiio] collective = true needs backend = mpiio",
+				       src);
+		if (!fmt->extent)
+			return fb_fail(err, -FB_ECONFIG,
+				       "%s: format %s cannot be read collectively (it has no byte "
+				       "ranges to hand to MPI-IO)",
+				       src, fmt->name);
 		if (!shared)
 			return fb_fail(err, -FB_ECONFIG,
 				       "%s: collective reads need file_access = shared (ranks must "

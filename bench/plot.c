@@ -31,8 +31,8 @@
 
 extern char **environ;
 
-#define PLOT_MAX_SERIES 16          /* more lines than this are unreadable */
-#define PLOT_TIMELINE_ROWS 200000   /* rows of timeline.csv drawn at most */
+#define PLOT_MAX_SERIES	   16	  /* more lines than this are unreadable */
+#define PLOT_TIMELINE_ROWS 200000 /* rows of timeline.csv drawn at most */
 
 struct plot_env {
 	char gnuplot[PATH_MAX];
@@ -135,7 +135,7 @@ static void plot_var(FILE *f, const char *name, const char *value)
 }
 
 static void plot_fail(struct plot_env *env, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void plot_fail(struct plot_env *env, const char *fmt, ...)
 {
@@ -342,7 +342,7 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 	for (int k = 0; k < nk; k++)
 		if (k != skip && k != skip2)
 			n *= (int)json_array_size(
-				json_object_get(json_array_get(keys, (size_t)k), "canonical"));
+			    json_object_get(json_array_get(keys, (size_t)k), "canonical"));
 	if (n > PLOT_MAX_SERIES)
 		return 0;
 	fs = open_memstream(&sel, &sl);
@@ -365,11 +365,11 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 			plot_quote(fs, plot_str(key, NULL, "key"));
 			fprintf(fs, ") eq ");
 			plot_quote(fs, json_string_value(json_array_get(
-					       json_object_get(key, "canonical"), (size_t)idx[k])));
+					   json_object_get(key, "canonical"), (size_t)idx[k])));
 			int w = snprintf(label + used, sizeof(label) - used, "%s%s=%s",
 					 used ? " " : "", plot_str(key, NULL, "name"),
-					 json_string_value(json_array_get(json_object_get(key, "values"),
-									  (size_t)idx[k])));
+					 json_string_value(json_array_get(
+					     json_object_get(key, "values"), (size_t)idx[k])));
 			if (w > 0 && (size_t)w < sizeof(label) - used)
 				used += (size_t)w;
 			any = true;
@@ -382,7 +382,7 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 			if (k == skip || k == skip2)
 				continue;
 			int nv = (int)json_array_size(
-				json_object_get(json_array_get(keys, (size_t)k), "canonical"));
+			    json_object_get(json_array_get(keys, (size_t)k), "canonical"));
 			if (++idx[k] < nv)
 				break;
 			idx[k] = 0;
@@ -534,8 +534,8 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 			continue;
 		}
 		if (isnan(threshold))
-			threshold = plot_num(json_object_get(s, "config"), "train", "au_threshold") *
-				    100;
+			threshold =
+			    plot_num(json_object_get(s, "config"), "train", "au_threshold") * 100;
 		json_decref(s);
 		plot_run_dir(env, point);
 	}
@@ -583,9 +583,10 @@ int plot_render(const char *dir, char *why, size_t len)
 		return 1;
 	}
 	if (!plot_find_scripts(env.scripts, sizeof(env.scripts))) {
-		snprintf(why, len,
-			 "the gnuplot scripts (plot/NAME.gp) were not found: set FEEDBENCH_PLOT_DIR "
-			 "to the plot/ folder of the feedbench sources");
+		snprintf(
+		    why, len,
+		    "the gnuplot scripts (plot/NAME.gp) were not found: set FEEDBENCH_PLOT_DIR "
+		    "to the plot/ folder of the feedbench sources");
 		return 1;
 	}
 	rc = sweep ? plot_sweep_dir(&env, dir) : plot_run_dir(&env, dir);
@@ -605,10 +606,11 @@ int plot_render(const char *dir, char *why, size_t len)
 
 static void plot_usage(FILE *out)
 {
-	fprintf(out, "usage: feedbench plot RESULT_FOLDER...\n\n"
-		     "Renders the plots (PNG and SVG, gnuplot) of run or sweep folders and "
-		     "rewrites their report.md.\nScripts: $FEEDBENCH_PLOT_DIR, else the plot/ "
-		     "folder of the sources (%s/plot).\n",
+	fprintf(out,
+		"usage: feedbench plot RESULT_FOLDER...\n\n"
+		"Renders the plots (PNG and SVG, gnuplot) of run or sweep folders and "
+		"rewrites their report.md.\nScripts: $FEEDBENCH_PLOT_DIR, else the plot/ "
+		"folder of the sources (%s/plot).\n",
 		FEEDBENCH_SOURCE_DIR);
 }
 

@@ -16,13 +16,18 @@
 #include "util.h"
 
 const char *const sweep_metric_column[SWM_COUNT] = {
-	"bandwidth_MiB_per_second", "iops", "samples_per_second", "au_percentage",
-	"data_wait_p99_seconds", "latency_p99_seconds", "latency_p50_seconds",
-	"latency_p90_seconds", "latency_p999_seconds",
+    "bandwidth_MiB_per_second", "iops",
+    "samples_per_second",	"au_percentage",
+    "data_wait_p99_seconds",	"latency_p99_seconds",
+    "latency_p50_seconds",	"latency_p90_seconds",
+    "latency_p999_seconds",
 };
 const char *const sweep_metric_title[SWM_COUNT] = {
-	"bandwidth (MiB/s)", "IOPS", "samples/s", "AU (%)", "data wait p99 (µs)",
-	"latency p99 (µs)", "latency p50 (µs)", "latency p90 (µs)", "latency p99.9 (µs)",
+    "bandwidth (MiB/s)",  "IOPS",
+    "samples/s",	  "AU (%)",
+    "data wait p99 (µs)", "latency p99 (µs)",
+    "latency p50 (µs)",	  "latency p90 (µs)",
+    "latency p99.9 (µs)",
 };
 /* [output] repetitions allows up to 1000. */
 #define REPORT_MAX_REPS 1000
@@ -226,9 +231,9 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 	else if (json_is_object(se))
 		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "count %.0f, size %.0f",
 			 json_num(se, "count"), json_num(se, "size"));
-	r->au_pass = strcmp(json_str(json_object_get(root, "metric"), "train_au_meet_expectation",
-				     ""),
-			    "success") == 0;
+	r->au_pass =
+	    strcmp(json_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
+		   "success") == 0;
 	snprintf(r->verdict, sizeof(r->verdict), "%s", json_str(root, "verdict", ""));
 	r->nwarnings = (int)json_array_size(json_object_get(root, "warnings"));
 	r->done = true;
@@ -464,7 +469,8 @@ static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_
 			snprintf(line + n, sizeof(line) - n,
 				 " — WARNING: within the noise (mean ± stddev overlap %s), not a "
 				 "reliable difference",
-				 c->def >= 0 && c->def != c->best ? "the default's" : "the runner-up's");
+				 c->def >= 0 && c->def != c->best ? "the default's"
+								  : "the runner-up's");
 		json_array_append_new(lines, json_string(line));
 	}
 	for (long i = 0; i < p->npoints; i++) {
@@ -482,15 +488,14 @@ static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_
 
 		report_values(p, overall, false, best, sizeof(best));
 		report_fmt_stat(&r[overall].m[m], m, a, sizeof(a));
-		n = (size_t)snprintf(line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
-				     sweep_metric_column[m], best, overall + 1, a,
-				     report_metric_unit(m));
+		n = (size_t)snprintf(
+		    line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
+		    sweep_metric_column[m], best, overall + 1, a, report_metric_unit(m));
 		if (second >= 0 && n < sizeof(line)) {
 			report_values(p, second, false, def, sizeof(def));
 			report_fmt_stat(&r[second].m[m], m, b, sizeof(b));
-			n += (size_t)snprintf(line + n, sizeof(line) - n,
-					      "; runner-up %s: %s %s", def, b,
-					      report_metric_unit(m));
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; runner-up %s: %s %s",
+					      def, b, report_metric_unit(m));
 			if (n < sizeof(line) && report_overlap(&r[overall].m[m], &r[second].m[m]))
 				snprintf(line + n, sizeof(line) - n,
 					 " — WARNING: within the noise, not a reliable difference");
@@ -593,8 +598,8 @@ static int report_width(const char *s)
 	return w;
 }
 
-static void report_print_table(FILE *out, const struct sweep_plan *p,
-			       const struct sweep_result *r, bool markdown)
+static void report_print_table(FILE *out, const struct sweep_plan *p, const struct sweep_result *r,
+			       bool markdown)
 {
 	const char *heads[CFG_MAX_SWEEP + SWM_TABLE + 1];
 	char(*cells)[CFG_MAX_SWEEP + SWM_TABLE + 1][64];
@@ -624,9 +629,11 @@ static void report_print_table(FILE *out, const struct sweep_plan *p,
 			int pad = widths[c] - report_width(cells[i][c]);
 			bool right = c == 0 || c > p->naxes;
 			if (right)
-				fprintf(out, markdown ? "| %*s%s " : "%*s%s  ", pad, "", cells[i][c]);
+				fprintf(out, markdown ? "| %*s%s " : "%*s%s  ", pad, "",
+					cells[i][c]);
 			else
-				fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", cells[i][c], pad, "");
+				fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", cells[i][c], pad,
+					"");
 		}
 		fprintf(out, markdown ? "|\n" : "\n");
 	}
@@ -716,8 +723,8 @@ static json_t *report_point_ref(const struct sweep_plan *p, long i)
 }
 
 static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
-				   const struct sweep_reco *reco, int ngroups,
-				   const char *workload, json_t *lines, json_t *warnings)
+				   const struct sweep_reco *reco, int ngroups, const char *workload,
+				   json_t *lines, json_t *warnings)
 {
 	json_t *root = json_object(), *keys = json_array(), *points = json_array();
 	json_t *groups = json_array();
@@ -772,7 +779,8 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 		json_object_set_new(pt, "done", json_boolean(r[i].done));
 		json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
 		for (int m = 0; m < SWM_COUNT; m++)
-			json_object_set_new(ms, sweep_metric_column[m], report_stat_json(&r[i].m[m]));
+			json_object_set_new(ms, sweep_metric_column[m],
+					    report_stat_json(&r[i].m[m]));
 		json_object_set_new(pt, "metrics", ms);
 		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
 		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
@@ -785,14 +793,16 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 
 		for (int a = 0; a < p->naxes; a++)
 			if (!p->axes[a].numeric)
-				json_object_set_new(gv, p->axes[a].key,
-						    json_string(p->axes[a].values[reco[g].group_idx[a]]));
+				json_object_set_new(
+				    gv, p->axes[a].key,
+				    json_string(p->axes[a].values[reco[g].group_idx[a]]));
 		json_object_set_new(o, "group", gv);
 		json_object_set_new(o, "best", report_point_ref(p, reco[g].best));
 		json_object_set_new(o, "default", report_point_ref(p, reco[g].def));
 		json_object_set_new(o, "runner_up", report_point_ref(p, reco[g].runner_up));
 		json_object_set_new(o, "gain_percentage",
-				    isnan(reco[g].gain_pct) ? json_null() : json_real(reco[g].gain_pct));
+				    isnan(reco[g].gain_pct) ? json_null()
+							    : json_real(reco[g].gain_pct));
 		json_object_set_new(o, "within_noise", json_boolean(reco[g].noisy));
 		json_array_append_new(groups, o);
 	}
@@ -818,8 +828,8 @@ static int report_save(const char *dir, const char *name, char *text, size_t len
 }
 
 int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
-		       const struct sweep_reco *reco, int ngroups, const char *workload,
-		       FILE *term, struct fb_errbuf *err)
+		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
+		       struct fb_errbuf *err)
 {
 	json_t *lines = report_reco_lines(p, r, reco, ngroups);
 	json_t *warnings = report_sweep_warnings(p, r), *root, *v;
@@ -845,8 +855,9 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		rc = fb_fail(err, -ENOMEM, "out of memory");
 		goto out_put;
 	}
-	fprintf(f, "## Results\n\nMean ± sample standard deviation over %d repetition%s per "
-		   "point; latencies and data wait in microseconds.\n\n",
+	fprintf(f,
+		"## Results\n\nMean ± sample standard deviation over %d repetition%s per "
+		"point; latencies and data wait in microseconds.\n\n",
 		p->repetitions, p->repetitions == 1 ? "" : "s");
 	report_print_table(f, p, r, true);
 	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
@@ -905,9 +916,9 @@ out_put:
 
 /* Plots a folder may hold, in the order a reader wants them. */
 static const char *const report_run_plots[][2] = {
-	{"au.png", "Accelerator utilisation per epoch"},
-	{"latency.png", "Read latency distribution"},
-	{"timeline.png", "Per-rank timeline of reads and compute"},
+    {"au.png", "Accelerator utilisation per epoch"},
+    {"latency.png", "Read latency distribution"},
+    {"timeline.png", "Per-rank timeline of reads and compute"},
 };
 
 static void report_embed(FILE *f, const char *dir, const char *file, const char *title)
@@ -952,7 +963,8 @@ static void report_run_context(FILE *f, json_t *root)
 		json_num(root, "num_nodes") == 1 ? "" : "s", json_str(root, "hostname", "?"));
 	fprintf(f, "| accelerator | %s |\n", json_str(acc, "kind", "?"));
 	char t[6][64];
-	fprintf(f, "| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
+	fprintf(f,
+		"| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
 		json_text(ds, "format", t[0], 64), json_text(ds, "num_files_train", t[1], 64),
 		json_text(ds, "num_samples_per_file", t[2], 64),
 		json_text(ds, "record_length_bytes", t[3], 64),
@@ -970,14 +982,15 @@ static void report_run_context(FILE *f, json_t *root)
 	else if (json_is_object(eff))
 		fprintf(f, "| stripe effective | count %.0f, size %.0f bytes |\n",
 			json_num(eff, "count"), json_num(eff, "size"));
-	fprintf(f, "| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
-		   "bytes: %s |\n",
+	fprintf(f,
+		"| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
+		"bytes: %s |\n",
 		json_is_true(json_object_get(st, "direct")) ? "true" : "false",
 		json_str(st, "page_cache", "?"), json_num(st, "dataset_bytes"),
 		json_num(st, "host_memory_bytes"),
 		json_is_true(json_object_get(st, "cache_resident"))
-			? "**cache-resident** (the page cache can serve it)"
-			: "not cache-resident");
+		    ? "**cache-resident** (the page cache can serve it)"
+		    : "not cache-resident");
 	fprintf(f, "| reader | batch %s, %s threads, prefetch %s |\n",
 		json_text(rd, "batch_size", t[0], 64), json_text(rd, "read_threads", t[1], 64),
 		json_text(rd, "prefetch_size", t[2], 64));
@@ -1008,12 +1021,13 @@ int report_write_run(const char *run_dir)
 		return -ENOMEM;
 	}
 	fprintf(f, "# feedbench run: %s\n\n", json_str(root, "workload", "?"));
-	fprintf(f, "Verdict: **%s**; AU %s the threshold. Files: `summary.json` (everything), "
-		   "`epochs.csv`, `ranks.csv`, `latency.csv`, `config.ini`.\n\n",
+	fprintf(f,
+		"Verdict: **%s**; AU %s the threshold. Files: `summary.json` (everything), "
+		"`epochs.csv`, `ranks.csv`, `latency.csv`, `config.ini`.\n\n",
 		json_str(root, "verdict", "?"),
 		strcmp(json_str(metric, "train_au_meet_expectation", ""), "success") == 0
-			? "meets"
-			: "misses");
+		    ? "meets"
+		    : "misses");
 	report_run_context(f, root);
 
 	fprintf(f, "## Results\n\nMean and sample standard deviation over epochs and "
@@ -1037,14 +1051,17 @@ int report_write_run(const char *run_dir)
 	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "µs", 1e6);
 	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "µs", 1e6);
 
-	fprintf(f, "\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
-		   "AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
-		   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	fprintf(f,
+		"\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
+		"AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
+		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	json_array_foreach(json_object_get(root, "epochs"), i, v)
 	{
 		double rep = json_num(v, "repetition");
-		double vals[] = {json_num(v, "wall_seconds"), json_num(v, "bandwidth_MiB_per_second"),
-				 json_num(v, "iops"), json_num(v, "samples_per_second"),
+		double vals[] = {json_num(v, "wall_seconds"),
+				 json_num(v, "bandwidth_MiB_per_second"),
+				 json_num(v, "iops"),
+				 json_num(v, "samples_per_second"),
 				 json_num(v, "au_percentage"),
 				 json_num(v, "latency_seconds.p99") * 1e6,
 				 json_num(v, "data_wait_seconds.p99") * 1e6};
@@ -1106,9 +1123,10 @@ int report_write_sweep(const char *sweep_dir)
 		goto out_put;
 	}
 	fprintf(f, "# feedbench sweep: %s\n\n", json_str(sw, "workload", "?"));
-	fprintf(f, "Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
-		   "repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
-		   "run folder per point.\n\n",
+	fprintf(f,
+		"Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
+		"repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
+		"run folder per point.\n\n",
 		json_str(sw, "config", "?"), json_str(sw, "config_hash", "?"),
 		json_str(sw, "created", "?"), json_integer_value(json_object_get(sw, "num_ranks")),
 		json_array_size(json_object_get(sw, "points")),
@@ -1146,12 +1164,16 @@ int report_write_sweep(const char *sweep_dir)
 		{
 			if (!json_is_true(json_object_get(v, "numeric")))
 				continue;
-			snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png", json_str(v, "name", ""));
-			snprintf(path, sizeof(path), "Bandwidth against %s", json_str(v, "name", ""));
+			snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png",
+				 json_str(v, "name", ""));
+			snprintf(path, sizeof(path), "Bandwidth against %s",
+				 json_str(v, "name", ""));
 			report_embed(f, sweep_dir, pat, path);
 		}
-		report_embed(f, sweep_dir, "sweep_bars.png", "Bandwidth, samples/s and AU per point");
-		report_embed(f, sweep_dir, "sweep_latency.png", "Read latency percentiles per point");
+		report_embed(f, sweep_dir, "sweep_bars.png",
+			     "Bandwidth, samples/s and AU per point");
+		report_embed(f, sweep_dir, "sweep_latency.png",
+			     "Read latency percentiles per point");
 	}
 	fprintf(f, "## Points\n\n");
 	json_array_foreach(json_object_get(res, "points"), i, v)

@@ -123,6 +123,7 @@ static void run_fini(struct run *run)
 	json_decref(run->info_format);
 	json_decref(run->info_accel);
 	json_decref(run->warnings);
+	free(run->storage_priv);
 	agree_drain(run);
 	MPI_Barrier(run->comm);
 	agree_drain(run);

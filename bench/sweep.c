@@ -228,8 +228,7 @@ static const char *sweep_strip_set(const char *msg)
 }
 
 static int sweep_axis_build(struct sweep_axis *ax, const struct cfg_sweep_key *sk,
-			    const struct config *cfg, struct config *scratch,
-			    struct fb_errbuf *err)
+			    const struct config *cfg, struct config *scratch, struct fb_errbuf *err)
 {
 	char why[512], set[CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
 	const char *src = cfg->source[0] ? cfg->source : "config";
@@ -274,9 +273,10 @@ static int sweep_axis_build(struct sweep_axis *ax, const struct cfg_sweep_key *s
 		cfg_format_value(scratch, ax->k, ax->canon[v], SWEEP_VALUE_MAX);
 		for (int w = 0; w < v; w++)
 			if (strcmp(ax->canon[w], ax->canon[v]) == 0)
-				return fb_fail(err, -FB_ECONFIG,
-					       "%s:%d: [sweep] %s: '%s' and '%s' are the same value",
-					       src, sk->line, ax->key, ax->values[w], ax->values[v]);
+				return fb_fail(
+				    err, -FB_ECONFIG,
+				    "%s:%d: [sweep] %s: '%s' and '%s' are the same value", src,
+				    sk->line, ax->key, ax->values[w], ax->values[v]);
 		ax->num[v] = ax->numeric ? strtod(ax->canon[v], NULL) : NAN;
 		if (strcmp(ax->canon[v], ax->def) == 0)
 			ax->def_index = v;
@@ -458,8 +458,8 @@ void sweep_point_dir(const struct sweep_plan *p, long i, char *buf, size_t len)
 	n = (size_t)snprintf(buf, len, "point-%0*ld-", digits, i + 1);
 	for (const char *s = label; *s && n + 1 < len && n < 160; s++)
 		buf[n++] = (isalnum((unsigned char)*s) || strchr("._+=-", *s)) ? *s
-			   : *s == ' '                                         ? '-'
-										: '_';
+			   : *s == ' '					       ? '-'
+									       : '_';
 	buf[n < len ? n : len - 1] = '\0';
 }
 
@@ -611,7 +611,8 @@ static void sweep_fmt_duration(double s, char *buf, size_t len)
  * bandwidth, plus generation when the point starts a new dataset. */
 static double sweep_estimate(const struct config *c, int nranks, bool new_dataset, double *bytes)
 {
-	double samples = (double)c->dataset.num_files_train * (double)c->dataset.num_samples_per_file;
+	double samples =
+	    (double)c->dataset.num_files_train * (double)c->dataset.num_samples_per_file;
 	double data = samples * (double)c->dataset.record_length_bytes;
 	double steps = ceil(samples / nranks / (double)c->reader.batch_size);
 	double compute = steps * c->train.computation_time;
@@ -740,7 +741,7 @@ struct sweep_state {
 	struct sweep_args args;
 	struct config *cfg;
 	struct sweep_plan plan;
-	char *text;  /* config text, identical on every rank */
+	char *text; /* config text, identical on every rank */
 	size_t text_len;
 	char dir[CFG_PATH_MAX];
 	int rank, nranks;
@@ -758,23 +759,26 @@ static int sweep_check_resume(struct sweep_state *s)
 
 	snprintf(path, sizeof(path), "%s/sweep.json", s->dir);
 	if ((rc = sweep_slurp(path, &text, NULL)) < 0)
-		return fb_fail(&s->err, -FB_EUSAGE, "cannot resume '%s': cannot read sweep.json: %s",
-			       s->dir, strerror(-rc));
+		return fb_fail(&s->err, -FB_EUSAGE,
+			       "cannot resume '%s': cannot read sweep.json: %s", s->dir,
+			       strerror(-rc));
 	root = json_loads(text, 0, &jerr);
 	free(text);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return fb_fail(&s->err, -FB_EUSAGE, "cannot resume '%s': sweep.json is not valid: %s",
-			       s->dir, jerr.text);
+		return fb_fail(&s->err, -FB_EUSAGE,
+			       "cannot resume '%s': sweep.json is not valid: %s", s->dir,
+			       jerr.text);
 	}
 	const char *hash = json_string_value(json_object_get(root, "config_hash"));
 	json_int_t ranks = json_integer_value(json_object_get(root, "num_ranks"));
 
 	if (!hash || strcmp(hash, s->plan.hash) != 0)
-		rc = fb_fail(&s->err, -FB_ECONFIG,
-			     "cannot resume '%s': the config or its [sweep] differs from the one the "
-			     "sweep started with (hash %.12s, now %.12s); start a new sweep instead",
-			     s->dir, hash ? hash : "missing", s->plan.hash);
+		rc = fb_fail(
+		    &s->err, -FB_ECONFIG,
+		    "cannot resume '%s': the config or its [sweep] differs from the one the "
+		    "sweep started with (hash %.12s, now %.12s); start a new sweep instead",
+		    s->dir, hash ? hash : "missing", s->plan.hash);
 	else if (ranks != s->nranks)
 		rc = fb_fail(&s->err, -FB_ECONFIG,
 			     "cannot resume '%s': the sweep ran with %lld ranks, this job has %d; "
@@ -801,7 +805,8 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 		if (n == 1)
 			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s", parent, name, stamp);
 		else
-			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s-%d", parent, name, stamp, n);
+			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s-%d", parent, name, stamp,
+				 n);
 		if (mkdir(s->dir, 0755) == 0)
 			break;
 		if (errno != EEXIST)
@@ -963,8 +968,8 @@ static void sweep_progress_line(struct sweep_state *s, struct sweep_progress *pr
 			 pr->best + 1);
 	/* Progress goes to stderr: stdout carries the table at the end. */
 	if (s->tty) {
-		fprintf(stderr, "\r\033[Ksweep [%ld/%ld] %s %s:%s elapsed %s, ETA %s", i + 1,
-			s->plan.npoints, what, label, bw, el, eta);
+		fprintf(stderr, "\r\033[Ksweep [%ld/%ld] %s %s:%s%s elapsed %s, ETA %s", i + 1,
+			s->plan.npoints, what, label, bw, mib >= 0 ? "," : "", el, eta);
 		if (i + 1 == s->plan.npoints && strcmp(what, "running") != 0)
 			fprintf(stderr, "\n");
 	} else {
@@ -1002,10 +1007,11 @@ static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
 		MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, s->comm);
 		if (stop) {
 			if (s->rank == 0)
-				fprintf(stderr,
-					"%sfeedbench: interrupted before point %ld/%ld; continue with "
-					"`feedbench sweep --resume %s`\n",
-					s->tty ? "\n" : "", i + 1, s->plan.npoints, s->dir);
+				fprintf(
+				    stderr,
+				    "%sfeedbench: interrupted before point %ld/%ld; continue with "
+				    "`feedbench sweep --resume %s`\n",
+				    s->tty ? "\n" : "", i + 1, s->plan.npoints, s->dir);
 			return -FB_EINTR;
 		}
 		memset(&o, 0, sizeof(o));

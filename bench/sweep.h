@@ -15,24 +15,24 @@
 
 #define SWEEP_MAX_VALUES 256   /* values of one key */
 #define SWEEP_MAX_POINTS 10000 /* points of one sweep */
-#define SWEEP_VALUE_MAX 256
+#define SWEEP_VALUE_MAX	 256
 
 /* One swept key. Values are kept as written (ranges expanded) and in canonical form (as
  * cfg_format_value() prints them), which is what the default is compared against. */
 struct sweep_axis {
-	char key[CFG_NAME_MAX];        /* "storage.stripe_count" */
-	const char *name;              /* "stripe_count": points into key */
+	char key[CFG_NAME_MAX]; /* "storage.stripe_count" */
+	const char *name;	/* "stripe_count": points into key */
 	const struct cfg_key *k;
-	int line;                      /* config line of the [sweep] entry */
-	int order;                     /* position in the config's [sweep] section */
+	int line;  /* config line of the [sweep] entry */
+	int order; /* position in the config's [sweep] section */
 	int nvalues;
 	char (*values)[SWEEP_VALUE_MAX]; /* as given: "1MiB" */
-	char (*canon)[SWEEP_VALUE_MAX];  /* canonical: "1048576" */
-	double *num;                   /* numeric value (numeric keys) */
-	char def[SWEEP_VALUE_MAX];     /* canonical value without the sweep */
-	int def_index;                 /* index of the default among values, -1: not swept */
-	bool dataset;                  /* CFG_F_DATASET: changing it regenerates the dataset */
-	bool numeric;                  /* int, size, duration, double */
+	char (*canon)[SWEEP_VALUE_MAX];	 /* canonical: "1048576" */
+	double *num;			 /* numeric value (numeric keys) */
+	char def[SWEEP_VALUE_MAX];	 /* canonical value without the sweep */
+	int def_index;			 /* index of the default among values, -1: not swept */
+	bool dataset;			 /* CFG_F_DATASET: changing it regenerates the dataset */
+	bool numeric;			 /* int, size, duration, double */
 };
 
 /* The expanded sweep. Axes are ordered so that dataset keys vary slowest: consecutive points
@@ -41,9 +41,9 @@ struct sweep_plan {
 	int naxes;
 	struct sweep_axis axes[CFG_MAX_SWEEP];
 	long npoints;
-	int optimise;           /* SWEEP_OPT_* */
-	int repetitions;        /* [output] repetitions of every point */
-	char hash[65];          /* config hash + swept values + repetitions */
+	int optimise;	 /* SWEEP_OPT_* */
+	int repetitions; /* [output] repetitions of every point */
+	char hash[65];	 /* config hash + swept values + repetitions */
 };
 
 /* Expands one [sweep] value list for key k: "1, 2, 4", "1..16*2", "1..4", "1..16+4",
@@ -75,20 +75,20 @@ bool sweep_point_new_dataset(const struct sweep_plan *p, long i);
 enum sweep_metric {
 	SWM_BANDWIDTH, /* MiB/s */
 	SWM_IOPS,
-	SWM_SAMPLES,   /* samples/s */
-	SWM_AU,        /* % */
-	SWM_WAIT_P99,  /* s */
-	SWM_LAT_P99,   /* s */
+	SWM_SAMPLES,  /* samples/s */
+	SWM_AU,	      /* % */
+	SWM_WAIT_P99, /* s */
+	SWM_LAT_P99,  /* s */
 	SWM_LAT_P50,
 	SWM_LAT_P90,
 	SWM_LAT_P999,
 	SWM_COUNT
 };
 extern const char *const sweep_metric_column[SWM_COUNT]; /* CSV column stem */
-extern const char *const sweep_metric_title[SWM_COUNT];  /* table heading with unit */
+extern const char *const sweep_metric_title[SWM_COUNT];	 /* table heading with unit */
 
 struct sweep_result {
-	bool done;                          /* summary.json complete */
+	bool done; /* summary.json complete */
 	int repetitions;
 	struct summary_stat m[SWM_COUNT];
 	bool cache_resident;
@@ -106,11 +106,11 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 /* The recommendation of one group: the points that share every non-numeric value. */
 struct sweep_reco {
 	int group_idx[CFG_MAX_SWEEP]; /* value index of each non-numeric axis (-1 for numeric) */
-	long best;                    /* point with the best mean of the optimised metric */
-	long def;                     /* point with every numeric key at its default, -1: none */
-	long runner_up;               /* second best, -1: none */
-	double gain_pct;              /* best over default, % (NaN without a default) */
-	bool noisy;                   /* best and its reference overlap within mean +- stddev */
+	long best;		      /* point with the best mean of the optimised metric */
+	long def;		      /* point with every numeric key at its default, -1: none */
+	long runner_up;		      /* second best, -1: none */
+	double gain_pct;	      /* best over default, % (NaN without a default) */
+	bool noisy;		      /* best and its reference overlap within mean +- stddev */
 };
 
 /* Groups and best points for the plan's optimise metric. Points not done are ignored.
@@ -123,8 +123,8 @@ enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p);
 /* Writes sweep.csv, sweep.md and sweep_results.json into dir and prints the table to term
  * (NULL: not printed). Returns 0 or a negative errno (message in err). */
 int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
-		       const struct sweep_reco *reco, int ngroups, const char *workload,
-		       FILE *term, struct fb_errbuf *err);
+		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
+		       struct fb_errbuf *err);
 
 /* report.md of a sweep folder from its sweep_results.json (bench/report.c). */
 int report_write_sweep(const char *sweep_dir);

@@ -30,10 +30,10 @@
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
 
-#define HDF5_RECORDS "records"
-#define HDF5_LABELS "labels"
-#define HDF5_LENGTHS "lengths"
-#define HDF5_GEN_BUFFER (4u << 20) /* rows gathered per H5Dwrite when generating */
+#define HDF5_RECORDS	     "records"
+#define HDF5_LABELS	     "labels"
+#define HDF5_LENGTHS	     "lengths"
+#define HDF5_GEN_BUFFER	     (4u << 20)	 /* rows gathered per H5Dwrite when generating */
 #define HDF5_ALIGN_THRESHOLD (64u << 10) /* objects this large start on a stripe boundary */
 
 /* The library is process-global and not thread-safe: one lock for the process, the only
@@ -80,6 +80,17 @@ static const char *hdf5_why(char *buf, size_t len)
 	return buf;
 }
 
+/* Closes id without losing the error stack of an earlier failure: every API call clears it. */
+static void hdf5_quiet_close(herr_t (*close)(hid_t), hid_t id)
+{
+	hid_t es = H5Eget_current_stack();
+
+	if (id >= 0)
+		close(id);
+	if (es >= 0)
+		H5Eset_current_stack(es);
+}
+
 /* ---- property lists -------------------------------------------------------------------------- */
 
 /* MPI-IO hints for the shared file: the user's [storage.mpiio] keys and the striping hints. */
@@ -124,7 +135,7 @@ static hid_t hdf5_fapl(struct run *run, bool mpio, bool coll_meta)
 	return fapl;
 
 out_close:
-	H5Pclose(fapl);
+	hdf5_quiet_close(H5Pclose, fapl);
 	return -1;
 }
 
@@ -134,14 +145,14 @@ struct fgen {
 	struct run *run;
 	struct ds_file *file;
 	bool mpio;
-	bool variable;        /* `lengths` written */
+	bool variable; /* `lengths` written */
 	hid_t fid, records, labels, lengths;
-	uint64_t row;         /* bytes per row: the file's largest sample */
+	uint64_t row;	      /* bytes per row: the file's largest sample */
 	uint64_t cap_rows;    /* rows gathered before one write */
 	uint64_t start, rows; /* gathered rows: [start, start + rows) */
 	uint8_t *buf;
 	int64_t *lab, *len;
-	int err;              /* first failure of append (collective calls still happen) */
+	int err; /* first failure of append (collective calls still happen) */
 };
 
 static hid_t hdf5_dcpl(struct run *run, struct fgen *g, char *why, size_t whylen)
@@ -174,7 +185,7 @@ static hid_t hdf5_dcpl(struct run *run, struct fgen *g, char *why, size_t whylen
 	return dcpl;
 
 out_close:
-	H5Pclose(dcpl);
+	hdf5_quiet_close(H5Pclose, dcpl);
 	return -1;
 }
 
@@ -187,7 +198,7 @@ static hid_t hdf5_create_dataset(hid_t fid, const char *name, hid_t type, int nd
 	if (space < 0)
 		return space;
 	d = H5Dcreate2(fid, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-	H5Sclose(space);
+	hdf5_quiet_close(H5Sclose, space);
 	return d;
 }
 
@@ -205,25 +216,26 @@ static int hdf5_create_locked(struct fgen *g)
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the %s driver for '%s': %s",
 				g->mpio ? "mpio" : "sec2", path, hdf5_why(why, sizeof(why)));
 	g->fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-	H5Pclose(fapl);
+	hdf5_quiet_close(H5Pclose, fapl);
 	if (g->fid < 0)
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot create '%s': %s", path,
 				hdf5_why(why, sizeof(why)));
 	dcpl = hdf5_dcpl(run, g, why, sizeof(why));
 	if (dcpl < 0) {
 		if (why[0])
-			return run_fail(run, -FB_ECONFIG, "hdf5: cannot create '%s': %s", path, why);
+			return run_fail(run, -FB_ECONFIG, "hdf5: cannot create '%s': %s", path,
+					why);
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot create '%s': %s", path,
 				hdf5_why(why, sizeof(why)));
 	}
 	g->records = hdf5_create_dataset(g->fid, HDF5_RECORDS, H5T_STD_U8LE, 2, dims, dcpl);
-	H5Pclose(dcpl);
+	hdf5_quiet_close(H5Pclose, dcpl);
 	if (g->records >= 0)
-		g->labels = hdf5_create_dataset(g->fid, HDF5_LABELS, H5T_STD_I64LE, 1, dims,
-						H5P_DEFAULT);
+		g->labels =
+		    hdf5_create_dataset(g->fid, HDF5_LABELS, H5T_STD_I64LE, 1, dims, H5P_DEFAULT);
 	if (g->records >= 0 && g->labels >= 0 && g->variable)
-		g->lengths = hdf5_create_dataset(g->fid, HDF5_LENGTHS, H5T_STD_I64LE, 1, dims,
-						 H5P_DEFAULT);
+		g->lengths =
+		    hdf5_create_dataset(g->fid, HDF5_LENGTHS, H5T_STD_I64LE, 1, dims, H5P_DEFAULT);
 	if (g->records < 0 || g->labels < 0 || (g->variable && g->lengths < 0))
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot create datasets in '%s': %s", path,
 				hdf5_why(why, sizeof(why)));
@@ -300,9 +312,8 @@ static herr_t hdf5_write_rows(hid_t d, hid_t type, uint64_t start, uint64_t rows
 	ms = H5Screate_simple(ndims, count, NULL);
 	if (ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, count, NULL) >= 0)
 		e = H5Dwrite(d, type, ms, fs, H5P_DEFAULT, buf);
-	if (ms >= 0)
-		H5Sclose(ms);
-	H5Sclose(fs);
+	hdf5_quiet_close(H5Sclose, ms);
+	hdf5_quiet_close(H5Sclose, fs);
 	return e;
 }
 
@@ -366,35 +377,38 @@ static int hdf5_sync_locked(struct fgen *g)
 	return fsync(*(int *)handle) == 0 ? 0 : -errno;
 }
 
+/* The first failure of finish, with HDF5's reason read at once (later calls clear it). */
+static int hdf5_finish_fail(struct fgen *g, int err, int code, const char *what)
+{
+	char why[256];
+
+	if (err < 0)
+		return err;
+	return run_fail(g->run, code, "hdf5: cannot %s '%s': %s", what, g->file->path,
+			code == -FB_EHDF5 ? hdf5_why(why, sizeof(why)) : fb_strerror(code));
+}
+
 static int hdf5_finish(struct fgen *g)
 {
-	struct run *run = g->run;
-	char why[256] = "";
+	hid_t *dsets[] = {&g->lengths, &g->labels, &g->records};
 	int err = g->err, e;
 
 	/* Collective calls below happen on every rank even after a local failure. */
 	if (err == 0)
 		err = hdf5_flush_rows(g);
-	else
-		g->rows = 0;
+	g->rows = 0;
 	hdf5_enter();
-	if (g->lengths >= 0 && H5Dclose(g->lengths) < 0 && err == 0)
-		err = -FB_EHDF5;
-	if (g->labels >= 0 && H5Dclose(g->labels) < 0 && err == 0)
-		err = -FB_EHDF5;
-	if (H5Dclose(g->records) < 0 && err == 0)
-		err = -FB_EHDF5;
-	g->lengths = g->labels = g->records = -1;
+	for (size_t i = 0; i < sizeof(dsets) / sizeof(dsets[0]); i++) {
+		if (*dsets[i] >= 0 && H5Dclose(*dsets[i]) < 0)
+			err = hdf5_finish_fail(g, err, -FB_EHDF5, "close");
+		*dsets[i] = -1;
+	}
 	e = hdf5_sync_locked(g);
-	if (e < 0 && err == 0)
-		err = run_fail(run, e, "hdf5: cannot sync '%s': %s", g->file->path,
-			       e == -FB_EHDF5 ? hdf5_why(why, sizeof(why)) : fb_strerror(e));
-	if (H5Fclose(g->fid) < 0 && err == 0)
-		err = -FB_EHDF5;
+	if (e < 0)
+		err = hdf5_finish_fail(g, err, e, "sync");
+	if (H5Fclose(g->fid) < 0)
+		err = hdf5_finish_fail(g, err, -FB_EHDF5, "close");
 	g->fid = -1;
-	if (err == -FB_EHDF5)
-		run_fail(run, err, "hdf5: cannot close '%s': %s", g->file->path,
-			 hdf5_why(why, sizeof(why)));
 	hdf5_leave();
 	hdf5_gen_free(g);
 	return err;
@@ -405,17 +419,17 @@ static int hdf5_finish(struct fgen *g)
 /* file->meta: the file open once per rank (shared by the reader threads) and its geometry. */
 struct hdf5_meta {
 	hid_t fid, dset, dxpl;
-	hid_t mtype;               /* native type the rows are read as */
+	hid_t mtype; /* native type the rows are read as */
 	int ndims;
 	hsize_t dims[H5S_MAX_RANK];
-	uint64_t row_elems;        /* elements per sample (product of dims[1..]) */
-	size_t elem;               /* bytes per element */
-	int64_t *lengths;          /* bytes of each sample when `lengths` exists, else NULL */
+	uint64_t row_elems; /* elements per sample (product of dims[1..]) */
+	size_t elem;	    /* bytes per element */
+	int64_t *lengths;   /* bytes of each sample when `lengths` exists, else NULL */
 	bool mpio, collective;
-	char name[256];            /* dataset read */
-	uint8_t *scratch;          /* collective reads land here, then are scattered */
+	char name[256];	  /* dataset read */
+	uint8_t *scratch; /* collective reads land here, then are scattered */
 	size_t scratch_cap;
-	uint64_t mode_count[5];    /* collective reads by actual I/O mode */
+	uint64_t mode_count[5]; /* collective reads by actual I/O mode */
 };
 
 struct hdf5_find {
@@ -450,8 +464,8 @@ static herr_t hdf5_find_nd(hid_t g, const char *name, const H5L_info_t *info, vo
 
 /* `records`, or for data written by other tools the first dataset (in name order, in the root
  * group) with two or more dimensions. Returns the dataset or a negative code, recorded. */
-static hid_t hdf5_open_records(struct run *run, hid_t fid, const char *path, bool any,
-			       char *name, size_t namelen)
+static hid_t hdf5_open_records(struct run *run, hid_t fid, const char *path, bool any, char *name,
+			       size_t namelen)
 {
 	struct hdf5_find f = {"", false};
 	char why[256];
@@ -498,8 +512,8 @@ static int hdf5_geometry(struct run *run, struct hdf5_meta *m, const char *path)
 	}
 	m->mtype = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
 	if (m->mtype < 0) {
-		err = run_fail(run, -FB_EFORMAT, "hdf5: dataset '%s' in '%s' has a type %s", m->name,
-			       path, "feedbench cannot read");
+		err = run_fail(run, -FB_EFORMAT, "hdf5: dataset '%s' in '%s' has a type %s",
+			       m->name, path, "feedbench cannot read");
 		goto out_close;
 	}
 	m->elem = H5Tget_size(m->mtype);
@@ -511,22 +525,22 @@ static int hdf5_geometry(struct run *run, struct hdf5_meta *m, const char *path)
 		hid_t s = d >= 0 ? H5Dget_space(d) : -1;
 		hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
 
-		m->lengths = n == (hssize_t)m->dims[0] ? malloc((n ? n : 1) * sizeof(int64_t))
-						       : NULL;
-		if (!m->lengths || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-					   m->lengths) < 0)
+		m->lengths =
+		    n == (hssize_t)m->dims[0] ? malloc((n ? n : 1) * sizeof(int64_t)) : NULL;
+		if (!m->lengths ||
+		    H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->lengths) < 0)
 			err = run_fail(run, -FB_EFORMAT,
 				       "hdf5: dataset '%s' in '%s' does not hold one length per "
 				       "sample: %s",
 				       HDF5_LENGTHS, path, hdf5_why(why, sizeof(why)));
 		for (hssize_t i = 0; err == 0 && i < n; i++)
 			if (m->lengths[i] < 0 || (uint64_t)m->lengths[i] > m->row_elems)
-				err = run_fail(run, -FB_EFORMAT,
-					       "hdf5: '%s' in '%s' says sample %lld has %lld bytes; "
-					       "rows hold %llu",
-					       HDF5_LENGTHS, path, (long long)i,
-					       (long long)m->lengths[i],
-					       (unsigned long long)m->row_elems);
+				err = run_fail(
+				    run, -FB_EFORMAT,
+				    "hdf5: '%s' in '%s' says sample %lld has %lld bytes; "
+				    "rows hold %llu",
+				    HDF5_LENGTHS, path, (long long)i, (long long)m->lengths[i],
+				    (unsigned long long)m->row_elems);
 		if (s >= 0)
 			H5Sclose(s);
 		if (d >= 0)
@@ -567,8 +581,8 @@ static const char *hdf5_layout_name(hid_t dset, char *buf, size_t len)
 	size_t used;
 
 	snprintf(buf, len, "%s",
-		 layout == H5D_CHUNKED	  ? "chunked"
-		 : layout == H5D_COMPACT  ? "compact"
+		 layout == H5D_CHUNKED	    ? "chunked"
+		 : layout == H5D_COMPACT    ? "compact"
 		 : layout == H5D_CONTIGUOUS ? "contiguous"
 					    : "unknown");
 	if (layout == H5D_CHUNKED) {
@@ -623,7 +637,7 @@ static int hdf5_index_locked(struct run *run, struct ds_file *file, struct hdf5_
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the %s driver for '%s': %s",
 				m->mpio ? "mpio" : "sec2", file->path, hdf5_why(why, sizeof(why)));
 	m->fid = H5Fopen(file->path, H5F_ACC_RDONLY, fapl);
-	H5Pclose(fapl);
+	hdf5_quiet_close(H5Pclose, fapl);
 	if (m->fid < 0)
 		return run_fail(run, -FB_EFORMAT, "hdf5: cannot open '%s': %s", file->path,
 				hdf5_why(why, sizeof(why)));
@@ -636,8 +650,8 @@ static int hdf5_index_locked(struct run *run, struct ds_file *file, struct hdf5_
 		return err;
 	if (m->dims[0] < file->nsamples)
 		return run_fail(run, -FB_EDATASET,
-				"hdf5: dataset '%s' in '%s' has %llu samples, expected %llu", m->name,
-				file->path, (unsigned long long)m->dims[0],
+				"hdf5: dataset '%s' in '%s' has %llu samples, expected %llu",
+				m->name, file->path, (unsigned long long)m->dims[0],
 				(unsigned long long)file->nsamples);
 	if (m->collective) {
 		m->dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -777,16 +791,15 @@ static int hdf5_read_sample(struct freader *r, uint64_t index, void *buf, size_t
 		t0 = timer_now_ns();
 		e = ms < 0 ? -1 : H5Dread(m->dset, m->mtype, ms, r->fspace, H5P_DEFAULT, buf);
 		t1 = timer_now_ns();
-		if (ms >= 0)
-			H5Sclose(ms);
+		hdf5_quiet_close(H5Sclose, ms);
 	} else {
 		e = n;
 		t0 = t1 = 0;
 	}
 	if (e < 0) {
-		int err = run_fail(r->run, -FB_EHDF5,
-				   "hdf5: cannot read sample %" PRIu64 " of '%s': %s", index,
-				   r->file->path, hdf5_why(why, sizeof(why)));
+		int err =
+		    run_fail(r->run, -FB_EHDF5, "hdf5: cannot read sample %" PRIu64 " of '%s': %s",
+			     index, r->file->path, hdf5_why(why, sizeof(why)));
 
 		hdf5_leave();
 		return err;
@@ -832,14 +845,14 @@ static void hdf5_causes(uint32_t cause, char *buf, size_t len)
 		uint32_t bit;
 		const char *name;
 	} causes[] = {
-		{H5D_MPIO_SET_INDEPENDENT, "independent transfer requested"},
-		{H5D_MPIO_DATATYPE_CONVERSION, "datatype conversion"},
-		{H5D_MPIO_DATA_TRANSFORMS, "data transforms"},
-		{H5D_MPIO_MPI_OPT_TYPES_ENV_VAR_DISABLED, "MPI derived types disabled"},
-		{H5D_MPIO_NOT_SIMPLE_OR_SCALAR_DATASPACES, "dataspace not simple"},
-		{H5D_MPIO_NOT_CONTIGUOUS_OR_CHUNKED_DATASET, "layout not contiguous or chunked"},
-		{H5D_MPIO_PARALLEL_FILTERED_WRITES_DISABLED, "filtered writes disabled"},
-		{H5D_MPIO_ERROR_WHILE_CHECKING_COLLECTIVE_POSSIBLE, "error checking"},
+	    {H5D_MPIO_SET_INDEPENDENT, "independent transfer requested"},
+	    {H5D_MPIO_DATATYPE_CONVERSION, "datatype conversion"},
+	    {H5D_MPIO_DATA_TRANSFORMS, "data transforms"},
+	    {H5D_MPIO_MPI_OPT_TYPES_ENV_VAR_DISABLED, "MPI derived types disabled"},
+	    {H5D_MPIO_NOT_SIMPLE_OR_SCALAR_DATASPACES, "dataspace not simple"},
+	    {H5D_MPIO_NOT_CONTIGUOUS_OR_CHUNKED_DATASET, "layout not contiguous or chunked"},
+	    {H5D_MPIO_PARALLEL_FILTERED_WRITES_DISABLED, "filtered writes disabled"},
+	    {H5D_MPIO_ERROR_WHILE_CHECKING_COLLECTIVE_POSSIBLE, "error checking"},
 	};
 
 	snprintf(buf, len, "%s", cause ? "" : "none");
@@ -934,7 +947,8 @@ static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
 			m->scratch = p;
 			m->scratch_cap = total;
 		} else {
-			err = run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
+			err =
+			    run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
 		}
 	}
 	/* After a local failure this rank still takes part in the collective read, with nothing
@@ -984,7 +998,8 @@ static int hdf5_read_collective(struct run *run, struct ds_file *file, const uin
 
 	if (!m || !m->collective)
 		return run_fail(run, -FB_EINTERNAL,
-				"hdf5: collective read of '%s' without a collective open", file->path);
+				"hdf5: collective read of '%s' without a collective open",
+				file->path);
 	slot = malloc((n ? n : 1) * sizeof(*slot));
 	if (!slot)
 		return run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
@@ -993,8 +1008,8 @@ static int hdf5_read_collective(struct run *run, struct ds_file *file, const uin
 		slot[k].i = k;
 		if (idx[k] >= m->dims[0]) {
 			free(slot);
-			return run_fail(run, -FB_EINTERNAL,
-					"hdf5: sample %" PRIu64 " beyond '%s'", idx[k], file->path);
+			return run_fail(run, -FB_EINTERNAL, "hdf5: sample %" PRIu64 " beyond '%s'",
+					idx[k], file->path);
 		}
 	}
 	qsort(slot, n, sizeof(*slot), hdf5_slot_cmp);
@@ -1013,8 +1028,7 @@ static const char *hdf5_type_name(hid_t t, char *buf, size_t len)
 
 	switch (H5Tget_class(t)) {
 	case H5T_INTEGER:
-		snprintf(buf, len, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "",
-			 8 * size);
+		snprintf(buf, len, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", 8 * size);
 		break;
 	case H5T_FLOAT:
 		snprintf(buf, len, "float%zu", 8 * size);
@@ -1037,7 +1051,7 @@ static int hdf5_probe_locked(struct run *run, const char *path, struct probe_inf
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the sec2 driver: %s",
 				hdf5_why(why, sizeof(why)));
 	m->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-	H5Pclose(fapl);
+	hdf5_quiet_close(H5Pclose, fapl);
 	if (m->fid < 0)
 		return run_fail(run, -FB_EFORMAT, "hdf5: cannot open '%s': %s", path,
 				hdf5_why(why, sizeof(why)));
@@ -1092,19 +1106,19 @@ static int hdf5_probe(struct run *run, const char *path, struct probe_info *info
 static const char *const hdf5_globs[] = {".h5", ".hdf5", NULL};
 
 const struct format_ops hdf5_format = {
-	.version = FORMAT_OPS_VERSION,
-	.name = "hdf5",
-	.ext = ".h5",
-	.globs = hdf5_globs,
-	.caps = FORMAT_CAP_SHARED | FORMAT_CAP_OWNS_IO | FORMAT_CAP_PARALLEL_WRITE,
-	.create = hdf5_create,
-	.append = hdf5_append,
-	.finish = hdf5_finish,
-	.index = hdf5_index,
-	.unindex = hdf5_unindex,
-	.open = hdf5_open,
-	.read_sample = hdf5_read_sample,
-	.close = hdf5_close,
-	.probe = hdf5_probe,
-	.read_collective = hdf5_read_collective,
+    .version = FORMAT_OPS_VERSION,
+    .name = "hdf5",
+    .ext = ".h5",
+    .globs = hdf5_globs,
+    .caps = FORMAT_CAP_SHARED | FORMAT_CAP_OWNS_IO | FORMAT_CAP_PARALLEL_WRITE,
+    .create = hdf5_create,
+    .append = hdf5_append,
+    .finish = hdf5_finish,
+    .index = hdf5_index,
+    .unindex = hdf5_unindex,
+    .open = hdf5_open,
+    .read_sample = hdf5_read_sample,
+    .close = hdf5_close,
+    .probe = hdf5_probe,
+    .read_collective = hdf5_read_collective,
 };

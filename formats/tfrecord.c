@@ -112,8 +112,7 @@ struct tfrecord_msg {
 	int64_t label, size;
 };
 
-static void tfrecord_msg_build(struct tfrecord_msg *m, const void *image, size_t len,
-			       int64_t label)
+static void tfrecord_msg_build(struct tfrecord_msg *m, const void *image, size_t len, int64_t label)
 {
 	static const char *const keys[3] = {"image", "label", "size"};
 
@@ -246,9 +245,9 @@ int tfrecord_example_decode(const void *data, size_t len, struct tfrecord_arena 
 			    struct tfrecord_example *ex)
 {
 	ProtobufCAllocator alloc = {
-		.alloc = tfrecord_arena_alloc,
-		.free = tfrecord_arena_release,
-		.allocator_data = a,
+	    .alloc = tfrecord_arena_alloc,
+	    .free = tfrecord_arena_release,
+	    .allocator_data = a,
 	};
 	Tensorflow__Example *msg;
 	int err;
@@ -288,7 +287,7 @@ int tfrecord_example_decode(const void *data, size_t len, struct tfrecord_arena 
 
 /* ---- the format plug-in ---------------------------------------------------------------------- */
 
-#define TFRECORD_WINDOW (1u << 20) /* sequential scans read this much at a time */
+#define TFRECORD_WINDOW	    (1u << 20) /* sequential scans read this much at a time */
 #define TFRECORD_GEN_BUFFER (1u << 20) /* records gathered per write when generating */
 
 /* file->meta: where each record starts, plus the end of the last one (8 bytes per sample). */
@@ -335,13 +334,13 @@ struct tfrecord_gen {
 	struct ds_file *file;
 	struct io io;
 	struct sfile *sf, *idx;
-	uint64_t off;     /* end of the records written or gathered */
-	uint64_t wstart;  /* file offset of wbuf[0] */
+	uint64_t off;	 /* end of the records written or gathered */
+	uint64_t wstart; /* file offset of wbuf[0] */
 	uint8_t *wbuf;
 	size_t wlen, wcap;
-	char *ibuf;       /* index text not yet written */
+	char *ibuf; /* index text not yet written */
 	size_t ilen, icap;
-	uint64_t ioff;    /* bytes of the index file written */
+	uint64_t ioff; /* bytes of the index file written */
 };
 
 static int tfrecord_grow(void **buf, size_t *cap, size_t want)
@@ -383,8 +382,7 @@ static void tfrecord_gen_free(struct tfrecord_gen *g)
 	free(g);
 }
 
-static int tfrecord_create(struct fgen **out, struct run *run, struct ds_file *file,
-			   unsigned flags)
+static int tfrecord_create(struct fgen **out, struct run *run, struct ds_file *file, unsigned flags)
 {
 	struct tfrecord_gen *g = calloc(1, sizeof(*g));
 	char ipath[CFG_PATH_MAX + 8];
@@ -465,8 +463,8 @@ struct tfrecord_scan {
 	struct io io;
 	struct sfile *sf;
 	const char *path;
-	uint64_t size;  /* file size */
-	uint8_t *win;   /* window of the file at woff */
+	uint64_t size; /* file size */
+	uint8_t *win;  /* window of the file at woff */
 	size_t wlen, wcap;
 	uint64_t woff;
 };
@@ -494,8 +492,7 @@ static int tfrecord_scan_close(struct tfrecord_scan *s)
 }
 
 /* Makes bytes [off, off + len) of the file available at *p (len <= file size - off). */
-static int tfrecord_scan_get(struct tfrecord_scan *s, uint64_t off, size_t len,
-			     const uint8_t **p)
+static int tfrecord_scan_get(struct tfrecord_scan *s, uint64_t off, size_t len, const uint8_t **p)
 {
 	size_t want = len > TFRECORD_WINDOW ? len : TFRECORD_WINDOW, got;
 	int rc;
@@ -708,8 +705,7 @@ struct tfrecord_reader {
 	struct tfrecord_arena arena;
 };
 
-static int tfrecord_open(struct freader **out, struct run *run, struct ds_file *file,
-			 struct io *io)
+static int tfrecord_open(struct freader **out, struct run *run, struct ds_file *file, struct io *io)
 {
 	struct tfrecord_reader *r;
 	int rc;
@@ -772,7 +768,8 @@ static int tfrecord_decode(struct run *run, struct ds_file *file, uint64_t off, 
 	}
 	if (ex.image_len > cap)
 		return run_fail(run, -FB_EFORMAT,
-				"tfrecord: record at %" PRIu64 " in '%s' holds %zu bytes, more than "
+				"tfrecord: record at %" PRIu64
+				" in '%s' holds %zu bytes, more than "
 				"the %zu expected",
 				off, file->path, ex.image_len, cap);
 	memcpy(out, ex.image, ex.image_len);
@@ -887,20 +884,20 @@ static int tfrecord_probe(struct run *run, const char *path, struct probe_info *
 static const char *const tfrecord_globs[] = {".tfrecord", ".tfrecords", NULL};
 
 const struct format_ops tfrecord_format = {
-	.version = FORMAT_OPS_VERSION,
-	.name = "tfrecord",
-	.ext = ".tfrecord",
-	.globs = tfrecord_globs,
-	.caps = FORMAT_CAP_SHARED | FORMAT_CAP_MPIIO,
-	.create = tfrecord_create,
-	.append = tfrecord_append,
-	.finish = tfrecord_finish,
-	.index = tfrecord_index,
-	.unindex = tfrecord_unindex,
-	.open = tfrecord_open,
-	.read_sample = tfrecord_read_sample,
-	.close = tfrecord_close,
-	.probe = tfrecord_probe,
-	.extent = tfrecord_extent,
-	.parse = tfrecord_parse,
+    .version = FORMAT_OPS_VERSION,
+    .name = "tfrecord",
+    .ext = ".tfrecord",
+    .globs = tfrecord_globs,
+    .caps = FORMAT_CAP_SHARED | FORMAT_CAP_MPIIO,
+    .create = tfrecord_create,
+    .append = tfrecord_append,
+    .finish = tfrecord_finish,
+    .index = tfrecord_index,
+    .unindex = tfrecord_unindex,
+    .open = tfrecord_open,
+    .read_sample = tfrecord_read_sample,
+    .close = tfrecord_close,
+    .probe = tfrecord_probe,
+    .extent = tfrecord_extent,
+    .parse = tfrecord_parse,
 };

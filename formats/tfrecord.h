@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #define TFRECORD_HEADER_BYTES 12 /* length + its CRC */
-#define TFRECORD_FOOTER_BYTES 4  /* data CRC */
-#define TFRECORD_FRAME_BYTES (TFRECORD_HEADER_BYTES + TFRECORD_FOOTER_BYTES)
+#define TFRECORD_FOOTER_BYTES 4	 /* data CRC */
+#define TFRECORD_FRAME_BYTES  (TFRECORD_HEADER_BYTES + TFRECORD_FOOTER_BYTES)
 
 uint32_t tfrecord_mask(uint32_t crc);
 uint32_t tfrecord_masked_crc(const void *buf, size_t len);
@@ -50,7 +50,7 @@ void tfrecord_arena_free(struct tfrecord_arena *a);
 
 /* What a decoded Example holds. */
 struct tfrecord_example {
-	bool has_image;       /* an `image` feature with at least one bytes value */
+	bool has_image;	      /* an `image` feature with at least one bytes value */
 	const uint8_t *image; /* its first value (points into the arena) */
 	size_t image_len;
 	bool has_label;

@@ -31,7 +31,7 @@ struct coll_range {
 	uint64_t len;
 	uint64_t i;	/* position in the caller's idx[] */
 	uint64_t stage; /* offset of its bytes in the staging buffer */
-	bool dup;       /* same range as the one before: read once */
+	bool dup;	/* same range as the one before: read once */
 };
 
 static int coll_cmp(const void *a, const void *b)

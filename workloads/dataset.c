@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../bench/agree.h"
 #include "../bench/run.h"
 #include "../formats/sample.h"
 

@@ -331,10 +331,12 @@ static void pool_stop(struct pool *p)
 
 static bool collective_mode(const struct run *run)
 {
-	bool hdf5_coll = run->format->read_collective &&
-			 run->cfg.hdf5.transfer == HDF5_TRANSFER_COLLECTIVE &&
-			 run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
-	return hdf5_coll || run->cfg.mpiio.collective;
+	/* A format that does its own I/O (HDF5) says collective through its own key. */
+	if (run->format->caps & FORMAT_CAP_OWNS_IO)
+		return run->format->read_collective &&
+		       run->cfg.hdf5.transfer == HDF5_TRANSFER_COLLECTIVE &&
+		       run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
+	return run->cfg.mpiio.collective;
 }
 
 /* Every rank calls this for every step up to the largest step count (count may be 0), and for

@@ -44,7 +44,7 @@ def write_config(tmp_path, name, data_dir, **sections):
         },
         "format.tfrecord": {"index": "true"},
         "reader": {"batch_size": 1, "read_threads": 2, "sample_shuffle": "seed"},
-        "train": {"epochs": 1, "computation_time": 0},
+        "train": {"epochs": 1, "computation_time": 0, "exclude_start_steps": 0},
         "output": {"dir": str(tmp_path / "results")},
     }
     for sec, kv in sections.items():
@@ -100,19 +100,21 @@ def check_sample(buf, file_index, sample_index):
     assert crc == crc32c.crc32c(bytes(buf[40:]))
 
 
-@pytest.fixture
-def generated(tmp_path):
-    data = tmp_path / "data"
-    cfg = write_config(tmp_path, "gen", data)
+def generate(tmp_path, index="true"):
+    """A verified dataset of 2 files x 6 records; returns its config and files."""
+    cfg = write_config(
+        tmp_path, "gen", tmp_path / "data", format_tfrecord={"index": index}
+    )
     r = feedbench("generate", cfg)
     assert r.returncode == 0, r.stderr
-    files = sorted(data.glob("*.tfrecord"))
+    files = sorted((tmp_path / "data").glob("*.tfrecord"))
     assert len(files) == 2
-    return cfg, data, files
+    assert all(os.path.exists(str(p) + ".idx") == (index == "true") for p in files)
+    return files
 
 
-def test_feedbench_files_read_by_tfrecord_package(generated):
-    _cfg, _data, files = generated
+def test_feedbench_files_read_by_tfrecord_package(tmp_path):
+    files = generate(tmp_path)
     first = 0
     for fidx, path in enumerate(files):
         idx = str(path) + ".idx"
@@ -195,15 +197,17 @@ def test_example_without_image_is_read_whole(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     w = TFRecordWriter(str(data / "x.tfrecord"))
-    w.write({"pixels": (b"\x01\x02\x03", "byte"), "label": (1, "int")})
+    for i in range(3):
+        w.write({"pixels": (b"\x01\x02\x03" * (i + 1), "byte"), "label": (i, "int")})
     w.close()
-    whole = len(frames(data / "x.tfrecord")[0][2])
+    whole = sum(len(data) for _off, _size, data in frames(data / "x.tfrecord"))
     cfg = write_config(tmp_path, "noimg", data, dataset={"generate": "never", "verify": "false"})
     r = feedbench("run", cfg)
     assert r.returncode == 0, r.stderr
     s = summary(tmp_path)
     assert s["format"]["discovered"]["bytes"] == whole
-    assert s["metric"]["train_bytes_read"] == whole + 16
+    assert s["metric"]["train_bytes_read"] == whole + 3 * 16
+    assert "whole Examples" in s["format"]["discovered"]["first_files"][0]["detail"]
 
 
 def flip(path, offset):
@@ -216,8 +220,8 @@ def flip(path, offset):
 
 @pytest.mark.parametrize("index", ["true", "false"])
 @pytest.mark.parametrize("where", ["length", "length_crc", "payload", "data_crc"])
-def test_corruption_names_the_record(generated, tmp_path, index, where):
-    cfg, _data, files = generated
+def test_corruption_names_the_record(tmp_path, index, where):
+    files = generate(tmp_path, index)
     recs = frames(files[1])
     off, size, _ = recs[3]
     at = {"length": off + 1, "length_crc": off + 9, "payload": off + 200, "data_crc": off + size - 2}
@@ -235,8 +239,8 @@ def test_corruption_names_the_record(generated, tmp_path, index, where):
 
 
 @pytest.mark.parametrize("index", ["true", "false"])
-def test_truncation_names_the_record(generated, tmp_path, index):
-    cfg, _data, files = generated
+def test_truncation_names_the_record(tmp_path, index):
+    files = generate(tmp_path, index)
     recs = frames(files[0])
     off, size, _ = recs[4]
     os.truncate(files[0], off + size // 2)

@@ -101,7 +101,8 @@ int main(int argc, char **argv)
 		else if (npos == 2 && ++npos)
 			rounds = atoi(argv[i]);
 		else {
-			fprintf(stderr, "usage: %s [RECORD_BYTES [TOTAL_MiB [ROUNDS]]] [--min GB/s]\n",
+			fprintf(stderr,
+				"usage: %s [RECORD_BYTES [TOTAL_MiB [ROUNDS]]] [--min GB/s]\n",
 				argv[0]);
 			return 2;
 		}

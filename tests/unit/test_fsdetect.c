@@ -28,12 +28,20 @@ static void test_magic_table(void **state)
 		uint64_t magic;
 		const char *name;
 	} cases[] = {
-		{0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"},	 {0x19830326, "beegfs"},
-		{0x6969, "nfs"},	{0x58465342, "xfs"},	 {0xEF53, "ext4"},
-		{0x01021994, "tmpfs"},	{0x794c7630, "overlay"}, {0x65735546, "fuse"},
-		{0x00c36400, "ceph"},	{0x9123683E, "btrfs"},
-		/* above 2^31: statfs's signed f_type must not hide it */
-		{0xFF534D42, "cifs"},	{0xFFFFFFFFFF534D42ull, "cifs"},
+	    {0x0BD00BD0, "lustre"},
+	    {0x47504653, "gpfs"},
+	    {0x19830326, "beegfs"},
+	    {0x6969, "nfs"},
+	    {0x58465342, "xfs"},
+	    {0xEF53, "ext4"},
+	    {0x01021994, "tmpfs"},
+	    {0x794c7630, "overlay"},
+	    {0x65735546, "fuse"},
+	    {0x00c36400, "ceph"},
+	    {0x9123683E, "btrfs"},
+	    /* above 2^31: statfs's signed f_type must not hide it */
+	    {0xFF534D42, "cifs"},
+	    {0xFFFFFFFFFF534D42ull, "cifs"},
 	};
 
 	(void)state;
@@ -49,34 +57,33 @@ static void test_magic_table(void **state)
 
 /* ---- mounts --------------------------------------------------------------------------- */
 
-static const char fake_mounts[] =
-	"proc /proc proc rw,relatime 0 0\n"
-	"/dev/vda / ext4 rw,relatime 0 0\n"
-	"10.0.0.1@o2ib:/scratch /lustre/scratch lustre rw,flock 0 0\n"
-	"10.0.0.2@o2ib:/scratch2 /lustre/scratch2 lustre rw,flock 0 0\n"
-	"server:/home /home/my\\040data nfs4 rw,vers=4.2 0 0\n"
-	"tmpfs /dev/shm tmpfs rw 0 0\n"
-	"overlay /mnt/stack overlay rw,lowerdir=/a 0 0\n"
-	"tmpfs /mnt/stack tmpfs rw 0 0\n"
-	"sshfs#me@host: /mnt/remote fuse.sshfs rw 0 0";
+static const char fake_mounts[] = "proc /proc proc rw,relatime 0 0\n"
+				  "/dev/vda / ext4 rw,relatime 0 0\n"
+				  "10.0.0.1@o2ib:/scratch /lustre/scratch lustre rw,flock 0 0\n"
+				  "10.0.0.2@o2ib:/scratch2 /lustre/scratch2 lustre rw,flock 0 0\n"
+				  "server:/home /home/my\\040data nfs4 rw,vers=4.2 0 0\n"
+				  "tmpfs /dev/shm tmpfs rw 0 0\n"
+				  "overlay /mnt/stack overlay rw,lowerdir=/a 0 0\n"
+				  "tmpfs /mnt/stack tmpfs rw 0 0\n"
+				  "sshfs#me@host: /mnt/remote fuse.sshfs rw 0 0";
 
 static void test_mounts_longest_prefix(void **state)
 {
 	static const struct {
 		const char *path, *mount, *device, *type;
 	} cases[] = {
-		{"/lustre/scratch/user/data", "/lustre/scratch", "10.0.0.1@o2ib:/scratch", "lustre"},
-		{"/lustre/scratch", "/lustre/scratch", "10.0.0.1@o2ib:/scratch", "lustre"},
-		{"/lustre/scratch2/x", "/lustre/scratch2", "10.0.0.2@o2ib:/scratch2", "lustre"},
-		/* a prefix only at a '/' boundary */
-		{"/lustre/scratchy/x", "/", "/dev/vda", "ext4"},
-		{"/home/my data/set", "/home/my data", "server:/home", "nfs4"},
-		{"/home/my", "/", "/dev/vda", "ext4"},
-		{"/dev/shm/feedbench", "/dev/shm", "tmpfs", "tmpfs"},
-		/* mounted twice at one point: the later line hides the earlier */
-		{"/mnt/stack/f", "/mnt/stack", "tmpfs", "tmpfs"},
-		{"/mnt/remote", "/mnt/remote", "sshfs#me@host:", "fuse.sshfs"},
-		{"/", "/", "/dev/vda", "ext4"},
+	    {"/lustre/scratch/user/data", "/lustre/scratch", "10.0.0.1@o2ib:/scratch", "lustre"},
+	    {"/lustre/scratch", "/lustre/scratch", "10.0.0.1@o2ib:/scratch", "lustre"},
+	    {"/lustre/scratch2/x", "/lustre/scratch2", "10.0.0.2@o2ib:/scratch2", "lustre"},
+	    /* a prefix only at a '/' boundary */
+	    {"/lustre/scratchy/x", "/", "/dev/vda", "ext4"},
+	    {"/home/my data/set", "/home/my data", "server:/home", "nfs4"},
+	    {"/home/my", "/", "/dev/vda", "ext4"},
+	    {"/dev/shm/feedbench", "/dev/shm", "tmpfs", "tmpfs"},
+	    /* mounted twice at one point: the later line hides the earlier */
+	    {"/mnt/stack/f", "/mnt/stack", "tmpfs", "tmpfs"},
+	    {"/mnt/remote", "/mnt/remote", "sshfs#me@host:", "fuse.sshfs"},
+	    {"/", "/", "/dev/vda", "ext4"},
 	};
 
 	(void)state;
@@ -191,19 +198,19 @@ static void test_detect_labels(void **state)
 		const char *type;
 		int can_stripe;
 	} cases[] = {
-		{0xEF53, "/dev/sda1 /data ext4 rw 0 0\n", "ext4", 0},
-		/* ext2/3/4 share a magic: the mount table tells them apart */
-		{0xEF53, "/dev/sda1 /data ext3 rw 0 0\n", "ext3", 0},
-		{0x6969, "srv:/x /data nfs4 rw 0 0\n", "nfs4", 0},
-		{0x65735546, "dfuse /data fuse.daos rw 0 0\n", "fuse.daos", 0},
-		{0x794c7630, "overlay /data overlay rw 0 0\n", "overlay", 0},
-		/* statfs is the truth when the table disagrees */
-		{0x01021994, "/dev/sda1 /data ext4 rw 0 0\n", "tmpfs", 0},
-		{0x47504653, "gpfs0 /data gpfs rw 0 0\n", "gpfs", 0},
-		/* an unknown magic takes the mount table's name, or says what it is */
-		{0x1234abcd, "x /data weirdfs rw 0 0\n", "weirdfs", 0},
-		{0x1234abcd, NULL, "unknown(0x1234abcd)", 0},
-		{0x0BD00BD0, NULL, "lustre", 1},
+	    {0xEF53, "/dev/sda1 /data ext4 rw 0 0\n", "ext4", 0},
+	    /* ext2/3/4 share a magic: the mount table tells them apart */
+	    {0xEF53, "/dev/sda1 /data ext3 rw 0 0\n", "ext3", 0},
+	    {0x6969, "srv:/x /data nfs4 rw 0 0\n", "nfs4", 0},
+	    {0x65735546, "dfuse /data fuse.daos rw 0 0\n", "fuse.daos", 0},
+	    {0x794c7630, "overlay /data overlay rw 0 0\n", "overlay", 0},
+	    /* statfs is the truth when the table disagrees */
+	    {0x01021994, "/dev/sda1 /data ext4 rw 0 0\n", "tmpfs", 0},
+	    {0x47504653, "gpfs0 /data gpfs rw 0 0\n", "gpfs", 0},
+	    /* an unknown magic takes the mount table's name, or says what it is */
+	    {0x1234abcd, "x /data weirdfs rw 0 0\n", "weirdfs", 0},
+	    {0x1234abcd, NULL, "unknown(0x1234abcd)", 0},
+	    {0x0BD00BD0, NULL, "lustre", 1},
 	};
 	struct fs_sys sys = fake_sys();
 
@@ -264,13 +271,13 @@ static void test_detect_real_creates_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_magic_table),
-		cmocka_unit_test(test_mounts_longest_prefix),
-		cmocka_unit_test(test_mounts_no_match),
-		cmocka_unit_test(test_detect_lustre_walks_up),
-		cmocka_unit_test(test_detect_labels),
-		cmocka_unit_test(test_detect_relative_path),
-		cmocka_unit_test(test_detect_real_creates_nothing),
+	    cmocka_unit_test(test_magic_table),
+	    cmocka_unit_test(test_mounts_longest_prefix),
+	    cmocka_unit_test(test_mounts_no_match),
+	    cmocka_unit_test(test_detect_lustre_walks_up),
+	    cmocka_unit_test(test_detect_labels),
+	    cmocka_unit_test(test_detect_relative_path),
+	    cmocka_unit_test(test_detect_real_creates_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

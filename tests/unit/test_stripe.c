@@ -25,7 +25,7 @@
 #include "bench/storage/fs_sys.h"
 
 #define FAKE_MAX_CALLS 32
-#define FAKE_LIB ((void *)0x11b)
+#define FAKE_LIB       ((void *)0x11b)
 
 enum { CALL_OPEN, CALL_IOCTL, CALL_CLOSE, CALL_UNLINK, CALL_MKDIR, CALL_LLAPI_CREATE };
 
@@ -203,24 +203,24 @@ static void *fake_dlsym(void *h, const char *name)
 }
 
 static const struct fs_sys fake_sys = {
-	.statfs = NULL, /* detection is test_fsdetect's */
-	.realpath = NULL,
-	.read_mounts = NULL,
-	.open = fake_open,
-	.ioctl = fake_ioctl,
-	.close = fake_close,
-	.unlink = fake_unlink,
-	.mkdir = fake_mkdir,
-	.dlopen = fake_dlopen,
-	.dlsym = fake_dlsym,
-	.dlclose = fake_dlclose,
+    .statfs = NULL, /* detection is test_fsdetect's */
+    .realpath = NULL,
+    .read_mounts = NULL,
+    .open = fake_open,
+    .ioctl = fake_ioctl,
+    .close = fake_close,
+    .unlink = fake_unlink,
+    .mkdir = fake_mkdir,
+    .dlopen = fake_dlopen,
+    .dlsym = fake_dlsym,
+    .dlclose = fake_dlclose,
 };
 
 /* ---- a run on a fake Lustre ----------------------------------------------------------- */
 
 static struct ds_file two_files[2] = {
-	{.path = "/lustre/scratch/ds/raw_0_of_2.raw"},
-	{.path = "/lustre/scratch/ds/raw_1_of_2.raw"},
+    {.path = "/lustre/scratch/ds/raw_0_of_2.raw"},
+    {.path = "/lustre/scratch/ds/raw_1_of_2.raw"},
 };
 
 static int setup_run(void **state)
@@ -282,9 +282,8 @@ static bool warned(struct run *run, const char *needle)
 	size_t i;
 	json_t *w;
 
-	json_array_foreach(run->warnings, i, w)
-		if (strstr(json_string_value(w), needle))
-			return true;
+	json_array_foreach(run->warnings, i,
+			   w) if (strstr(json_string_value(w), needle)) return true;
 	return false;
 }
 
@@ -462,11 +461,11 @@ static void test_not_lustre_warns_once_and_calls_nothing(void **state)
 	assert_int_equal(fake.ncalls, 0);
 	assert_int_equal(json_array_size(run->warnings), 1);
 	assert_true(warned(run, "striping is not supported on ext4"));
-	assert_string_equal(json_string_value(json_object_get(run->info_storage,
-							      "stripe_effective")),
-			    "unsupported (ext4)");
+	assert_string_equal(
+	    json_string_value(json_object_get(run->info_storage, "stripe_effective")),
+	    "unsupported (ext4)");
 	assert_int_equal(json_integer_value(json_object_get(
-				 json_object_get(run->info_storage, "stripe_requested"), "count")),
+			     json_object_get(run->info_storage, "stripe_requested"), "count")),
 			 4);
 }
 
@@ -526,24 +525,23 @@ static void test_hints_both_spellings(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lustre_abi),
-		cmocka_unit_test_setup_teardown(test_per_rank_sets_directory_layout, setup_run,
-						teardown_run),
-		cmocka_unit_test_setup_teardown(test_per_rank_only_rank0_touches_the_folder,
-						setup_run, teardown_run),
-		cmocka_unit_test_setup_teardown(test_shared_file_ioctl_without_library, setup_run,
-						teardown_run),
-		cmocka_unit_test_setup_teardown(test_shared_file_llapi, setup_run, teardown_run),
-		cmocka_unit_test_setup_teardown(test_create_failure_names_file_and_layout,
-						setup_run, teardown_run),
-		cmocka_unit_test_setup_teardown(test_readback_ioctl_mismatch_warns, setup_run,
-						teardown_run),
-		cmocka_unit_test_setup_teardown(test_readback_llapi_match, setup_run, teardown_run),
-		cmocka_unit_test_setup_teardown(test_not_lustre_warns_once_and_calls_nothing,
-						setup_run, teardown_run),
-		cmocka_unit_test_setup_teardown(test_not_requested_is_silent, setup_run,
-						teardown_run),
-		cmocka_unit_test_setup_teardown(test_hints_both_spellings, setup_run, teardown_run),
+	    cmocka_unit_test(test_lustre_abi),
+	    cmocka_unit_test_setup_teardown(test_per_rank_sets_directory_layout, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_per_rank_only_rank0_touches_the_folder, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_shared_file_ioctl_without_library, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_shared_file_llapi, setup_run, teardown_run),
+	    cmocka_unit_test_setup_teardown(test_create_failure_names_file_and_layout, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_readback_ioctl_mismatch_warns, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_readback_llapi_match, setup_run, teardown_run),
+	    cmocka_unit_test_setup_teardown(test_not_lustre_warns_once_and_calls_nothing, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_not_requested_is_silent, setup_run, teardown_run),
+	    cmocka_unit_test_setup_teardown(test_hints_both_spellings, setup_run, teardown_run),
 	};
 	int rc;
 

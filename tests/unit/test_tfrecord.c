@@ -29,7 +29,7 @@ static void test_crc32c_vectors(void **state)
 	assert_int_equal(crc32c("123456789", 9), 0xe3069283);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		for (int k = 0; k < 32; k++)
-			buf[k] = v[i].fill == 0xfe ? (uint8_t)k
+			buf[k] = v[i].fill == 0xfe   ? (uint8_t)k
 				 : v[i].fill == 0xfd ? (uint8_t)(31 - k)
 						     : v[i].fill;
 		assert_int_equal(crc32c(buf, sizeof(buf)), v[i].crc);
@@ -47,9 +47,9 @@ static void test_mask(void **state)
 
 static void test_hello_record(void **state)
 {
-	static const uint8_t want[21] = {0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xea,
-					 0xb2, 0x04, 0x3e, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0xbb,
-					 0x1f, 0x1c, 0x19};
+	static const uint8_t want[21] = {0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+					 0x00, 0xea, 0xb2, 0x04, 0x3e, 0x68, 0x65,
+					 0x6c, 0x6c, 0x6f, 0xbb, 0x1f, 0x1c, 0x19};
 	uint8_t rec[21];
 	uint64_t len = 0;
 
@@ -229,14 +229,14 @@ static void test_example_many_features(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc32c_vectors),
-		cmocka_unit_test(test_mask),
-		cmocka_unit_test(test_hello_record),
-		cmocka_unit_test(test_corruption_detected),
-		cmocka_unit_test(test_example_reference_encoding),
-		cmocka_unit_test(test_example_round_trip),
-		cmocka_unit_test(test_example_decode_errors),
-		cmocka_unit_test(test_example_many_features),
+	    cmocka_unit_test(test_crc32c_vectors),
+	    cmocka_unit_test(test_mask),
+	    cmocka_unit_test(test_hello_record),
+	    cmocka_unit_test(test_corruption_detected),
+	    cmocka_unit_test(test_example_reference_encoding),
+	    cmocka_unit_test(test_example_round_trip),
+	    cmocka_unit_test(test_example_decode_errors),
+	    cmocka_unit_test(test_example_many_features),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,144 @@
+"""npz: feedbench's files open in numpy (DLIO's layout: x uint8 (dim1, dim2, samples) in
+Fortran order, y int64 labels, members stored); files numpy.savez writes, x in C or Fortran
+order, are read by feedbench with the right samples and bytes."""
+import os
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+from conftest import header_fields
+
+GEN = {"format": "npz", "num_files_train": 2, "num_samples_per_file": 5,
+       "record_length_bytes": 3000, "record_length_bytes_stdev": 700, "verify": "true"}
+
+
+def test_feedbench_npz_opens_in_numpy(feedbench, tmp_path):
+    data = tmp_path / "data"
+    r = feedbench({"dataset": dict(GEN, data_dir=data)}, ranks=2)
+    assert r.rc == 0
+    files = sorted(data.glob("*.npz"))
+    assert len(files) == 2
+    true_bytes = 0
+    for f, path in enumerate(files):
+        with zipfile.ZipFile(path) as z:
+            assert sorted(z.namelist()) == ["x.npy", "y.npy"]
+            assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
+        with np.load(path) as npz:
+            x, y = npz["x"], npz["y"]
+        assert x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 5
+        assert x.flags.f_contiguous
+        assert y.dtype == np.int64 and y.shape == (5,)
+        assert list(y) == [f * 5 + i for i in range(5)]
+        record = x.shape[0] * x.shape[1]
+        lengths = []
+        for i in range(5):
+            sample = x[:, :, i].tobytes(order="F")
+            magic, length, index = header_fields(sample)
+            assert magic == b"FBS1" and index == i
+            assert length <= record
+            assert not any(sample[length:])  # padded with zeros to the largest
+            lengths.append(length)
+        assert max(lengths) == record
+        true_bytes += sum(lengths)
+    # read = sample reads each sample's own bytes, nothing else
+    assert r.metric["train_samples"] == 10
+    assert r.metric["train_bytes_read"] == true_bytes
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_numpy_rewritten_npz_verifies(feedbench, tmp_path, order):
+    """feedbench's npz files rewritten by numpy.savez (zip64 extra fields, x in Fortran or C
+    order) read back with verify = true: every byte of every sample is right, the strided
+    C-order samples included."""
+    data = tmp_path / "data"
+    sections = {"dataset": dict(GEN, data_dir=data)}
+    assert feedbench(sections, cmd="generate").rc == 0
+    for path in sorted(data.glob("*.npz")):
+        with np.load(path) as npz:
+            x, y = npz["x"], npz["y"]
+        x = np.asfortranarray(x) if order == "F" else np.ascontiguousarray(x)
+        os.unlink(path)
+        np.savez(path, x=x, y=y)
+        assert path.exists()
+    r = feedbench(dict(sections, dataset=dict(GEN, data_dir=data, generate="never")),
+                  ranks=2)
+    assert r.rc == 0
+    assert r.metric["train_samples"] == 10
+
+
+def savez(path, x, y):
+    np.savez(path, x=x, y=y)
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("x.npy")
+    with open(path, "rb") as f:
+        f.seek(info.header_offset + 26)
+        n, m = np.frombuffer(f.read(4), "<u2")
+        f.seek(info.header_offset + 30 + n + m)
+        np.lib.format.read_magic(f)
+        hlen = int.from_bytes(f.read(2), "little")
+    return info.header_offset + 30 + n + m + 10 + hlen
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("read", ["sample", "whole"])
+def test_numpy_npz_read_by_feedbench(feedbench, tmp_path, order, read):
+    data = tmp_path / "data"
+    data.mkdir()
+    shapes = [(6, 5, 7), (4, 3, 9)]
+    expected = 0
+    for k, shape in enumerate(shapes):
+        x = np.arange(np.prod(shape), dtype="<f4").reshape(shape)
+        x = np.asfortranarray(x) if order == "F" else np.ascontiguousarray(x)
+        path = data / ("d%d.npz" % k)
+        savez(path, x, np.arange(shape[2], dtype=np.int64))
+        n, sample = shape[2], shape[0] * shape[1] * 4
+        if read == "whole":  # every sample access reads the whole file, as numpy.load
+            expected += n * os.path.getsize(path)
+        elif order == "F":  # one contiguous range per sample
+            expected += n * sample
+        else:  # strided: the rows from the sample's first element to its last
+            expected += n * ((shape[0] * shape[1] - 1) * n * 4 + 4)
+    r = feedbench({"dataset": {"data_dir": data, "format": "npz", "generate": "never",
+                               "verify": "false"},
+                   "format.npz": {"read": read},
+                   "train": {"epochs": 2}})
+    assert r.rc == 0
+    assert r.metric["train_samples"] == 2 * sum(s[2] for s in shapes)
+    assert r.metric["train_bytes_read"] == 2 * expected
+    assert r.discovered["bytes"] == sum(s[0] * s[1] * s[2] * 4 for s in shapes)
+    detail = r.discovered["first_files"][0]["detail"]
+    assert detail.startswith("npz x.npy v1.0 <f4 (6, 5, 7) %s order" %
+                             ("fortran" if order == "F" else "C"))
+
+
+def test_compressed_npz_refused(feedbench, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    np.savez_compressed(data / "c.npz", x=np.zeros((4, 4, 3), np.uint8))
+    r = feedbench({"dataset": {"data_dir": data, "format": "npz", "generate": "never",
+                               "verify": "false"}})
+    assert r.rc == 1
+    assert "npz member 'x.npy' in '%s' is compressed (method 8)" % (data / "c.npz") in r.output
+
+
+def test_truncated_npz_member(feedbench, tmp_path):
+    """The central directory survives but x.npy's data is cut short."""
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "t.npz"
+    x_data = savez(path, np.zeros((8, 8, 4), np.uint8), np.arange(4, dtype=np.int64))
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        x = z.getinfo("x.npy")
+        y = z.getinfo("y.npy")
+    # drop 100 bytes of x's data and y entirely, keep the directory: offsets now lie
+    cut = raw[:x_data + 100] + raw[y.header_offset + 100:]
+    path.write_bytes(cut)
+    r = feedbench({"dataset": {"data_dir": data, "format": "npz", "generate": "never",
+                               "verify": "false"}})
+    assert r.rc == 1
+    assert ("in '%s'" % path) in r.output
+    assert "truncated npz member" in r.output or "bad zip" in r.output or \
+        "bad npz member" in r.output

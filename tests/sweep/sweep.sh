@@ -1,0 +1,196 @@
+#!/bin/bash
+# Sweep tests: real `feedbench sweep` runs of configs/sweeps/*-small.ini at 2 ranks in a
+# temporary folder, the resume logic, the errors a user sees, and `feedbench plot` over the
+# fixtures in tests/sweep/fixtures (every gnuplot script renders one of them).
+#
+# usage: sweep.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
+#                         FEEDBENCH_SOURCE_DIR)
+set -u
+
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+: "${MPIEXEC:=mpiexec}"
+SRC=$FEEDBENCH_SOURCE_DIR
+HERE=$SRC/tests/sweep
+T=$(mktemp -d /tmp/fb_sweep_XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	echo "---- stdout" >&2
+	cat "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# fb NRANKS ARGS...: feedbench under mpiexec; stdout in $T/out, stderr in $T/err, rc in $RC.
+fb() {
+	local n=$1
+	shift
+	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+expect_rc() {
+	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
+}
+
+expect_err() {
+	grep -qF -- "$1" "$T/err" || fail "stderr does not say '$1'"
+}
+
+expect_out() {
+	grep -qF -- "$1" "$T/out" || fail "stdout does not say '$1'"
+}
+
+sweep_dir() {
+	local d
+	d=$(ls -d "$T"/results/*-sweep-* 2>/dev/null | head -1)
+	[ -n "$d" ] || fail "no sweep folder under $T/results"
+	echo "$d"
+}
+
+mtime() {
+	stat -c %Y.%y "$1"
+}
+
+case $CASE in
+dry_run)
+	fb 2 sweep "$SRC/configs/sweeps/loader-small.ini" --dry-run --output "$T/results"
+	expect_rc 0
+	expect_out "4 points x 2 repetitions at 2 ranks"
+	expect_out "1 dataset generated"
+	expect_out "read_threads=2 prefetch_size=2"
+	expect_out "Nothing was run"
+	[ ! -e "$T/results" ] || fail "--dry-run created $T/results"
+	[ ! -e "$T/data" ] || fail "--dry-run touched the data folder"
+	;;
+stripe | formats | loader)
+	declare -A npoints=([stripe]=4 [formats]=6 [loader]=4)
+	extra=""
+	[ "$CASE" = loader ] && extra=--reuse
+	fb 2 sweep "$SRC/configs/sweeps/$CASE-small.ini" --output "$T/results"
+	expect_rc 0
+	expect_out "recommendation"
+	expect_out "sweep folder: "
+	python3 "$HERE/check_sweep.py" "$(sweep_dir)" "${npoints[$CASE]}" --plots $extra ||
+		fail "check_sweep.py"
+	;;
+resume)
+	CFG=$SRC/configs/sweeps/loader-small.ini
+	fb 2 sweep "$CFG" --output "$T/results" --quiet
+	expect_rc 0
+	D=$(sweep_dir)
+	P1=$(ls -d "$D"/point-001-*)
+	P2=$(ls -d "$D"/point-002-*)
+	# An interrupted sweep: points 3 and 4 never finished, no tables yet.
+	rm -rf "$D"/point-003-* "$D"/point-004-* "$D"/sweep.csv "$D"/sweep.md \
+		"$D"/sweep_results.json "$D"/report.md
+	touch "$P1/marker"
+	m1=$(mtime "$P1/summary.json")
+	m2=$(mtime "$P2/summary.json")
+	sleep 1
+	fb 2 sweep "$CFG" --resume "$D"
+	expect_rc 0
+	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 2 ] || fail "expected 2 skipped points"
+	[ -e "$P1/marker" ] || fail "point 1 was redone (its folder was replaced)"
+	[ "$(mtime "$P1/summary.json")" = "$m1" ] || fail "point 1 summary.json was rewritten"
+	[ "$(mtime "$P2/summary.json")" = "$m2" ] || fail "point 2 summary.json was rewritten"
+	ls "$D"/point-003-*/summary.json "$D"/point-004-*/summary.json >/dev/null ||
+		fail "points 3 and 4 were not run"
+	python3 "$HERE/check_sweep.py" "$D" 4 --plots || fail "check_sweep.py after resume"
+	# Without CONFIG: the config and --set options the sweep started with; all done.
+	fb 2 sweep --resume "$D"
+	expect_rc 0
+	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 4 ] || fail "expected 4 skipped points"
+	# Another config: refused, exit 2, nothing run.
+	fb 2 sweep "$CFG" --resume "$D" --set train.epochs=3
+	expect_rc 2
+	expect_err "cannot resume"
+	expect_err "differs from the one the sweep started with"
+	# Another [sweep]: refused too.
+	sed 's/^reader.prefetch_size = 1, 2/reader.prefetch_size = 1, 4/' "$CFG" >"$T/other.ini"
+	fb 2 sweep "$T/other.ini" --resume "$D"
+	expect_rc 2
+	expect_err "differs from the one the sweep started with"
+	# Another rank count: refused.
+	fb 1 sweep "$CFG" --resume "$D"
+	expect_rc 2
+	expect_err "the sweep ran with 2 ranks, this job has 1"
+	[ -e "$P1/marker" ] || fail "a refused resume touched point 1"
+	;;
+bad_value)
+	sed 's/^reader.read_threads = .*/reader.read_threads = 1, two/' \
+		"$SRC/configs/sweeps/loader-small.ini" >"$T/bad.ini"
+	line=$(grep -n '^reader.read_threads = 1, two' "$T/bad.ini" | cut -d: -f1)
+	fb 2 sweep "$T/bad.ini" --output "$T/results"
+	expect_rc 2
+	expect_err "bad.ini:$line: [sweep] reader.read_threads"
+	expect_err "two"
+	[ ! -e "$T/results" ] || fail "a bad config created $T/results"
+	fb 2 sweep "$SRC/configs/sweeps/loader-small.ini" --bogus
+	expect_rc 2
+	expect_err "unknown option '--bogus'"
+	;;
+no_gnuplot)
+	# FAILURES.md 25: results and tables written, a warning that plots were skipped.
+	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot fb 2 sweep \
+		"$SRC/configs/sweeps/loader-small.ini" --output "$T/results" --quiet
+	expect_rc 0
+	expect_err "plots skipped: gnuplot not found"
+	D=$(sweep_dir)
+	python3 "$HERE/check_sweep.py" "$D" 4 || fail "check_sweep.py without gnuplot"
+	[ -z "$(find "$D" -name '*.png')" ] || fail "pictures appeared without gnuplot"
+	cp -r "$HERE/fixtures/run" "$T/run"
+	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot "$FEEDBENCH" plot "$T/run" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_err "plots skipped: gnuplot not found"
+	;;
+plot)
+	# Every script renders a fixture: au, latency, timeline (run); sweep_bandwidth,
+	# sweep_bars, sweep_latency (sweep). `feedbench plot` needs no MPI launcher.
+	cp -r "$HERE/fixtures/run" "$T/run"
+	cp -r "$HERE/fixtures/sweep" "$T/sweep"
+	"$FEEDBENCH" plot "$T/run" "$T/sweep" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_out "$T/run: 3 pictures (PNG and SVG)"
+	expect_out "$T/sweep: 3 pictures (PNG and SVG)"
+	python3 - "$T" <<'PY' || fail "pictures"
+import os, sys
+t = sys.argv[1]
+for base in ("run/au", "run/latency", "run/timeline", "sweep/sweep_bandwidth_stripe_count",
+             "sweep/sweep_bars", "sweep/sweep_latency"):
+    for ext, magic in ((".png", b"\x89PNG"), (".svg", b"<svg")):
+        p = os.path.join(t, base + ext)
+        if not os.path.isfile(p) or magic not in open(p, "rb").read(4096):
+            sys.exit("missing or not a picture: " + p)
+PY
+	grep -qF '![Accelerator utilisation per epoch](au.png)' "$T/run/report.md" ||
+		fail "run report.md does not embed au.png"
+	grep -qF '(sweep_bars.png)' "$T/sweep/report.md" ||
+		fail "sweep report.md does not embed sweep_bars.png"
+	# A broken script is a failure with gnuplot's own message, not a silent gap.
+	mkdir "$T/gp"
+	cp "$SRC"/plot/*.gp "$T/gp/"
+	echo 'plot nosuchfunction(x)' >"$T/gp/au.gp"
+	FEEDBENCH_PLOT_DIR=$T/gp "$FEEDBENCH" plot "$T/run" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_err "gnuplot au.gp failed"
+	# Not a results folder: a usage error.
+	mkdir "$T/empty"
+	"$FEEDBENCH" plot "$T/empty" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 2
+	expect_err "neither a run folder (summary.json) nor a sweep folder"
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+exit 0

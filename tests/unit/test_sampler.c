@@ -1,0 +1,527 @@
+/* The sampler (workloads/sampler.h): which samples each rank reads in an epoch.
+ *
+ * For every rank count from 1 to 7, per_rank and shared, fixed and uneven counts, with and
+ * without shuffles: each sample is read exactly once per epoch across ranks (unless drop_last
+ * drops it), step counts follow the documented rule, min_steps/max_steps agree with what the
+ * ranks really get, shuffled orders differ between epochs, seeded orders repeat across runs,
+ * and stream formats (wds) deal whole shards. sampler_check refuses deals that cannot work.
+ *
+ * The sampler is computed without communication, so one process plays every rank; only
+ * `random` shuffles broadcast a seed, over MPI_COMM_SELF here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <mpi.h>
+
+#include "bench/run.h"
+#include "workloads/sampler.h"
+
+/* A run as the runner would have it after loading the config and laying out the dataset. */
+static struct run *run_new(const char *format, int nranks, const char *const *sets)
+{
+	struct run *run = calloc(1, sizeof(*run));
+	struct fb_errbuf err;
+
+	assert_non_null(run);
+	fb_errbuf_init(&run->err);
+	fb_errbuf_init(&err);
+	cfg_defaults(&run->cfg);
+	snprintf(run->cfg.source, sizeof(run->cfg.source), "test.ini");
+	char fmt[64];
+	snprintf(fmt, sizeof(fmt), "dataset.format=%s", format);
+	if (cfg_set(&run->cfg, fmt, &err) < 0)
+		fail_msg("%s", err.msg);
+	snprintf(run->cfg.dataset.data_dir, sizeof(run->cfg.dataset.data_dir), "/nonexistent");
+	for (size_t i = 0; sets && sets[i]; i++) {
+		fb_errbuf_init(&err);
+		if (cfg_set(&run->cfg, sets[i], &err) < 0)
+			fail_msg("--set %s: %s", sets[i], err.msg);
+	}
+	run->comm = MPI_COMM_SELF;
+	run->rank = 0;
+	run->nranks = nranks;
+	run->format = format_find(format);
+	if (!run->format)
+		return NULL;
+	if (dataset_layout(run, &run->ds) < 0)
+		fail_msg("dataset_layout: %s", run->err.msg);
+	return run;
+}
+
+static void run_free(struct run *run)
+{
+	if (!run)
+		return;
+	dataset_free(run, &run->ds);
+	free(run);
+}
+
+/* Deals one epoch to every rank and checks the rule; returns the per-rank orders (owned by the
+ * caller) concatenated in rank order, with *total samples read. */
+static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint64_t *total)
+{
+	int P = run->nranks;
+	uint64_t N = run->ds.nsamples, B = (uint64_t)run->cfg.reader.batch_size;
+	bool drop = run->cfg.reader.drop_last;
+	uint64_t *out = malloc((N ? N : 1) * sizeof(*out));
+	uint8_t *seen = calloc(N ? N : 1, 1);
+	uint64_t n = 0, min_steps = UINT64_MAX, max_steps = 0, dropped = 0;
+
+	assert_non_null(out);
+	assert_non_null(seen);
+	uint64_t *steps = calloc((size_t)P, sizeof(*steps));
+	for (int r = 0; r < P; r++) {
+		if (sampler_epoch(s, run, epoch, r, P) < 0)
+			fail_msg("sampler_epoch rank %d: %s", r, run->err.msg);
+		/* What the rule gives this rank before drop_last. */
+		uint64_t have = 0;
+		bool stream = run->format->caps & FORMAT_CAP_STREAM;
+		if (run->cfg.dataset.file_access == FILE_ACCESS_SHARED && !stream)
+			have = N * (uint64_t)(r + 1) / (uint64_t)P - N * (uint64_t)r / (uint64_t)P;
+		else
+			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P)
+				have += run->ds.files[f].nsamples;
+		uint64_t want_steps = drop ? have / B : (have + B - 1) / B;
+		if (s->steps != want_steps)
+			fail_msg("P=%d rank %d: %llu steps for %llu samples, batch %llu; want %llu",
+				 P, r, (unsigned long long)s->steps, (unsigned long long)have,
+				 (unsigned long long)B, (unsigned long long)want_steps);
+		uint64_t want_n = drop ? want_steps * B : have;
+		if (s->n != want_n)
+			fail_msg("P=%d rank %d: reads %llu samples, want %llu", P, r,
+				 (unsigned long long)s->n, (unsigned long long)want_n);
+		dropped += have - want_n;
+		steps[r] = s->steps;
+		/* Batches cover order[0, n) in steps, each full but the last. */
+		uint64_t covered = 0;
+		for (uint64_t st = 0; st < s->steps; st++) {
+			uint64_t first, count;
+			sampler_batch(s, st, &first, &count);
+			assert_int_equal(first, covered);
+			assert_true(count >= 1 && count <= B);
+			if (st + 1 < s->steps)
+				assert_int_equal(count, B);
+			covered += count;
+		}
+		assert_int_equal(covered, s->n);
+		uint64_t first, count;
+		sampler_batch(s, s->steps, &first, &count);
+		assert_int_equal(count, 0);
+		for (uint64_t i = 0; i < s->n; i++) {
+			uint64_t g = s->order[i];
+			if (g >= N)
+				fail_msg("P=%d rank %d: sample %llu of %llu", P, r,
+					 (unsigned long long)g, (unsigned long long)N);
+			if (seen[g]++)
+				fail_msg("P=%d epoch %d: sample %llu read twice (rank %d)", P, epoch,
+					 (unsigned long long)g, r);
+			/* per_rank and stream: a rank reads only from its own files. */
+			if (run->cfg.dataset.file_access == FILE_ACCESS_PER_RANK ||
+			    (run->format->caps & FORMAT_CAP_STREAM)) {
+				uint64_t idx;
+				struct ds_file *f = dataset_file_of(&run->ds, g, &idx);
+				if ((int)(f->index % (uint32_t)P) != r)
+					fail_msg("P=%d: rank %d reads sample %llu of file %u", P, r,
+						 (unsigned long long)g, f->index);
+			}
+			out[n++] = g;
+		}
+		if (s->steps < min_steps)
+			min_steps = s->steps;
+		if (s->steps > max_steps)
+			max_steps = s->steps;
+	}
+	/* Every rank's view of min/max steps is the same and true. */
+	for (int r = 0; r < P; r++) {
+		assert_int_equal(sampler_epoch(s, run, epoch, r, P), 0);
+		assert_int_equal(s->min_steps, min_steps);
+		assert_int_equal(s->max_steps, max_steps);
+	}
+	if (!drop && n != N)
+		fail_msg("P=%d epoch %d: %llu of %llu samples read", P, epoch,
+			 (unsigned long long)n, (unsigned long long)N);
+	if (drop && n + dropped != N)
+		fail_msg("P=%d drop_last: %llu read + %llu dropped != %llu", P,
+			 (unsigned long long)n, (unsigned long long)dropped, (unsigned long long)N);
+	free(steps);
+	free(seen);
+	*total = n;
+	return out;
+}
+
+struct layout {
+	const char *files, *spf, *batch;
+};
+
+/* Even and uneven shapes: 7 files on 4 ranks, 13 samples, files fewer than ranks (shared). */
+static const struct layout layouts[] = {
+	{"8", "16", "4"}, {"7", "5", "3"}, {"1", "13", "2"}, {"13", "1", "1"},
+	{"3", "7", "2"},  {"16", "3", "5"}, {"5", "11", "1"},
+};
+
+static const char *const shuffles[][2] = {
+	{"off", "off"}, {"seed", "off"}, {"off", "seed"}, {"seed", "seed"}, {"random", "random"},
+};
+
+/* Returns how many deals were checked, so a test cannot pass by refusing everything. */
+static int check_all(const char *access, bool drop)
+{
+	int checked = 0;
+
+	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+		for (size_t sh = 0; sh < sizeof(shuffles) / sizeof(shuffles[0]); sh++) {
+			for (int P = 1; P <= 7; P++) {
+				char a[64], b[64], c[64], d[64], e[64], f[64], g[64];
+				snprintf(a, sizeof(a), "dataset.file_access=%s", access);
+				snprintf(b, sizeof(b), "dataset.num_files_train=%s", layouts[l].files);
+				snprintf(c, sizeof(c), "dataset.num_samples_per_file=%s",
+					 layouts[l].spf);
+				snprintf(d, sizeof(d), "reader.batch_size=%s", layouts[l].batch);
+				snprintf(e, sizeof(e), "reader.file_shuffle=%s", shuffles[sh][0]);
+				snprintf(f, sizeof(f), "reader.sample_shuffle=%s", shuffles[sh][1]);
+				snprintf(g, sizeof(g), "reader.drop_last=%s", drop ? "true" : "false");
+				const char *const sets[] = {a, b, c, d, e, f, g,
+							    "train.exclude_start_steps=0", NULL};
+				struct run *run = run_new("raw", P, sets);
+				struct sampler s;
+				/* per_rank with fewer files than ranks: sampler_check refuses it. */
+				if (sampler_check(run) < 0) {
+					if (strcmp(access, "per_rank") == 0 &&
+					    (uint64_t)P > run->ds.nfiles) {
+						assert_non_null(strstr(run->err.msg, "no samples"));
+					} else if (!strstr(run->err.msg, "batch_size") &&
+						   !strstr(run->err.msg, "exclude_start_steps")) {
+						fail_msg("unexpected refusal: %s", run->err.msg);
+					}
+					run_free(run);
+					continue;
+				}
+				assert_int_equal(sampler_init(&s, run), 0);
+				for (int ep = 0; ep < 3; ep++) {
+					uint64_t n;
+					free(deal_epoch(run, &s, ep, &n));
+				}
+				checked++;
+				sampler_free(&s);
+				run_free(run);
+			}
+		}
+	}
+	return checked;
+}
+
+static void test_per_rank(void **state)
+{
+	(void)state;
+	assert_true(check_all("per_rank", false) > 150);
+}
+
+static void test_shared(void **state)
+{
+	(void)state;
+	assert_true(check_all("shared", false) > 150);
+}
+
+static void test_per_rank_drop_last(void **state)
+{
+	(void)state;
+	assert_true(check_all("per_rank", true) > 150);
+}
+
+static void test_shared_drop_last(void **state)
+{
+	(void)state;
+	assert_true(check_all("shared", true) > 150);
+}
+
+/* The documented shared rule: rank r takes [r*N/P, (r+1)*N/P) of the (unshuffled) list. */
+static void test_shared_blocks(void **state)
+{
+	const char *const sets[] = {"dataset.file_access=shared", "dataset.num_files_train=1",
+				    "dataset.num_samples_per_file=13", "reader.batch_size=2", NULL};
+	struct run *run = run_new("raw", 4, sets);
+	struct sampler s;
+	static const uint64_t lo[] = {0, 3, 6, 9}, cnt[] = {3, 3, 3, 4};
+
+	(void)state;
+	assert_int_equal(sampler_check(run), 0);
+	assert_int_equal(sampler_init(&s, run), 0);
+	for (int r = 0; r < 4; r++) {
+		assert_int_equal(sampler_epoch(&s, run, 0, r, 4), 0);
+		assert_int_equal(s.n, cnt[r]);
+		for (uint64_t i = 0; i < s.n; i++)
+			assert_int_equal(s.order[i], lo[r] + i);
+		assert_int_equal(s.steps, cnt[r] == 4 ? 2 : 2);
+		assert_int_equal(s.min_steps, 2);
+		assert_int_equal(s.max_steps, 2);
+	}
+	sampler_free(&s);
+	run_free(run);
+}
+
+/* 7 files on 4 ranks, per_rank: ranks 0-2 own 2 files, rank 3 owns 1 (i % P == r). */
+static void test_per_rank_owners(void **state)
+{
+	const char *const sets[] = {"dataset.num_files_train=7", "dataset.num_samples_per_file=4",
+				    "reader.batch_size=3", NULL};
+	struct run *run = run_new("raw", 4, sets);
+	struct sampler s;
+
+	(void)state;
+	assert_int_equal(sampler_check(run), 0);
+	assert_int_equal(sampler_init(&s, run), 0);
+	for (int r = 0; r < 4; r++) {
+		assert_int_equal(sampler_epoch(&s, run, 0, r, 4), 0);
+		assert_int_equal(s.n, r < 3 ? 8 : 4);
+		assert_int_equal(s.steps, r < 3 ? 3 : 2);
+		assert_int_equal(s.min_steps, 2);
+		assert_int_equal(s.max_steps, 3);
+		/* Unshuffled: the owned files in index order, samples in file order. */
+		assert_int_equal(s.order[0], (uint64_t)r * 4);
+	}
+	sampler_free(&s);
+	run_free(run);
+}
+
+static bool same_order(const uint64_t *a, const uint64_t *b, uint64_t n)
+{
+	return memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
+/* Shuffled: epochs differ; seed: the same across runs; off: the same every epoch. */
+static void test_shuffle_orders(void **state)
+{
+	static const char *const modes[] = {"per_rank", "shared"};
+
+	(void)state;
+	for (size_t m = 0; m < 2; m++) {
+		char acc[64];
+		snprintf(acc, sizeof(acc), "dataset.file_access=%s", modes[m]);
+		const char *const seeded[] = {acc, "dataset.num_files_train=6",
+					      "dataset.num_samples_per_file=20",
+					      "reader.sample_shuffle=seed", "reader.file_shuffle=seed",
+					      NULL};
+		const char *const other_seed[] = {acc, "dataset.num_files_train=6",
+						  "dataset.num_samples_per_file=20",
+						  "reader.sample_shuffle=seed",
+						  "reader.file_shuffle=seed", "dataset.seed=7", NULL};
+		const char *const off[] = {acc, "dataset.num_files_train=6",
+					   "dataset.num_samples_per_file=20", NULL};
+		struct run *r1 = run_new("raw", 3, seeded), *r2 = run_new("raw", 3, seeded);
+		struct run *r3 = run_new("raw", 3, other_seed), *r4 = run_new("raw", 3, off);
+		struct sampler s1, s2, s3, s4;
+		uint64_t n, *a0, *a1, *b0, *c0, *d0, *d1;
+
+		assert_int_equal(sampler_init(&s1, r1), 0);
+		assert_int_equal(sampler_init(&s2, r2), 0);
+		assert_int_equal(sampler_init(&s3, r3), 0);
+		assert_int_equal(sampler_init(&s4, r4), 0);
+		a0 = deal_epoch(r1, &s1, 0, &n);
+		a1 = deal_epoch(r1, &s1, 1, &n);
+		b0 = deal_epoch(r2, &s2, 0, &n);
+		c0 = deal_epoch(r3, &s3, 0, &n);
+		d0 = deal_epoch(r4, &s4, 0, &n);
+		d1 = deal_epoch(r4, &s4, 1, &n);
+		assert_int_equal(n, 120);
+		if (same_order(a0, a1, n))
+			fail_msg("%s: seeded shuffle gives the same order in epochs 1 and 2",
+				 modes[m]);
+		if (!same_order(a0, b0, n))
+			fail_msg("%s: the same seed gives another order in another run", modes[m]);
+		if (same_order(a0, c0, n))
+			fail_msg("%s: another seed gives the same order", modes[m]);
+		if (!same_order(d0, d1, n))
+			fail_msg("%s: no shuffle, yet the order changes between epochs", modes[m]);
+		for (uint64_t i = 0; i < n; i++) /* unshuffled per_rank/shared: file order */
+			if (m == 1)
+				assert_int_equal(d0[i], i);
+		free(a0);
+		free(a1);
+		free(b0);
+		free(c0);
+		free(d0);
+		free(d1);
+		sampler_free(&s1);
+		sampler_free(&s2);
+		sampler_free(&s3);
+		sampler_free(&s4);
+		run_free(r1);
+		run_free(r2);
+		run_free(r3);
+		run_free(r4);
+	}
+}
+
+/* file_shuffle alone reorders whole files: samples of a file stay together and in order. */
+static void test_file_shuffle_only(void **state)
+{
+	const char *const sets[] = {"dataset.num_files_train=10", "dataset.num_samples_per_file=5",
+				    "reader.file_shuffle=seed", "dataset.file_access=shared", NULL};
+	struct run *run = run_new("raw", 1, sets);
+	struct sampler s;
+	uint64_t n, *o;
+	bool moved = false;
+
+	(void)state;
+	assert_int_equal(sampler_init(&s, run), 0);
+	o = deal_epoch(run, &s, 0, &n);
+	for (uint64_t i = 0; i < n; i += 5) {
+		assert_int_equal(o[i] % 5, 0);
+		for (uint64_t k = 1; k < 5; k++)
+			assert_int_equal(o[i + k], o[i] + k);
+		moved |= o[i] != i;
+	}
+	assert_true(moved);
+	free(o);
+	sampler_free(&s);
+	run_free(run);
+}
+
+/* Stream formats (wds): whole shards dealt round-robin even with file_access = shared, every
+ * sample once; the shuffle buffer keeps the order close to shard order. */
+static void test_stream(void **state)
+{
+	(void)state;
+	if (!format_find("wds")) {
+		skip();
+		return;
+	}
+	for (int sh = 0; sh < 2; sh++) {
+		for (int P = 1; P <= 5; P++) {
+			const char *const sets[] = {"dataset.num_files_train=5",
+						    "dataset.num_samples_per_file=9",
+						    "reader.batch_size=2",
+						    "dataset.file_access=per_rank",
+						    sh ? "reader.sample_shuffle=seed"
+						       : "reader.sample_shuffle=off",
+						    "format.wds.shuffle_buffer=4",
+						    NULL};
+			struct run *run = run_new("wds", P, sets);
+			struct sampler s;
+			uint64_t n;
+
+			assert_int_equal(sampler_check(run), 0);
+			assert_int_equal(sampler_init(&s, run), 0);
+			free(deal_epoch(run, &s, 0, &n));
+			assert_int_equal(n, 45);
+			/* With a buffer of 4, no sample moves earlier by more than 3 places. */
+			for (int r = 0; r < P; r++) {
+				assert_int_equal(sampler_epoch(&s, run, 0, r, P), 0);
+				uint64_t pos = 0;
+				for (uint32_t f = (uint32_t)r; f < 5; f += (uint32_t)P)
+					for (uint64_t k = 0; k < 9; k++, pos++) {
+						uint64_t want = (uint64_t)f * 9 + k;
+						uint64_t at = 0;
+						while (s.order[at] != want)
+							at++;
+						if (!sh)
+							assert_int_equal(at, pos);
+						else
+							assert_true(at + 3 >= pos);
+					}
+			}
+			sampler_free(&s);
+			run_free(run);
+		}
+	}
+}
+
+struct check_case {
+	const char *sets[6];
+	int nranks;
+	const char *msg; /* NULL: accepted */
+};
+
+/* sampler_check: what cannot work is refused with the reason, before any file is touched. */
+static void test_check(void **state)
+{
+	static const struct check_case cases[] = {
+		{{"dataset.num_files_train=4", "dataset.num_samples_per_file=8",
+		  "reader.batch_size=8", NULL},
+		 2,
+		 NULL},
+		{{"dataset.num_files_train=4", "dataset.num_samples_per_file=8",
+		  "reader.batch_size=17", NULL},
+		 2,
+		 "batch_size (17) is larger than the 16 samples rank 0 reads per epoch"},
+		{{"dataset.num_files_train=3", "dataset.num_samples_per_file=8",
+		  "reader.batch_size=9", NULL},
+		 2,
+		 "batch_size (9) is larger than the 8 samples rank 1 reads per epoch"},
+		{{"dataset.num_files_train=2", NULL}, 3, "rank 2 would read no samples"},
+		{{"dataset.num_files_train=2", "dataset.file_access=shared",
+		  "dataset.num_samples_per_file=1", "reader.batch_size=1", NULL},
+		 3,
+		 "rank 0 would read no samples"},
+		{{"dataset.num_files_train=1", "dataset.file_access=shared",
+		  "dataset.num_samples_per_file=13", "reader.batch_size=3",
+		  "train.exclude_start_steps=0", NULL},
+		 4,
+		 NULL},
+		{{"dataset.num_files_train=1", "dataset.file_access=shared",
+		  "dataset.num_samples_per_file=13", "reader.batch_size=4", NULL},
+		 4,
+		 "batch_size (4) is larger than the 3 samples"},
+		/* 16 samples per rank, batch 4: 4 steps; excluding 4 leaves nothing. */
+		{{"dataset.num_files_train=2", "dataset.num_samples_per_file=16",
+		  "reader.batch_size=4", "train.exclude_start_steps=4", NULL},
+		 2,
+		 "exclude_start_steps (4) leaves no step to measure"},
+		{{"dataset.num_files_train=2", "dataset.num_samples_per_file=16",
+		  "reader.batch_size=4", "train.exclude_start_steps=3", NULL},
+		 2,
+		 NULL},
+		/* drop_last: 10 samples, batch 4 -> 2 steps; excluding 2 leaves nothing. */
+		{{"dataset.num_files_train=1", "dataset.num_samples_per_file=10",
+		  "reader.batch_size=4", "reader.drop_last=true", "train.exclude_start_steps=2",
+		  NULL},
+		 1,
+		 "exclude_start_steps (2) leaves no step to measure"},
+		{{"dataset.num_files_train=1", "dataset.num_samples_per_file=10",
+		  "reader.batch_size=4", "train.exclude_start_steps=2", NULL},
+		 1,
+		 NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct check_case *c = &cases[i];
+		struct run *run = run_new("raw", c->nranks, c->sets);
+		int rc = sampler_check(run);
+
+		if (!c->msg && rc != 0)
+			fail_msg("case %zu refused: %s", i, run->err.msg);
+		if (c->msg) {
+			if (rc != -FB_ECONFIG)
+				fail_msg("case %zu accepted; want '%s'", i, c->msg);
+			if (!strstr(run->err.msg, c->msg))
+				fail_msg("case %zu: '%s' does not say '%s'", i, run->err.msg, c->msg);
+			assert_non_null(strstr(run->err.msg, "test.ini"));
+		}
+		run_free(run);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_rank),	  cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_per_rank_drop_last), cmocka_unit_test(test_shared_drop_last),
+		cmocka_unit_test(test_shared_blocks),	  cmocka_unit_test(test_per_rank_owners),
+		cmocka_unit_test(test_shuffle_orders),	  cmocka_unit_test(test_file_shuffle_only),
+		cmocka_unit_test(test_stream),		  cmocka_unit_test(test_check),
+	};
+	int rc;
+
+	MPI_Init(&argc, &argv);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	MPI_Finalize();
+	return rc;
+}
