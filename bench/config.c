@@ -630,18 +630,23 @@ static int prescan(struct parse_state *st, const char *text, size_t len)
 				if (!st->sections || !st->section_lines)
 					return fb_fail(st->err, -ENOMEM, "out of memory");
 			}
-			if (close) {
-				snprintf(st->sections[st->nsections], CFG_NAME_MAX, "%.*s",
-					 (int)(close - p - 1), p + 1);
-				st->section_lines[st->nsections++] = line;
-			}
+			if (!close)
+				return fb_fail(st->err, -FB_ECONFIG,
+					       "%s:%d: section header without a closing ']'",
+					       st->source, line);
+			snprintf(st->sections[st->nsections], CFG_NAME_MAX, "%.*s",
+				 (int)(close - p - 1), p + 1);
+			st->section_lines[st->nsections++] = line;
 			prev_key = false;
 			continue;
 		}
 		bool continuation = prev_key && p > text + start;
 		if (!continuation && !memchr(p, '=', (size_t)(text + end - p)) &&
 		    !memchr(p, ':', (size_t)(text + end - p)))
-			continue; /* inih reports it as an error line */
+			return fb_fail(st->err, -FB_ECONFIG,
+				       "%s:%d: cannot parse this line (expected [section] or key = "
+				       "value)",
+				       st->source, line);
 		if (st->nkey_lines == cap) {
 			cap *= 2;
 			st->key_lines = realloc(st->key_lines, sizeof(int) * (size_t)cap);

@@ -1037,10 +1037,11 @@ static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
 				if (s->tty)
 					fprintf(stderr, "\n");
 				fprintf(stderr,
-					"feedbench: sweep point %ld/%ld (%s) failed; the points "
+					"feedbench: sweep point %ld/%ld (%s) %s; the points "
 					"before it are kept: continue with `feedbench sweep "
 					"--resume %s`\n",
-					i + 1, s->plan.npoints, label, s->dir);
+					i + 1, s->plan.npoints, label,
+					rc == -FB_EINTR ? "was interrupted" : "failed", s->dir);
 			}
 			return rc;
 		}

@@ -170,6 +170,13 @@ bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_i
 				}
 			}
 			free(ref);
+			/* The payload is intact: the stored CRC itself was damaged. */
+			*bad_off = 4;
+			snprintf(why, whylen,
+				 "header CRC field damaged: payload CRC32C is 0x%08x, header says "
+				 "0x%08x",
+				 crc, h.crc);
+			return false;
 		}
 		snprintf(why, whylen, "payload CRC32C expected 0x%08x, actual 0x%08x", h.crc, crc);
 		return false;

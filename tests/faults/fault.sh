@@ -257,7 +257,7 @@ matrix)
 	# HDF5 does its own MPI-IO (mpio driver): its collective switch is [format.hdf5] transfer.
 	h5=
 	[ "$fmt" = hdf5 ] && [ "$coll" = true ] && h5="[format.hdf5]
-transfer = collective"
+transfer = collective" && coll=false
 	FORMAT=$fmt ACCESS=shared config m "[storage]
 $st
 [storage.mpiio]

@@ -3,29 +3,25 @@ labels, lengths) and the exact sample bytes; files written by h5py (contiguous, 
 a 3-D float dataset under another name) are read by feedbench; a deleted dataset, a truncated
 file and a flipped payload byte give clear errors.
 
-Environment (set by ctest): FEEDBENCH (binary), MPIEXEC.
+feedbench runs through the `feedbench` fixture of conftest.py.
 """
 
-import json
 import os
 import struct
-import subprocess
 
 import crc32c
 import h5py
 import numpy as np
 import pytest
 
-FEEDBENCH = os.environ.get("FEEDBENCH", "feedbench")
-MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
 SAMPLE_MAGIC = 0x31534246  # "FBS1"
 
 
-def write_config(tmp_path, name, data_dir, **sections):
-    cfg = {
-        "workload": {"name": name},
+def sections(data, **over):
+    """A small verified dataset: 2 files x 8 samples of 2048 bytes, contiguous."""
+    s = {
         "dataset": {
-            "data_dir": str(data_dir),
+            "data_dir": str(data),
             "format": "hdf5",
             "num_files_train": 2,
             "num_samples_per_file": 8,
@@ -36,31 +32,11 @@ def write_config(tmp_path, name, data_dir, **sections):
             "seed": 11,
         },
         "format.hdf5": {"chunking": "none", "transfer": "independent"},
-        "reader": {"batch_size": 1, "read_threads": 2, "sample_shuffle": "seed"},
-        "train": {"epochs": 1, "computation_time": 0, "exclude_start_steps": 0},
-        "output": {"dir": str(tmp_path / "results")},
+        "reader": {"read_threads": 2},
     }
-    for sec, kv in sections.items():
-        cfg.setdefault(sec.replace("_", "."), {}).update(kv)
-    path = tmp_path / f"{name}.ini"
-    with open(path, "w") as f:
-        for sec, kv in cfg.items():
-            f.write(f"[{sec}]\n")
-            for k, v in kv.items():
-                f.write(f"{k} = {v}\n")
-    return path
-
-
-def feedbench(cmd, config, ranks=1):
-    args = [MPIEXEC, "--oversubscribe", "-n", str(ranks), FEEDBENCH, cmd, str(config)]
-    return subprocess.run(args, capture_output=True, text=True, timeout=120)
-
-
-def summary(tmp_path):
-    runs = sorted((tmp_path / "results").glob("*/summary.json"))
-    assert runs, "no summary.json written"
-    with open(runs[-1]) as f:
-        return json.load(f)
+    for sec, kv in over.items():
+        s.setdefault(sec.replace("_", "."), {}).update(kv)
+    return s
 
 
 def check_sample(buf, file_index, sample_index):
@@ -81,17 +57,19 @@ LAYOUTS = [
 
 
 @pytest.mark.parametrize("chunking,stdev,ranks,access,transfer", LAYOUTS)
-def test_feedbench_files_open_in_h5py(tmp_path, chunking, stdev, ranks, access, transfer):
+def test_feedbench_files_open_in_h5py(
+    feedbench, tmp_path, chunking, stdev, ranks, access, transfer
+):
     data = tmp_path / "data"
-    cfg = write_config(
-        tmp_path,
-        "gen",
-        data,
-        dataset={"record_length_bytes_stdev": stdev, "file_access": access},
-        format_hdf5={"chunking": chunking, "transfer": transfer},
+    r = feedbench(
+        sections(
+            data,
+            dataset={"record_length_bytes_stdev": stdev, "file_access": access},
+            format_hdf5={"chunking": chunking, "transfer": transfer},
+        ),
+        ranks=ranks,
     )
-    r = feedbench("run", cfg, ranks)
-    assert r.returncode == 0, r.stderr
+    assert r.rc == 0, r.output
     files = sorted(data.glob("*.h5"))
     assert len(files) == 2
     first = 0
@@ -119,7 +97,7 @@ def test_feedbench_files_open_in_h5py(tmp_path, chunking, stdev, ranks, access, 
                 check_sample(row[: lengths[i]].tobytes(), fidx, i)
                 assert not row[lengths[i] :].any()  # padding is zeros
         first += 8
-    s = summary(tmp_path)
+    s = r.summary
     info = s["format"]["hdf5"]
     assert info["driver"] == ("mpio" if access == "shared" else "sec2")
     if transfer == "collective":
@@ -159,17 +137,16 @@ def write_h5py(path, kind):
 
 
 @pytest.mark.parametrize("kind", ["contiguous", "chunked", "gzip", "other_name_3d"])
-def test_h5py_files_read_by_feedbench(tmp_path, kind):
+def test_h5py_files_read_by_feedbench(feedbench, tmp_path, kind):
     data = tmp_path / "data"
     data.mkdir()
     n0, size = write_h5py(data / "a.h5", kind)
     n1, _ = write_h5py(data / "b.hdf5", kind)
-    cfg = write_config(
-        tmp_path, "byo", data, dataset={"generate": "never", "verify": "false"}, train={"epochs": 2}
+    r = feedbench(
+        sections(data, dataset={"generate": "never", "verify": "false"}, train={"epochs": 2})
     )
-    r = feedbench("run", cfg)
-    assert r.returncode == 0, r.stderr
-    s = summary(tmp_path)
+    assert r.rc == 0, r.output
+    s = r.summary
     disc = s["format"]["discovered"]
     assert disc["files"] == 2
     assert disc["samples"] == n0 + n1
@@ -183,51 +160,50 @@ def test_h5py_files_read_by_feedbench(tmp_path, kind):
     assert sum(e["samples"] for e in s["epochs"]) == 2 * (n0 + n1)
 
 
-def test_h5py_file_read_collectively_by_two_ranks(tmp_path):
+def test_h5py_file_read_collectively_by_two_ranks(feedbench, tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     n, size = write_h5py(data / "a.h5", "gzip")
-    cfg = write_config(
-        tmp_path,
-        "byo",
-        data,
-        dataset={"generate": "never", "verify": "false", "file_access": "shared"},
-        format_hdf5={"transfer": "collective"},
+    r = feedbench(
+        sections(
+            data,
+            dataset={"generate": "never", "verify": "false", "file_access": "shared"},
+            format_hdf5={"transfer": "collective"},
+        ),
+        ranks=2,
     )
-    r = feedbench("run", cfg, 2)
-    assert r.returncode == 0, r.stderr
-    s = summary(tmp_path)
+    assert r.rc == 0, r.output
+    s = r.summary
     assert s["metric"]["train_bytes_read"] == n * size
     assert s["format"]["hdf5"]["transfer"] == "collective"
 
 
-def generate(tmp_path):
-    cfg = write_config(tmp_path, "gen", tmp_path / "data")
-    r = feedbench("generate", cfg)
-    assert r.returncode == 0, r.stderr
-    never = write_config(tmp_path, "gen", tmp_path / "data", dataset={"generate": "never"})
-    return never, sorted((tmp_path / "data").glob("*.h5"))
+def generate(feedbench, data):
+    """Generates sections(data); returns the sections to read it back and its files."""
+    r = feedbench(sections(data), cmd="generate")
+    assert r.rc == 0, r.output
+    return sections(data, dataset={"generate": "never"}), sorted(data.glob("*.h5"))
 
 
-def test_deleted_records_dataset(tmp_path):
-    cfg, files = generate(tmp_path)
+def test_deleted_records_dataset(feedbench, tmp_path):
+    cfg, files = generate(feedbench, tmp_path / "data")
     with h5py.File(files[1], "a") as f:
         del f["records"]
-    r = feedbench("run", cfg)
-    assert r.returncode == 1, r.stderr
-    assert f"hdf5: dataset 'records' missing in '{files[1]}'" in r.stderr, r.stderr
+    r = feedbench(cfg)
+    assert r.rc == 1, r.output
+    assert f"hdf5: dataset 'records' missing in '{files[1]}'" in r.output
 
 
-def test_truncated_file(tmp_path):
-    cfg, files = generate(tmp_path)
+def test_truncated_file(feedbench, tmp_path):
+    cfg, files = generate(feedbench, tmp_path / "data")
     os.truncate(files[0], os.path.getsize(files[0]) // 2)
-    r = feedbench("run", cfg)
-    assert r.returncode == 1, r.stderr
-    assert f"hdf5: cannot open '{files[0]}': truncated file" in r.stderr, r.stderr
+    r = feedbench(cfg)
+    assert r.rc == 1, r.output
+    assert f"hdf5: cannot open '{files[0]}': truncated file" in r.output
 
 
-def test_flipped_payload_byte(tmp_path):
-    cfg, files = generate(tmp_path)
+def test_flipped_payload_byte(feedbench, tmp_path):
+    cfg, files = generate(feedbench, tmp_path / "data")
     with h5py.File(files[1], "r") as f:
         base = f["records"].id.get_offset()
         row = f["records"].shape[1]
@@ -236,7 +212,7 @@ def test_flipped_payload_byte(tmp_path):
         b = f.read(1)
         f.seek(base + 5 * row + 1000)
         f.write(bytes([b[0] ^ 0x01]))
-    r = feedbench("run", cfg)
-    assert r.returncode == 1, r.stderr
-    assert "verification failed" in r.stderr
-    assert f"'{files[1]}' sample 5, byte 1000 of the sample" in r.stderr, r.stderr
+    r = feedbench(cfg)
+    assert r.rc == 1, r.output
+    assert "verification failed" in r.output
+    assert f"'{files[1]}' sample 5, byte 1000 of the sample" in r.output

@@ -3,13 +3,11 @@ index files) and by an independent framing check (crc32c package); files written
 tfrecord.writer.TFRecordWriter (+ tfrecord2idx) read by feedbench; corruption gives
 TensorFlow's messages ("corrupted record at OFFSET", "truncated record at OFFSET").
 
-Environment (set by ctest): FEEDBENCH (binary), MPIEXEC.
+feedbench runs through the `feedbench` fixture of conftest.py.
 """
 
-import json
 import os
 import struct
-import subprocess
 
 import crc32c
 import pytest
@@ -17,8 +15,6 @@ from tfrecord.reader import tfrecord_loader
 from tfrecord.tools.tfrecord2idx import create_index
 from tfrecord.writer import TFRecordWriter
 
-FEEDBENCH = os.environ.get("FEEDBENCH", "feedbench")
-MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
 SAMPLE_MAGIC = 0x31534246  # "FBS1"
 
 
@@ -27,12 +23,11 @@ def masked_crc(data):
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def write_config(tmp_path, name, data_dir, **sections):
-    """A small config; sections maps "dataset" -> {key: value}, overriding the defaults."""
-    cfg = {
-        "workload": {"name": name},
+def sections(data, index="true", **over):
+    """A small verified dataset: 2 files x 6 records of about 3000 bytes (variable sizes)."""
+    s = {
         "dataset": {
-            "data_dir": str(data_dir),
+            "data_dir": str(data),
             "format": "tfrecord",
             "num_files_train": 2,
             "num_samples_per_file": 6,
@@ -42,33 +37,11 @@ def write_config(tmp_path, name, data_dir, **sections):
             "verify": "true",
             "seed": 7,
         },
-        "format.tfrecord": {"index": "true"},
-        "reader": {"batch_size": 1, "read_threads": 2, "sample_shuffle": "seed"},
-        "train": {"epochs": 1, "computation_time": 0, "exclude_start_steps": 0},
-        "output": {"dir": str(tmp_path / "results")},
+        "format.tfrecord": {"index": index},
     }
-    for sec, kv in sections.items():
-        cfg.setdefault(sec.replace("_", "."), {}).update(kv)
-    path = tmp_path / f"{name}.ini"
-    with open(path, "w") as f:
-        for sec, kv in cfg.items():
-            f.write(f"[{sec}]\n")
-            for k, v in kv.items():
-                f.write(f"{k} = {v}\n")
-    return path
-
-
-def feedbench(cmd, config, ranks=1, *extra):
-    args = [MPIEXEC, "--oversubscribe", "-n", str(ranks), FEEDBENCH, cmd, str(config)]
-    args += list(extra)
-    return subprocess.run(args, capture_output=True, text=True, timeout=120)
-
-
-def summary(tmp_path):
-    runs = sorted((tmp_path / "results").glob("*/summary.json"))
-    assert runs, "no summary.json written"
-    with open(runs[-1]) as f:
-        return json.load(f)
+    for sec, kv in over.items():
+        s.setdefault(sec.replace("_", "."), {}).update(kv)
+    return s
 
 
 def frames(path):
@@ -100,21 +73,18 @@ def check_sample(buf, file_index, sample_index):
     assert crc == crc32c.crc32c(bytes(buf[40:]))
 
 
-def generate(tmp_path, index="true"):
-    """A verified dataset of 2 files x 6 records; returns its config and files."""
-    cfg = write_config(
-        tmp_path, "gen", tmp_path / "data", format_tfrecord={"index": index}
-    )
-    r = feedbench("generate", cfg)
-    assert r.returncode == 0, r.stderr
-    files = sorted((tmp_path / "data").glob("*.tfrecord"))
+def generate(feedbench, data, index="true"):
+    """Generates sections(data, index); returns its files."""
+    r = feedbench(sections(data, index), cmd="generate")
+    assert r.rc == 0, r.output
+    files = sorted(data.glob("*.tfrecord"))
     assert len(files) == 2
     assert all(os.path.exists(str(p) + ".idx") == (index == "true") for p in files)
     return files
 
 
-def test_feedbench_files_read_by_tfrecord_package(tmp_path):
-    files = generate(tmp_path)
+def test_feedbench_files_read_by_tfrecord_package(feedbench, tmp_path):
+    files = generate(feedbench, tmp_path / "data")
     first = 0
     for fidx, path in enumerate(files):
         idx = str(path) + ".idx"
@@ -137,13 +107,12 @@ def test_feedbench_files_read_by_tfrecord_package(tmp_path):
         first += n
 
 
-def test_collective_generation_is_one_writer_per_file(tmp_path):
-    """Shared files at 2 ranks: still one writer per file, readable the same way."""
+def test_shared_files_at_two_ranks(feedbench, tmp_path):
+    """Shared files at 2 ranks: one writer per file, every record read once."""
     data = tmp_path / "data"
-    cfg = write_config(tmp_path, "shared", data, dataset={"file_access": "shared"})
-    r = feedbench("run", cfg, 2)
-    assert r.returncode == 0, r.stderr
-    s = summary(tmp_path)
+    r = feedbench(sections(data, dataset={"file_access": "shared"}), ranks=2)
+    assert r.rc == 0, r.output
+    s = r.summary
     files = sorted(data.glob("*.tfrecord"))
     # Bytes read are the framed records (header, Example, CRC): every file once.
     assert s["metric"]["train_bytes_read"] == sum(os.path.getsize(p) for p in files)
@@ -168,20 +137,19 @@ def write_python_tfrecords(data, with_index, nfiles=2, nrec=5):
 
 
 @pytest.mark.parametrize("with_index", [True, False])
-def test_python_tfrecords_read_by_feedbench(tmp_path, with_index):
+def test_python_tfrecords_read_by_feedbench(feedbench, tmp_path, with_index):
     data = tmp_path / "data"
     nbytes, nrec = write_python_tfrecords(data, with_index)
-    cfg = write_config(
-        tmp_path,
-        "byo",
-        data,
-        dataset={"generate": "never", "verify": "false"},
-        format_tfrecord={"index": "true" if with_index else "false"},
-        train={"epochs": 2},
+    r = feedbench(
+        sections(
+            data,
+            "true" if with_index else "false",
+            dataset={"generate": "never", "verify": "false"},
+            train={"epochs": 2},
+        )
     )
-    r = feedbench("run", cfg)
-    assert r.returncode == 0, r.stderr
-    s = summary(tmp_path)
+    assert r.rc == 0, r.output
+    s = r.summary
     disc = s["format"]["discovered"]
     assert disc["files"] == 2
     assert disc["samples"] == nrec
@@ -193,7 +161,7 @@ def test_python_tfrecords_read_by_feedbench(tmp_path, with_index):
     assert sum(e["samples"] for e in s["epochs"]) == 2 * nrec
 
 
-def test_example_without_image_is_read_whole(tmp_path):
+def test_example_without_image_is_read_whole(feedbench, tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     w = TFRecordWriter(str(data / "x.tfrecord"))
@@ -201,10 +169,9 @@ def test_example_without_image_is_read_whole(tmp_path):
         w.write({"pixels": (b"\x01\x02\x03" * (i + 1), "byte"), "label": (i, "int")})
     w.close()
     whole = sum(len(data) for _off, _size, data in frames(data / "x.tfrecord"))
-    cfg = write_config(tmp_path, "noimg", data, dataset={"generate": "never", "verify": "false"})
-    r = feedbench("run", cfg)
-    assert r.returncode == 0, r.stderr
-    s = summary(tmp_path)
+    r = feedbench(sections(data, dataset={"generate": "never", "verify": "false"}))
+    assert r.rc == 0, r.output
+    s = r.summary
     assert s["format"]["discovered"]["bytes"] == whole
     assert s["metric"]["train_bytes_read"] == whole + 3 * 16
     assert "whole Examples" in s["format"]["discovered"]["first_files"][0]["detail"]
@@ -220,37 +187,23 @@ def flip(path, offset):
 
 @pytest.mark.parametrize("index", ["true", "false"])
 @pytest.mark.parametrize("where", ["length", "length_crc", "payload", "data_crc"])
-def test_corruption_names_the_record(tmp_path, index, where):
-    files = generate(tmp_path, index)
+def test_corruption_names_the_record(feedbench, tmp_path, index, where):
+    files = generate(feedbench, tmp_path / "data", index)
     recs = frames(files[1])
     off, size, _ = recs[3]
     at = {"length": off + 1, "length_crc": off + 9, "payload": off + 200, "data_crc": off + size - 2}
     flip(files[1], at[where])
-    cfg = write_config(
-        tmp_path,
-        "gen",
-        tmp_path / "data",
-        dataset={"generate": "never"},
-        format_tfrecord={"index": index},
-    )
-    r = feedbench("run", cfg)
-    assert r.returncode == 1, r.stderr
-    assert f"corrupted record at {off} in '{files[1]}'" in r.stderr, r.stderr
+    r = feedbench(sections(tmp_path / "data", index, dataset={"generate": "never"}))
+    assert r.rc == 1, r.output
+    assert f"tfrecord: corrupted record at {off} in '{files[1]}'" in r.output
 
 
 @pytest.mark.parametrize("index", ["true", "false"])
-def test_truncation_names_the_record(tmp_path, index):
-    files = generate(tmp_path, index)
+def test_truncation_names_the_record(feedbench, tmp_path, index):
+    files = generate(feedbench, tmp_path / "data", index)
     recs = frames(files[0])
     off, size, _ = recs[4]
     os.truncate(files[0], off + size // 2)
-    cfg = write_config(
-        tmp_path,
-        "gen",
-        tmp_path / "data",
-        dataset={"generate": "never"},
-        format_tfrecord={"index": index},
-    )
-    r = feedbench("run", cfg)
-    assert r.returncode == 1, r.stderr
-    assert f"truncated record at {off} in '{files[0]}'" in r.stderr, r.stderr
+    r = feedbench(sections(tmp_path / "data", index, dataset={"generate": "never"}))
+    assert r.rc == 1, r.output
+    assert f"tfrecord: truncated record at {off} in '{files[0]}'" in r.output

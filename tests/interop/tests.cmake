@@ -1,0 +1,25 @@
+# Interop tests: files feedbench writes are opened by the real tools (numpy, tarfile,
+# webdataset, h5py, a TFRecord reader); files those tools write are read by feedbench.
+# pytest runs in a virtual environment under the build folder (${PROJECT_BINARY_DIR}/venv),
+# made once by setup_venv.sh in the fixture test interop.venv. Every interop test lists
+# FIXTURES_REQUIRED interop_venv and runs through run_pytest.sh, which exits 77 (skipped)
+# only when pip could not install the packages.
+set(FB_INTEROP_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+add_test(NAME interop.venv
+  COMMAND sh -c "sh '${FB_INTEROP_DIR}/setup_venv.sh' '${PROJECT_BINARY_DIR}'; rc=$?; [ $rc -eq 77 ] && exit 0; exit $rc")
+set_tests_properties(interop.venv PROPERTIES
+  FIXTURES_SETUP interop_venv LABELS interop TIMEOUT 900)
+
+# fb_interop_test(name test_file.py): one ctest per pytest file.
+function(fb_interop_test name file)
+  add_test(NAME interop.${name}
+    COMMAND sh ${FB_INTEROP_DIR}/run_pytest.sh ${PROJECT_BINARY_DIR} ${FB_INTEROP_DIR}/${file})
+  set_tests_properties(interop.${name} PROPERTIES
+    FIXTURES_REQUIRED interop_venv LABELS "interop;mpi" TIMEOUT 300 SKIP_RETURN_CODE 77
+    ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endfunction()
+
+fb_interop_test(npy test_npy.py)
+fb_interop_test(npz test_npz.py)
+fb_interop_test(wds test_wds.py)
