@@ -958,9 +958,10 @@ static void report_run_context(FILE *f, json_t *root)
 	fprintf(f, "| workload | %s |\n", json_str(root, "workload", "?"));
 	fprintf(f, "| start, end (UTC) | %s, %s |\n", json_str(root, "start", "?"),
 		json_str(root, "end", "?"));
-	fprintf(f, "| ranks, nodes | %.0f ranks on %.0f node%s (rank 0 on %s) |\n",
-		json_num(root, "num_ranks"), json_num(root, "num_nodes"),
-		json_num(root, "num_nodes") == 1 ? "" : "s", json_str(root, "hostname", "?"));
+	fprintf(f, "| ranks, nodes | %.0f rank%s on %.0f node%s (rank 0 on %s) |\n",
+		json_num(root, "num_ranks"), json_num(root, "num_ranks") == 1 ? "" : "s",
+		json_num(root, "num_nodes"), json_num(root, "num_nodes") == 1 ? "" : "s",
+		json_str(root, "hostname", "?"));
 	fprintf(f, "| accelerator | %s |\n", json_str(acc, "kind", "?"));
 	char t[6][64];
 	fprintf(f,
@@ -1030,8 +1031,8 @@ int report_write_run(const char *run_dir)
 		    : "misses");
 	report_run_context(f, root);
 
-	fprintf(f, "## Results\n\nMean and sample standard deviation over epochs and "
-		   "repetitions; bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
+	fprintf(f, "## Results\n\nWhole-run figures; the standard deviation (where given) is over "
+		   "epochs. Bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
 		   "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
 	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s", 1);
 	report_stat_row(f, "I/O (DLIO)", metric, "train_io_mean_MB_per_second",

@@ -478,6 +478,8 @@ static void add_repetitions(json_t *summary, const struct report_data *d, int nr
 		json_object_set_new(o, "au_percentage", json_real(au[r]));
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(w99[r]));
 		json_object_set_new(o, "latency_p99_seconds", json_real(l99[r]));
+		json_object_set_new(o, "latency_seconds", latency_json(&lat));
+		json_object_set_new(o, "data_wait_seconds", wait_json(&wait));
 		json_object_set_new(o, "bytes_read", json_integer((json_int_t)bytes));
 		json_object_set_new(o, "wall_seconds", json_real(wall));
 		json_array_append_new(reps, o);

@@ -235,7 +235,7 @@ static int runner_train(struct run *run, const struct runner_opts *o, struct res
 		if (report_write_run(dir) < 0)
 			fprintf(stderr, "feedbench: warning: cannot write report.md in '%s'\n",
 				dir);
-		if (cfg->output.plots && !o->no_plots && plot_render(dir, why, sizeof(why)) == 1)
+		if (cfg->output.plots && !o->no_plots && plot_render(dir, why, sizeof(why)) != 0)
 			fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
 		if (!o->quiet)
 			printf("\nresults: %s\n", dir);

@@ -627,7 +627,7 @@ static int npy_probe(struct run *run, const char *path, struct probe_info *info)
 	info->nsamples = 1;
 	info->max_sample = h.nbytes;
 	info->data_bytes = h.nbytes;
-	snprintf(info->detail, sizeof(info->detail), "npy v%u.%u %s %s%s", h.major, h.minor,
+	snprintf(info->detail, sizeof(info->detail), "npy v%u.%u %.63s %.150s%s", h.major, h.minor,
 		 h.descr, shape, h.fortran ? " fortran" : "");
 	return 0;
 }

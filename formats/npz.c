@@ -340,10 +340,10 @@ static int npz_read_member(struct run *run, struct io *io, struct sfile *f, cons
 	for (int d = 0; d < m->sdims; d++)
 		ndims_over1 += m->shape[d] > 1;
 	m->contiguous = h.fortran || m->elems <= 1 || (m->n == 1 && ndims_over1 <= 1);
-	snprintf(m->member, sizeof(m->member), "%s", e->name);
+	snprintf(m->member, sizeof(m->member), "%.63s", e->name);
 	npy_shape_str(&h, shape, sizeof(shape));
-	snprintf(m->detail, sizeof(m->detail), "npz %s v%u.%u %s %s %s order, stored", e->name,
-		 h.major, h.minor, h.descr, shape, h.fortran ? "fortran" : "C");
+	snprintf(m->detail, sizeof(m->detail), "npz %.63s v%u.%u %.40s %.100s %s order, stored",
+		 e->name, h.major, h.minor, h.descr, shape, h.fortran ? "fortran" : "C");
 	goto out_free;
 out_bad:
 	rc = run_fail(run, -FB_EFORMAT, "bad NPY header in '%s' of '%s': %s", e->name, path, why);

@@ -27,5 +27,14 @@ if(Python3_Interpreter_FOUND)
   fb_format_test(npz_corrupt 120 corrupt npz)
   fb_format_test(wds_corrupt 120 corrupt wds)
 
-  # hdf5 / tfrecord
+  # hdf5 / tfrecord (their corruption cases need h5py: tests/interop/test_{hdf5,tfrecord}.py)
+  fb_format_test(hdf5_per_rank 120 matrix hdf5 per_rank 4)
+  fb_format_test(hdf5_shared 120 matrix hdf5_shared shared 4)
+  fb_format_test(hdf5_shared_variable 120 matrix hdf5 shared 4)
+  fb_format_test(hdf5_collective 120 matrix hdf5_collective shared 4)
+  fb_format_test(hdf5_collective_variable 120 matrix hdf5 shared 4 format.hdf5.transfer=collective)
+  fb_format_test(tfrecord_per_rank 120 matrix tfrecord per_rank 4)
+  fb_format_test(tfrecord_shared 120 matrix tfrecord_shared shared 4)
+  fb_format_test(tfrecord_mpiio_collective 120 matrix tfrecord shared 4 storage.backend=mpiio
+                 storage.mpiio.collective=true)
 endif()

@@ -8,10 +8,15 @@
 # accelerator = cuda exits 2 with the reason.
 set(FB_GPU_DIR ${CMAKE_CURRENT_LIST_DIR})
 
+# RESOURCE_LOCK: under `ctest -j` two GPU tests at once would time-slice the device and spoil
+# each other's timings.
 function(fb_gpu_test name label)
   set(env ${FEEDBENCH_TEST_ENV} ${ARGN})
   set_tests_properties(${name} PROPERTIES
     LABELS ${label} SKIP_RETURN_CODE 77 TIMEOUT 180 ENVIRONMENT "${env}")
+  if(label STREQUAL "gpu")
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK gpu)
+  endif()
 endfunction()
 
 if(FEEDBENCH_HAVE_CUDA)

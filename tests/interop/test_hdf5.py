@@ -216,3 +216,13 @@ def test_flipped_payload_byte(feedbench, tmp_path):
     assert r.rc == 1, r.output
     assert "verification failed" in r.output
     assert f"'{files[1]}' sample 5, byte 1000 of the sample" in r.output
+
+
+def test_direct_io_refused(feedbench, tmp_path):
+    """HDF5 has no O_DIRECT driver here: refused before any file is touched."""
+    data = tmp_path / "data"
+    r = feedbench(sections(data, storage={"direct": "true"}))
+    assert r.rc == 2, r.output
+    assert "format hdf5 cannot be read with direct = true" in r.output
+    assert "no O_DIRECT driver" in r.output
+    assert not data.exists()

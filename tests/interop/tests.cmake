@@ -23,3 +23,6 @@ endfunction()
 fb_interop_test(npy test_npy.py)
 fb_interop_test(npz test_npz.py)
 fb_interop_test(wds test_wds.py)
+# hdf5 / tfrecord
+fb_interop_test(hdf5 test_hdf5.py)
+fb_interop_test(tfrecord test_tfrecord.py)

@@ -38,6 +38,13 @@ rows=(
 	"wds wds"
 	"wds-shuffled wds reader.sample_shuffle=seed format.wds.shuffle_buffer=64"
 	# hdf5 / tfrecord
+	"hdf5 hdf5"
+	"hdf5-chunk1 hdf5 format.hdf5.chunking=sample"
+	"hdf5-chunk16 hdf5 format.hdf5.chunking=16"
+	"hdf5-shared hdf5 dataset.file_access=shared"
+	"hdf5-coll hdf5 dataset.file_access=shared format.hdf5.transfer=collective"
+	"tfrecord tfrecord"
+	"tfrecord-shared tfrecord dataset.file_access=shared"
 )
 
 mkdir -p "$dir"

@@ -1,0 +1,173 @@
+#!/bin/bash
+# The command line as a user meets it: usage errors exit 2 with one clear line; keys, list,
+# --help and --version print what they promise.
+#
+# usage: cli.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
+set -u
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+CASE=$1
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_cli_XXXXXX")
+trap 'rm -rf "$T"' EXIT
+mkdir "$T/work" # the working directory of every command: relative paths land here
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	echo "---- stdout (first 30 lines)" >&2
+	head -30 "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+fb() {
+	(cd "$T/work" && "$FEEDBENCH" "$@") >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+expect() { # expect RC FRAGMENT...
+	local want=$1
+	shift
+	[ "$RC" -eq "$want" ] || fail "exit status $RC, want $want"
+	for m in "$@"; do
+		grep -qF -- "$m" "$T/err" "$T/out" || fail "does not say: $m"
+	done
+}
+
+good_config() {
+	cat >"$T/good.ini" <<INI
+[dataset]
+data_dir = $T/data
+num_files_train = 2
+num_samples_per_file = 4
+record_length_bytes = 4KiB
+[output]
+dir = $T/results
+INI
+}
+
+case $CASE in
+no_arguments)
+	fb
+	expect 2 "usage: feedbench COMMAND"
+	;;
+unknown_command)
+	fb rnu configs/quickstart.ini
+	expect 2 "unknown command 'rnu'"
+	;;
+missing_config)
+	for cmd in run validate generate; do
+		fb $cmd
+		expect 2 "$cmd needs a CONFIG file"
+	done
+	;;
+config_not_found)
+	fb run "$T/nope.ini"
+	expect 2 "cannot open config '$T/nope.ini'"
+	[ -z "$(ls -A "$T/work")" ] || fail "files were created: $(ls -A "$T/work")"
+	;;
+unknown_option)
+	good_config
+	fb run "$T/good.ini" --frobnicate
+	expect 2 "unknown or incomplete option '--frobnicate'"
+	;;
+extra_argument)
+	good_config
+	fb validate "$T/good.ini" "$T/other.ini"
+	expect 2 "unexpected argument"
+	;;
+unknown_set_key)
+	good_config
+	for cmd in validate run; do
+		fb $cmd "$T/good.ini" --set reader.read_thread=4
+		expect 2 "--set reader.read_thread: unknown key (did you mean 'reader.read_threads'?)"
+	done
+	[ ! -e "$T/data" ] && [ ! -e "$T/results" ] || fail "files were touched"
+	;;
+set_bad_value)
+	good_config
+	fb validate "$T/good.ini" --set train.computation_time=NaN
+	expect 2 "--set train.computation_time:"
+	fb validate "$T/good.ini" --set reader.batch_size=0
+	expect 2 "--set reader.batch_size: 0 is out of range"
+	fb validate "$T/good.ini" --set batch_size
+	expect 2 "expected section.key=value"
+	;;
+set_applies)
+	# --set overrides the file, and both spellings work.
+	good_config
+	fb validate "$T/good.ini" --set reader.batch_size=3 --set=train.epochs=7
+	expect 0
+	grep -qx "batch_size = 3" "$T/out" || fail "--set reader.batch_size=3 not applied"
+	grep -qx "epochs = 7" "$T/out" || fail "--set=train.epochs=7 not applied"
+	grep -qx "num_files_train = 2" "$T/out" || fail "the file's value was lost"
+	;;
+validate_mpi)
+	# Under mpiexec every rank parses; the error is printed once.
+	printf '[reader]\nread_thread = 4\n' >"$T/bad.ini"
+	(cd "$T/work" && "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$T/bad.ini") \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	expect 2 "bad.ini:2: unknown key 'read_thread' in [reader] (did you mean 'read_threads'?)"
+	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
+	;;
+keys)
+	# Markdown, one section table per section, every key of the effective config in it.
+	good_config
+	fb validate "$T/good.ini"
+	expect 0
+	cp "$T/out" "$T/effective.ini"
+	fb keys
+	expect 0 "# feedbench configuration keys" "| key | type | default | range or choices | help |"
+	n=0
+	section=
+	while IFS= read -r line; do
+		case $line in
+		\[*\]) section=${line#[}; section=${section%]} ;;
+		*" = "*)
+			key=${line%% = *}
+			# MPI-IO hints and sweep lines are not table keys.
+			[ "$section" = storage.mpiio ] && [ "$key" != collective ] && continue
+			awk -v s="## [$section]" -v k="| \`$key\` |" '
+				$0 == s { in_s = 1; next }
+				/^## \[/ { in_s = 0 }
+				in_s && index($0, k) == 1 { found = 1 }
+				END { exit !found }' "$T/out" ||
+				fail "keys lacks $section.$key"
+			n=$((n + 1))
+			;;
+		esac
+	done <"$T/effective.ini"
+	[ "$n" -ge 40 ] || fail "only $n keys checked"
+	;;
+list)
+	fb list
+	expect 0 "formats:" "storage back-ends:" "accelerators:"
+	for f in raw npy npz hdf5 tfrecord wds; do
+		if [ -e "${FEEDBENCH_SOURCE_DIR:-.}/formats/$f.c" ]; then
+			grep -qE "^  $f +built" "$T/out" || fail "list does not show format $f as built"
+		fi
+	done
+	for s in posix mpiio null faulty; do
+		grep -qE "^  $s +built" "$T/out" || fail "list does not show back-end $s"
+	done
+	grep -qE "^  cpu +built" "$T/out" || fail "list does not show the cpu accelerator"
+	;;
+help)
+	for h in --help -h help; do
+		fb $h
+		expect 0 "usage: feedbench COMMAND" "validate CONFIG" "keys" "Exit status"
+		[ ! -s "$T/err" ] || fail "$h writes to stderr"
+	done
+	;;
+version)
+	fb --version
+	expect 0
+	grep -qE '^feedbench [0-9]+\.[0-9]+\.[0-9]+' "$T/out" || fail "no version number"
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "PASS ($CASE)"

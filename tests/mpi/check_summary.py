@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Checks that a run folder is consistent with itself and with what the config asked for.
+
+summary.json is a contract (DESIGN.md): bytes are bytes actually read, summed over ranks;
+bandwidth is bytes / 2^20 / wall time; epochs.csv and ranks.csv say the same as summary.json;
+AU lies in [0, 100] and the verdict follows from it and au_threshold.
+
+usage: check_summary.py RUN_DIR [--ranks N] [--epochs E] [--reps R] [--bytes B]
+                        [--samples S] [--ops O] [--rank-samples a,b,c] [--direct] [--page-cache M]
+    --bytes, --samples, --ops: totals over all epochs and repetitions.
+    --rank-samples: samples each rank read over the whole run.
+Exit 0 when everything holds; otherwise prints every failed check and exits 1.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+MIB = 1048576.0
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def close(a, b, rel=1e-6, abs_tol=1e-9):
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=abs_tol)
+
+
+def walk_numbers(obj, path="summary"):
+    """Every number in the summary is finite (JSON has no NaN; jansson would write null)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            walk_numbers(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            walk_numbers(v, f"{path}[{i}]")
+    elif isinstance(obj, float):
+        check(math.isfinite(obj), f"{path} is not finite: {obj}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run_dir")
+    ap.add_argument("--ranks", type=int)
+    ap.add_argument("--epochs", type=int)
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--bytes", type=int)
+    ap.add_argument("--samples", type=int)
+    ap.add_argument("--ops", type=int)
+    ap.add_argument("--rank-samples")
+    ap.add_argument("--direct", action="store_true")
+    ap.add_argument("--page-cache")
+    a = ap.parse_args()
+
+    with open(os.path.join(a.run_dir, "summary.json")) as f:
+        s = json.load(f)
+    m = s["metric"]
+    eps = s["epochs"]
+    ranks = s["ranks"]
+    walk_numbers(s)
+
+    check(s.get("schema") == 1, f"schema {s.get('schema')}")
+    for k in ("feedbench_version", "workload", "run_id", "start", "end", "hostname",
+              "config", "config_hash", "storage", "accelerator", "verdict", "warnings"):
+        check(k in s, f"summary.json lacks '{k}'")
+    if a.ranks is not None:
+        check(s["num_ranks"] == a.ranks, f"num_ranks {s['num_ranks']} != {a.ranks}")
+        check(len(ranks) == a.ranks, f"{len(ranks)} rank rows, want {a.ranks}")
+    if a.epochs is not None:
+        check(len(eps) == a.epochs * a.reps,
+              f"{len(eps)} epoch rows, want {a.epochs} x {a.reps}")
+        check(len(m["train_au_percentage"]) == a.epochs * a.reps, "train_au_percentage length")
+
+    # Bytes, samples, ops: totals == sum over epochs == sum over ranks == what the config implies.
+    for key, ekey in (("train_bytes_read", "bytes_read"), ("train_read_ops", "read_ops"),
+                      ("train_samples", "samples")):
+        tot = m[key]
+        check(tot == sum(e[ekey] for e in eps), f"{key} {tot} != sum over epochs")
+        check(tot == sum(r[ekey] for r in ranks), f"{key} {tot} != sum over ranks "
+              f"{[r[ekey] for r in ranks]}")
+    if a.bytes is not None:
+        check(m["train_bytes_read"] == a.bytes,
+              f"train_bytes_read {m['train_bytes_read']}, want {a.bytes}")
+    if a.samples is not None:
+        check(m["train_samples"] == a.samples,
+              f"train_samples {m['train_samples']}, want {a.samples}")
+    if a.ops is not None:
+        check(m["train_read_ops"] == a.ops, f"train_read_ops {m['train_read_ops']}, want {a.ops}")
+    if a.rank_samples:
+        want = [int(x) for x in a.rank_samples.split(",")]
+        got = [r["samples"] for r in ranks]
+        check(got == want, f"samples per rank {got}, want {want}")
+    check(m["train_bytes_read"] > 0, "nothing was read")
+
+    # Rates: bytes / 2^20 / the sum of epoch wall times, within 1e-6.
+    wall = sum(e["wall_seconds"] for e in eps)
+    check(wall > 0, "zero wall time")
+    check(close(m["train_bandwidth_MiB_per_second"], m["train_bytes_read"] / MIB / wall),
+          f"train_bandwidth_MiB_per_second {m['train_bandwidth_MiB_per_second']} != "
+          f"{m['train_bytes_read'] / MIB / wall}")
+    check(close(m["train_iops"], m["train_read_ops"] / wall), "train_iops != ops / wall")
+    check(close(m["train_samples_per_second"], m["train_samples"] / wall),
+          "train_samples_per_second != samples / wall")
+    if "train_wall_seconds" in m:
+        check(close(m["train_wall_seconds"], wall), "train_wall_seconds != sum of epochs")
+    for e in eps:
+        tag = f"epoch {e['repetition']}.{e['epoch']}"
+        check(e["wall_seconds"] > 0, f"{tag}: zero wall time")
+        check(close(e["bandwidth_MiB_per_second"], e["bytes_read"] / MIB / e["wall_seconds"]),
+              f"{tag}: bandwidth != bytes / wall")
+        check(close(e["iops"], e["read_ops"] / e["wall_seconds"]), f"{tag}: iops != ops / wall")
+        check(close(e["samples_per_second"], e["samples"] / e["wall_seconds"]),
+              f"{tag}: samples/s != samples / wall")
+        check(0 <= e["au_percentage"] <= 100, f"{tag}: AU {e['au_percentage']} outside [0, 100]")
+        lat = e["latency_seconds"]
+        check(0 <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"],
+              f"{tag}: latency quantiles out of order {lat}")
+        check(lat.get("count", e["read_ops"]) == e["read_ops"],
+              f"{tag}: latency count {lat.get('count')} != read_ops {e['read_ops']}")
+    # DLIO-style per-epoch lists follow the epochs.
+    check([round(x, 6) for x in m["train_au_percentage"]] ==
+          [round(e["au_percentage"], 6) for e in eps], "train_au_percentage != epochs")
+    check(all(close(x, e["samples_per_second"]) for x, e in
+              zip(m["train_throughput_samples_per_second"], eps)),
+          "train_throughput_samples_per_second != epochs")
+    aus = [e["au_percentage"] for e in eps]
+    check(close(m["train_au_mean_percentage"], sum(aus) / len(aus)), "AU mean != mean of epochs")
+    check(0 <= m["train_au_mean_percentage"] <= 100, "AU mean outside [0, 100]")
+    bws = [e["bandwidth_MiB_per_second"] for e in eps]
+    check(close(m["train_io_mean_MB_per_second"], sum(bws) / len(bws)),
+          "train_io_mean_MB_per_second != mean of epoch bandwidths")
+    lat = m["train_latency_seconds"]
+    check(0 <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"],
+          f"latency quantiles out of order {lat}")
+    check(m["train_data_wait_seconds"]["p50"] <= m["train_data_wait_seconds"]["p99"],
+          "data wait p50 > p99")
+
+    # Verdict from AU and the threshold.
+    thr = s["config"]["train"]["au_threshold"] * 100
+    ok = m["train_au_mean_percentage"] >= thr
+    check(m["train_au_meet_expectation"] == ("success" if ok else "fail"),
+          f"train_au_meet_expectation {m['train_au_meet_expectation']} with AU "
+          f"{m['train_au_mean_percentage']} and threshold {thr}")
+    check(s["verdict"] == ("compute-bound" if ok else "storage-bound"),
+          f"verdict {s['verdict']} with AU {m['train_au_mean_percentage']} and threshold {thr}")
+    for r in ranks:
+        check(0 <= r["au_percentage"] <= 100, f"rank {r['rank']}: AU {r['au_percentage']}")
+        if r["wall_seconds"] > 0:
+            check(close(r["bandwidth_MiB_per_second"], r["bytes_read"] / MIB / r["wall_seconds"]),
+                  f"rank {r['rank']}: bandwidth != bytes / wall")
+    check([r["rank"] for r in ranks] == list(range(len(ranks))), "ranks out of order")
+
+    # Repetitions: n, and never NaN for a repetition that did not run.
+    rs = s.get("repetition_stats")
+    if check(rs is not None, "no repetition_stats"):
+        for k, st in rs.items():
+            check(st["n"] == a.reps, f"repetition_stats.{k}.n = {st['n']}, want {a.reps}")
+            if a.reps > 1:
+                check(st["stddev"] is not None and st["stddev"] >= 0,
+                      f"repetition_stats.{k}.stddev {st['stddev']}")
+                check(st["min"] <= st["mean"] <= st["max"], f"repetition_stats.{k} min/mean/max")
+        check(len(s.get("repetitions", [])) == a.reps, "repetitions array length")
+        if a.reps >= 1:
+            rb = sum(r["bytes_read"] for r in s["repetitions"])
+            check(rb == m["train_bytes_read"], "repetitions' bytes do not add up")
+
+    # Storage and cache state.
+    st = s["storage"]
+    check(st["direct"] == a.direct, f"storage.direct {st['direct']}, want {a.direct}")
+    if a.page_cache:
+        check(st["page_cache"] == a.page_cache,
+              f"storage.page_cache {st['page_cache']}, want {a.page_cache}")
+    if a.direct or st["page_cache"] != "keep":
+        check(st["cache_resident"] is False, "cache_resident with direct I/O or eviction")
+
+    # epochs.csv and ranks.csv say what summary.json says.
+    with open(os.path.join(a.run_dir, "epochs.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if check(len(rows) == len(eps), f"epochs.csv has {len(rows)} rows, summary {len(eps)}"):
+        for row, e in zip(rows, eps):
+            tag = f"epochs.csv {row['repetition']}.{row['epoch']}"
+            check(int(row["repetition"]) == e["repetition"] and int(row["epoch"]) == e["epoch"],
+                  f"{tag}: order")
+            for c, k in (("bytes_read", "bytes_read"), ("read_ops", "read_ops"),
+                         ("samples", "samples")):
+                check(int(row[c]) == e[k], f"{tag}: {c} {row[c]} != {e[k]}")
+            for c, k in (("wall_seconds", "wall_seconds"),
+                         ("bandwidth_MiB_per_second", "bandwidth_MiB_per_second"),
+                         ("iops", "iops"), ("samples_per_second", "samples_per_second"),
+                         ("au_percentage", "au_percentage")):
+                check(close(row[c], e[k], rel=1e-5, abs_tol=1e-5), f"{tag}: {c} {row[c]} != {e[k]}")
+    with open(os.path.join(a.run_dir, "ranks.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if check(len(rows) == len(ranks), f"ranks.csv has {len(rows)} rows"):
+        for row, r in zip(rows, ranks):
+            tag = f"ranks.csv rank {row['rank']}"
+            check(int(row["rank"]) == r["rank"], f"{tag}: order")
+            for c in ("bytes_read", "read_ops", "samples"):
+                check(int(row[c]) == r[c], f"{tag}: {c} {row[c]} != {r[c]}")
+            check(close(row["au_percentage"], r["au_percentage"], rel=1e-5, abs_tol=1e-5),
+                  f"{tag}: AU")
+    for name in ("config.ini", "table.md", "latency.csv"):
+        check(os.path.exists(os.path.join(a.run_dir, name)), f"{name} missing")
+
+    if failures:
+        for f in failures:
+            print("summary check failed:", f, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
