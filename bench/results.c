@@ -216,6 +216,8 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 			 cfg->storage.stripe_count,
 			 (long long)json_integer_value(json_object_get(eff, "count")),
 			 (long long)json_integer_value(json_object_get(eff, "size")));
+	else if (cfg->storage.stripe_count == 0 && cfg->storage.stripe_size == 0)
+		snprintf(stripe, sizeof(stripe), "not requested (file-system default layout)");
 	else
 		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 " (not read back)",
 			 cfg->storage.stripe_count);
