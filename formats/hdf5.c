@@ -1081,7 +1081,7 @@ static int hdf5_probe_locked(struct run *run, const char *path, struct probe_inf
 		snprintf(shape + used, sizeof(shape) - used, "%s%llu", i ? ", " : "",
 			 (unsigned long long)m->dims[i]);
 	}
-	snprintf(info->detail, sizeof(info->detail), "hdf5 '%s' %s (%s) %s%s", m->name,
+	snprintf(info->detail, sizeof(info->detail), "hdf5 '%.64s' %.16s (%.60s) %.80s%s", m->name,
 		 hdf5_type_name(m->mtype, type, sizeof(type)), shape,
 		 hdf5_layout_name(m->dset, layout, sizeof(layout)),
 		 m->lengths ? " with 'lengths'" : "");

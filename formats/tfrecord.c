@@ -519,7 +519,7 @@ static int tfrecord_scan_get(struct tfrecord_scan *s, uint64_t off, size_t len, 
 /* The record at off: 1 at a clean end of file, 0 with its data length, or an error. */
 static int tfrecord_scan_header(struct tfrecord_scan *s, uint64_t off, uint64_t *len)
 {
-	const uint8_t *h;
+	const uint8_t *h = NULL;
 	int rc;
 
 	if (off == s->size)
@@ -551,7 +551,7 @@ static struct tfrecord_meta *tfrecord_meta_alloc(uint64_t n)
 static int tfrecord_index_scan(struct run *run, struct ds_file *file, struct tfrecord_meta *m)
 {
 	struct tfrecord_scan s;
-	uint64_t off = 0, len, i;
+	uint64_t off = 0, len = 0, i;
 	int rc = tfrecord_scan_open(&s, run, file->path);
 
 	if (rc < 0)
@@ -830,7 +830,7 @@ static int tfrecord_probe(struct run *run, const char *path, struct probe_info *
 	struct tfrecord_arena a = {0};
 	struct tfrecord_example ex;
 	struct ds_file file = {.path = (char *)path};
-	uint64_t off = 0, len, noimage = 0;
+	uint64_t off = 0, len = 0, noimage = 0;
 	char ipath[CFG_PATH_MAX + 8];
 	unsigned nfeatures = 0;
 	int rc = tfrecord_scan_open(&s, run, path);
@@ -839,7 +839,7 @@ static int tfrecord_probe(struct run *run, const char *path, struct probe_info *
 		return rc;
 	memset(info, 0, sizeof(*info));
 	while ((rc = tfrecord_scan_header(&s, off, &len)) == 0) {
-		const uint8_t *rec;
+		const uint8_t *rec = NULL;
 		uint64_t n, size;
 
 		rc = tfrecord_scan_get(&s, off, len + TFRECORD_FRAME_BYTES, &rec);

@@ -1,0 +1,283 @@
+#!/bin/bash
+# MPI tests: real mpiexec runs of feedbench on the tiny workload of tests/mpi/tiny.ini, each in
+# its own temporary folder, checking what a user sees: the exit status, the message, and the
+# numbers in summary.json against what the config implies (check_summary.py).
+#
+# usage: mpi.sh CASE [ARGS]   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
+# Exit status 77 means "skipped" (SKIP_RETURN_CODE), with the reason on stdout.
+set -u
+
+CASE=$1
+shift
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_mpi_XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+BASE=$HERE/tiny.ini
+REC=4096 # tiny.ini's record_length_bytes
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	echo "---- stdout (last 40 lines)" >&2
+	tail -40 "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# fb NRANKS COMMAND [--set ...]: runs feedbench on tiny.ini in the test folder; sets RC.
+fb() {
+	local n=$1 cmd=$2
+	shift 2
+	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" "$cmd" "$BASE" \
+		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" "$@" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+expect_rc() {
+	[ "$RC" -eq "$1" ] || fail "exit status $RC, want $1"
+}
+
+expect_err() {
+	grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"
+}
+
+# The one run folder (fails when there is not exactly one).
+run_dir() {
+	local dirs
+	dirs=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+	[ "$(printf '%s\n' "$dirs" | grep -c .)" -eq 1 ] || fail "want one run folder, have: $dirs"
+	printf '%s' "$dirs"
+}
+
+summary() { # summary ARGS...: check_summary.py on the one run folder
+	python3 "$HERE/check_summary.py" "$(run_dir)" "$@" 2>>"$T/err" ||
+		fail "summary.json is inconsistent"
+}
+
+# rank_samples NFILES SPF NRANKS EPOCHS: samples each rank reads per run, per_rank rule i % P.
+rank_samples() {
+	local nf=$1 spf=$2 p=$3 ep=$4 out= r
+	for ((r = 0; r < p; r++)); do
+		local files=$(((nf - r + p - 1) / p))
+		out+="${out:+,}$((files * spf * ep))"
+	done
+	printf '%s' "$out"
+}
+
+# shared_samples N NRANKS EPOCHS: rank r takes [r*N/P, (r+1)*N/P).
+shared_samples() {
+	local n=$1 p=$2 ep=$3 out= r
+	for ((r = 0; r < p; r++)); do
+		out+="${out:+,}$(((n * (r + 1) / p - n * r / p) * ep))"
+	done
+	printf '%s' "$out"
+}
+
+# sha256 of every file under a folder, for byte-identity checks.
+tree_digest() {
+	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+
+case $CASE in
+per_rank | shared)
+	# 8 files x 8 samples, 2 epochs: every sample read once per epoch, every byte counted once.
+	n=$1
+	fb "$n" run --set "dataset.file_access=$CASE"
+	expect_rc 0
+	if [ "$CASE" = per_rank ]; then
+		rs=$(rank_samples 8 8 "$n" 2)
+	else
+		rs=$(shared_samples 64 "$n" 2)
+	fi
+	summary --ranks "$n" --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128 \
+		--rank-samples "$rs"
+	;;
+uneven_files)
+	# 7 files on 4 ranks: ranks 0-2 own 2 files, rank 3 owns 1 (4, 4, 4 and 2 steps).
+	fb 4 run --set dataset.num_files_train=7 --set dataset.num_samples_per_file=5 \
+		--set reader.batch_size=3
+	expect_rc 0
+	summary --ranks 4 --epochs 2 --bytes $((35 * REC * 2)) --samples 70 \
+		--rank-samples "$(rank_samples 7 5 4 2)"
+	;;
+uneven_shared)
+	# 13 samples shared over 4 ranks: 3, 3, 3 and 4.
+	fb 4 run --set dataset.file_access=shared --set dataset.num_files_train=1 \
+		--set dataset.num_samples_per_file=13 --set reader.batch_size=3
+	expect_rc 0
+	summary --ranks 4 --epochs 2 --bytes $((13 * REC * 2)) --samples 26 --rank-samples 6,6,6,8
+	;;
+step_barrier)
+	# Step barrier with 4, 4, 4 and 2 steps per rank: joins only the steps every rank has;
+	# must finish (the ctest TIMEOUT catches a hang), read everything, and time the barrier.
+	fb 4 run --set dataset.num_files_train=7 --set dataset.num_samples_per_file=5 \
+		--set reader.batch_size=3 --set train.step_barrier=true --set train.computation_time=2ms
+	expect_rc 0
+	summary --ranks 4 --epochs 2 --bytes $((35 * REC * 2)) --samples 70 \
+		--rank-samples "$(rank_samples 7 5 4 2)"
+	python3 - "$(run_dir)/summary.json" <<'PY' || fail "no barrier time recorded"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert all("step_barrier_seconds" in r for r in s["ranks"])
+assert sum(e["step_barrier_seconds"] for e in s["epochs"]) > 0
+PY
+	;;
+drop_last)
+	# 7 files x 5 samples on 4 ranks, batch 3, drop_last: 10 -> 9 samples (3 steps) on ranks
+	# 0-2, 5 -> 3 (1 step) on rank 3; the remainder is not read.
+	fb 4 run --set dataset.num_files_train=7 --set dataset.num_samples_per_file=5 \
+		--set reader.batch_size=3 --set reader.drop_last=true
+	expect_rc 0
+	summary --ranks 4 --epochs 2 --bytes $((30 * REC * 2)) --samples 60 --rank-samples 18,18,18,6
+	;;
+read_threads)
+	t=$1
+	fb 2 run --set "reader.read_threads=$t" --set reader.prefetch_size=1
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128
+	;;
+transfer_pieces)
+	# 10000-byte samples read in 4096-byte pieces: 3 read calls each (4096, 4096, 1808).
+	fb 2 run --set dataset.record_length_bytes=10000 --set storage.transfer_size=4096
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((64 * 10000 * 2)) --samples 128 --ops $((128 * 3))
+	;;
+variable_sizes)
+	# Sizes drawn per sample: bytes read == the bytes of the files on disk, once per epoch.
+	fb 2 run --set dataset.record_length_bytes=8KiB --set dataset.record_length_bytes_stdev=2KiB \
+		--set "dataset.file_access=$1"
+	expect_rc 0
+	disk=$(find "$T/data" -name 'raw-*' -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+	[ "$disk" -ne $((64 * 8192)) ] || fail "sizes did not vary (disk bytes $disk)"
+	summary --ranks 2 --epochs 2 --bytes $((disk * 2)) --samples 128
+	;;
+direct)
+	# O_DIRECT: skipped where the file system refuses it (tmpfs, some overlays).
+	mkdir -p "$T/data"
+	if ! python3 - "$T/data/probe" <<'PY'; then
+import mmap, os, sys
+p = sys.argv[1]
+with open(p, "wb") as f:
+    f.write(b"\0" * 4096)
+try:
+    fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, 4096)
+    n = os.preadv(fd, [buf], 0)
+    os.close(fd)
+    sys.exit(0 if n == 4096 else 1)
+except OSError as e:
+    print(f"O_DIRECT refused here: {e}")
+    sys.exit(1)
+finally:
+    os.unlink(p)
+PY
+		echo "SKIP ($CASE): the file system of $T does not accept O_DIRECT"
+		exit 77
+	fi
+	fb 2 run --set storage.direct=true --set dataset.record_length_bytes=8KiB
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((64 * 8192 * 2)) --samples 128 --direct
+	;;
+evict)
+	fb 2 run --set storage.page_cache=evict
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --page-cache evict
+	;;
+repetitions)
+	fb 2 run --set output.repetitions=3
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --reps 3 --bytes $((64 * REC * 2 * 3)) --samples $((128 * 3))
+	;;
+verify_flip)
+	# FAILURES 10: one flipped payload byte -> exit 1; the message names the file and offset.
+	# File 3 belongs to rank 1 (per_rank: i % 2), so the message must travel to rank 0.
+	fb 2 generate
+	expect_rc 0
+	f=$(ls "$T"/data/raw-3-of-8*)
+	[ -f "$f" ] || fail "no file 3 in $(ls "$T/data")"
+	off=$((5 * REC + 1234))
+	python3 - "$f" "$off" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+	fb 2 run --set dataset.generate=never
+	expect_rc 1
+	expect_err "verification failed"
+	expect_err "'$f' at offset $off"
+	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
+	;;
+other_seed)
+	# FAILURES 12: a dataset from another seed: refused under generate = never, regenerated
+	# under generate = auto.
+	fb 2 generate --set dataset.seed=1
+	expect_rc 0
+	fb 2 run --set dataset.seed=2 --set dataset.generate=never
+	[ "$RC" -ne 0 ] || fail "a dataset from another seed was read under generate = never"
+	expect_err "generated from another config"
+	expect_err "generate = never"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
+	fb 2 run --set dataset.seed=2 --set dataset.generate=auto
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["storage"]["dataset_regenerated"] else 1)' \
+		"$(run_dir)/summary.json" || fail "dataset_regenerated is not true"
+	;;
+stale_files)
+	# Files left from seed 1 under a manifest that claims seed 2: verification names the seed.
+	fb 2 generate --set dataset.seed=2
+	expect_rc 0
+	mv "$T/data/feedbench-manifest.json" "$T/manifest-seed2.json"
+	fb 2 generate --set dataset.seed=1 --set dataset.generate=always
+	expect_rc 0
+	cp "$T/manifest-seed2.json" "$T/data/feedbench-manifest.json"
+	fb 2 run --set dataset.seed=2 --set dataset.generate=never
+	expect_rc 1
+	expect_err "sample written with seed 1, expected seed 2"
+	;;
+interrupt)
+	# FAILURES 18: SIGINT to mpiexec stops the run; no partial result, earlier runs untouched.
+	fb 2 run --set output.name=earlier
+	expect_rc 0
+	earlier=$(run_dir)
+	before=$(tree_digest "$T/results")
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set train.computation_time=1s --set train.epochs=20 \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	# The dataset exists, so training starts at once; 8 steps of 1 s per epoch: after 3 s the
+	# signal lands mid-epoch.
+	sleep 3
+	kill -0 "$pid" 2>/dev/null || fail "the run ended before the signal"
+	kill -INT "$pid"
+	for _ in $(seq 600); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		fail "still running 60 s after SIGINT"
+	fi
+	wait "$pid"
+	RC=$?
+	[ "$RC" -ne 0 ] || fail "exit status 0 after SIGINT"
+	expect_err "interrupted"
+	left=$(ls -A "$T/results")
+	[ "$left" = "$(basename "$earlier")" ] || fail "the results folder holds: $left"
+	after=$(tree_digest "$T/results")
+	[ "$before" = "$after" ] || fail "the earlier run folder changed"
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "PASS ($CASE $*)"

@@ -1,0 +1,32 @@
+# MPI tests: real mpiexec runs of tests/mpi/mpi.sh on the tiny workload of tests/mpi/tiny.ini
+# (a few hundred KiB in a temporary folder each), at 1, 2 and 4 ranks with --oversubscribe.
+# Every successful run is checked by check_summary.py: bytes, samples and read calls against
+# what the config implies, rates against bytes over time, the CSVs against summary.json.
+set(FB_MPI_SH ${CMAKE_CURRENT_LIST_DIR}/mpi.sh)
+
+function(fb_mpi_test name timeout)
+  add_test(NAME mpi.${name} COMMAND bash ${FB_MPI_SH} ${ARGN})
+  set_tests_properties(mpi.${name} PROPERTIES
+    LABELS mpi TIMEOUT ${timeout} SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endfunction()
+
+foreach(n 1 2 4)
+  fb_mpi_test(raw_per_rank_${n} 60 per_rank ${n})
+  fb_mpi_test(raw_shared_${n} 60 shared ${n})
+endforeach()
+fb_mpi_test(uneven_files_7_on_4 60 uneven_files)
+fb_mpi_test(uneven_shared_13_on_4 60 uneven_shared)
+fb_mpi_test(step_barrier_uneven 60 step_barrier)
+fb_mpi_test(drop_last 60 drop_last)
+fb_mpi_test(read_threads_1 60 read_threads 1)
+fb_mpi_test(read_threads_4 60 read_threads 4)
+fb_mpi_test(transfer_pieces 60 transfer_pieces)
+fb_mpi_test(variable_sizes_per_rank 60 variable_sizes per_rank)
+fb_mpi_test(variable_sizes_shared 60 variable_sizes shared)
+fb_mpi_test(direct 60 direct)
+fb_mpi_test(page_cache_evict 60 evict)
+fb_mpi_test(repetitions_3 60 repetitions)
+fb_mpi_test(verify_flipped_byte 60 verify_flip)
+fb_mpi_test(dataset_other_seed 90 other_seed)
+fb_mpi_test(dataset_stale_files 90 stale_files)
+fb_mpi_test(interrupt_sigint 120 interrupt)
