@@ -510,10 +510,20 @@ static int hdf5_geometry(struct run *run, struct hdf5_meta *m, const char *path)
 			       m->name, path);
 		goto out_close;
 	}
+	/* Variable-length elements read as pointers into library memory: not sample bytes. */
+	if (H5Tdetect_class(ftype, H5T_VLEN) > 0 || H5Tis_variable_str(ftype) > 0 ||
+	    H5Tdetect_class(ftype, H5T_REFERENCE) > 0) {
+		err = run_fail(run, -FB_EFORMAT,
+			       "hdf5: dataset '%s' in '%s' has variable-length or reference "
+			       "elements; feedbench reads fixed-size elements only",
+			       m->name, path);
+		goto out_close;
+	}
 	m->mtype = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
 	if (m->mtype < 0) {
-		err = run_fail(run, -FB_EFORMAT, "hdf5: dataset '%s' in '%s' has a type %s",
-			       m->name, path, "feedbench cannot read");
+		err = run_fail(run, -FB_EFORMAT,
+			       "hdf5: dataset '%s' in '%s' has a type feedbench cannot read",
+			       m->name, path);
 		goto out_close;
 	}
 	m->elem = H5Tget_size(m->mtype);
@@ -919,6 +929,7 @@ static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
 	uint64_t total = 0, t0, t1, pos = 0;
 	hid_t fs = -1, ms = -1;
 	hsize_t mdim;
+	void *dst;
 	char why[256];
 	int err = 0;
 
@@ -963,7 +974,9 @@ static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
 	if (ms < 0 || (total == 0 && H5Sselect_none(ms) < 0))
 		goto out_hdf5;
 	t0 = timer_now_ns();
-	if (H5Dread(m->dset, m->mtype, ms, fs, m->dxpl, m->scratch) < 0)
+	/* An empty selection still needs a buffer argument (HDF5 checks for NULL). */
+	dst = m->scratch ? (void *)m->scratch : (void *)&mdim;
+	if (H5Dread(m->dset, m->mtype, ms, fs, m->dxpl, dst) < 0)
 		goto out_hdf5;
 	t1 = timer_now_ns();
 	hdf5_record_mode(run, m);

@@ -105,24 +105,16 @@ static void buffer_shuffle(uint64_t *v, uint64_t n, uint64_t size, uint64_t seed
 	free(buf);
 }
 
-int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int nranks)
+/* The files rank `rank` reads in `epoch`, in read order (all files when shared). */
+static int rank_files(const struct sampler *s, struct run *run, int epoch, int rank, int nranks,
+		      uint64_t **out, uint64_t *nout)
 {
-	const struct config *cfg = &run->cfg;
 	const struct dataset *ds = &run->ds;
 	bool stream = run->format->caps & FORMAT_CAP_STREAM;
-	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream;
-	uint64_t fseed = epoch_seed(s, epoch, 1), sseed = epoch_seed(s, epoch, 2);
-	uint64_t *files = NULL, nf = 0, n = 0;
+	bool shared = run->cfg.dataset.file_access == FILE_ACCESS_SHARED && !stream;
+	uint64_t fseed = run->cfg.reader.file_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 1);
+	uint64_t *files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files)), nf = 0;
 
-	if (cfg->reader.file_shuffle == SHUFFLE_OFF)
-		fseed = 0;
-	if (cfg->reader.sample_shuffle == SHUFFLE_OFF)
-		sseed = 0;
-	free(s->order);
-	s->order = NULL;
-
-	/* The files this rank reads from, in this epoch's order. */
-	files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files));
 	if (!files)
 		return run_fail(run, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < ds->nfiles; i++)
@@ -130,43 +122,165 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 			files[nf++] = i;
 	if (fseed)
 		shuffle_u64(files, nf, fseed);
+	*out = files;
+	*nout = nf;
+	return 0;
+}
 
-	uint64_t total = 0;
-	for (uint64_t i = 0; i < nf; i++)
-		total += ds->files[files[i]].nsamples;
-	uint64_t *all = malloc((total ? total : 1) * sizeof(*all));
-	if (!all) {
+/* Stream formats: a rank's shards are dealt round-robin to its reader threads, as WebDataset
+ * gives each DataLoader worker whole shards; each thread makes batches from its own stream and
+ * the trainer takes them round-robin (a thread whose stream is done drops out of the round). */
+static int stream_threads(const struct run *run)
+{
+	return (int)run->cfg.reader.read_threads;
+}
+
+static uint64_t stream_steps(struct run *run, const uint64_t *files, uint64_t nf, uint64_t batch)
+{
+	int w = stream_threads(run);
+	uint64_t steps = 0;
+
+	for (int t = 0; t < w; t++) {
+		uint64_t n = 0;
+		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
+			n += run->ds.files[files[j]].nsamples;
+		steps += steps_for(n, batch, run->cfg.reader.drop_last);
+	}
+	return steps;
+}
+
+static int stream_deal(struct sampler *s, struct run *run, const uint64_t *files, uint64_t nf,
+		       uint64_t sseed)
+{
+	const struct dataset *ds = &run->ds;
+	int w = stream_threads(run);
+	uint64_t total = 0, steps = stream_steps(run, files, nf, s->batch);
+	uint64_t **streams = calloc((size_t)w, sizeof(*streams));
+	uint64_t *len = calloc((size_t)w, sizeof(*len)), *pos = calloc((size_t)w, sizeof(*pos));
+	int rc = 0;
+
+	for (uint64_t j = 0; j < nf; j++)
+		total += ds->files[files[j]].nsamples;
+	s->order = malloc((total ? total : 1) * sizeof(*s->order));
+	s->bounds = malloc((steps + 1) * sizeof(*s->bounds));
+	s->owner = malloc((steps ? steps : 1) * sizeof(*s->owner));
+	if (!streams || !len || !pos || !s->order || !s->bounds || !s->owner) {
+		rc = run_fail(run, -ENOMEM, "out of memory for the sample order");
+		goto out;
+	}
+	for (int t = 0; t < w; t++) {
+		uint64_t n = 0;
+		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
+			n += ds->files[files[j]].nsamples;
+		streams[t] = malloc((n ? n : 1) * sizeof(**streams));
+		if (!streams[t]) {
+			rc = run_fail(run, -ENOMEM, "out of memory for the sample order");
+			goto out;
+		}
+		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
+			for (uint64_t k = 0; k < ds->files[files[j]].nsamples; k++)
+				streams[t][len[t]++] = ds->files[files[j]].first + k;
+		if (sseed)
+			buffer_shuffle(streams[t], len[t], (uint64_t)run->cfg.wds.shuffle_buffer,
+				       sseed + (uint64_t)t);
+	}
+	uint64_t n = 0, k = 0;
+	for (bool more = true; more;) {
+		more = false;
+		for (int t = 0; t < w; t++) {
+			uint64_t left = len[t] - pos[t];
+			uint64_t take = left < s->batch ? left : s->batch;
+			if (take == 0 || (take < s->batch && run->cfg.reader.drop_last))
+				continue;
+			s->bounds[k] = n;
+			s->owner[k++] = t;
+			memcpy(s->order + n, streams[t] + pos[t], take * sizeof(*s->order));
+			n += take;
+			pos[t] += take;
+			more = true;
+		}
+	}
+	s->bounds[k] = n;
+	s->steps = k;
+	s->n = n;
+out:
+	for (int t = 0; streams && t < w; t++)
+		free(streams[t]);
+	free(streams);
+	free(len);
+	free(pos);
+	return rc;
+}
+
+static uint64_t rank_steps(const struct sampler *s, struct run *run, int epoch, int r, int nranks)
+{
+	if (run->format->caps & FORMAT_CAP_STREAM) {
+		uint64_t *files, nf, st = 0;
+		if (rank_files(s, run, epoch, r, nranks, &files, &nf) == 0) {
+			st = stream_steps(run, files, nf, s->batch);
+			free(files);
+		}
+		return st;
+	}
+	return steps_for(rank_count(run, r, nranks), s->batch, run->cfg.reader.drop_last);
+}
+
+int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int nranks)
+{
+	const struct config *cfg = &run->cfg;
+	const struct dataset *ds = &run->ds;
+	bool stream = run->format->caps & FORMAT_CAP_STREAM;
+	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream;
+	uint64_t sseed = cfg->reader.sample_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 2);
+	uint64_t *files = NULL, nf = 0, n = 0;
+	int rc;
+
+	free(s->order);
+	free(s->bounds);
+	free(s->owner);
+	s->order = s->bounds = NULL;
+	s->owner = NULL;
+	if ((rc = rank_files(s, run, epoch, rank, nranks, &files, &nf)) < 0)
+		return rc;
+	if (stream) {
+		rc = stream_deal(s, run, files, nf, sseed);
 		free(files);
-		return run_fail(run, -ENOMEM,
-				"out of memory for the sample order (%" PRIu64 " samples)", total);
-	}
-	for (uint64_t i = 0; i < nf; i++) {
-		const struct ds_file *f = &ds->files[files[i]];
-		for (uint64_t k = 0; k < f->nsamples; k++)
-			all[n++] = f->first + k;
-	}
-	free(files);
-	if (sseed) {
-		if (stream)
-			buffer_shuffle(all, n, (uint64_t)cfg->wds.shuffle_buffer, sseed);
-		else
+		if (rc < 0)
+			return rc;
+	} else {
+		uint64_t total = 0;
+		for (uint64_t i = 0; i < nf; i++)
+			total += ds->files[files[i]].nsamples;
+		uint64_t *all = malloc((total ? total : 1) * sizeof(*all));
+		if (!all) {
+			free(files);
+			return run_fail(run, -ENOMEM,
+					"out of memory for the sample order (%" PRIu64 " samples)",
+					total);
+		}
+		for (uint64_t i = 0; i < nf; i++) {
+			const struct ds_file *f = &ds->files[files[i]];
+			for (uint64_t k = 0; k < f->nsamples; k++)
+				all[n++] = f->first + k;
+		}
+		free(files);
+		if (sseed)
 			shuffle_u64(all, n, sseed);
+		if (shared) {
+			uint64_t p = (uint64_t)nranks;
+			uint64_t lo = (uint64_t)(((unsigned __int128)n * rank) / p);
+			uint64_t hi = (uint64_t)(((unsigned __int128)n * (rank + 1)) / p);
+			memmove(all, all + lo, (hi - lo) * sizeof(*all));
+			n = hi - lo;
+		}
+		s->order = all;
+		s->steps = steps_for(n, s->batch, cfg->reader.drop_last);
+		s->n = cfg->reader.drop_last ? s->steps * s->batch : n;
 	}
-	if (shared) {
-		uint64_t p = (uint64_t)nranks;
-		uint64_t lo = (uint64_t)(((unsigned __int128)n * rank) / p);
-		uint64_t hi = (uint64_t)(((unsigned __int128)n * (rank + 1)) / p);
-		memmove(all, all + lo, (hi - lo) * sizeof(*all));
-		n = hi - lo;
-	}
-	s->order = all;
-	s->steps = steps_for(n, s->batch, cfg->reader.drop_last);
-	s->n = cfg->reader.drop_last ? s->steps * s->batch : n;
 	s->min_steps = UINT64_MAX;
 	s->max_steps = 0;
 	for (int r = 0; r < nranks; r++) {
-		uint64_t st =
-		    steps_for(rank_count(run, r, nranks), s->batch, cfg->reader.drop_last);
+		uint64_t st = r == rank ? s->steps : rank_steps(s, run, epoch, r, nranks);
 		if (st < s->min_steps)
 			s->min_steps = st;
 		if (st > s->max_steps)
@@ -177,6 +291,11 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 
 void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint64_t *count)
 {
+	if (s->bounds) {
+		*first = s->bounds[step];
+		*count = step < s->steps ? s->bounds[step + 1] - s->bounds[step] : 0;
+		return;
+	}
 	uint64_t lo = step * s->batch;
 
 	*first = lo;
@@ -186,7 +305,10 @@ void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint
 void sampler_free(struct sampler *s)
 {
 	free(s->order);
-	s->order = NULL;
+	free(s->bounds);
+	free(s->owner);
+	s->order = s->bounds = NULL;
+	s->owner = NULL;
 }
 
 int sampler_check(struct run *run)
@@ -214,7 +336,15 @@ int sampler_check(struct run *run)
 				"%s: batch_size (%" PRIu64 ") is larger than the %" PRIu64
 				" samples rank %d reads per epoch",
 				cfg->source, batch, fewest, fewest_rank);
-	uint64_t steps = steps_for(fewest, batch, cfg->reader.drop_last);
+	struct sampler probe = {.batch = batch, .shuffle_seed = (uint64_t)cfg->dataset.seed};
+	uint64_t steps = UINT64_MAX;
+	for (int r = 0; r < run->nranks; r++) {
+		uint64_t st = rank_steps(&probe, run, 0, r, run->nranks);
+		if (st < steps) {
+			steps = st;
+			fewest_rank = r;
+		}
+	}
 	if ((uint64_t)cfg->train.exclude_start_steps >= steps)
 		return run_fail(run, -FB_ECONFIG,
 				"%s: exclude_start_steps (%" PRId64 ") leaves no step to measure: "

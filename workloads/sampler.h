@@ -6,9 +6,12 @@
  * - shared: the list of all samples (file order shuffled by file_shuffle, samples shuffled by
  *   sample_shuffle across the whole dataset) is cut into nranks contiguous blocks; rank r
  *   takes [r*N/P, (r+1)*N/P), so counts differ by at most one.
- * - stream formats (wds): shards are dealt whole, round-robin after file_shuffle; samples are
- *   read in shard order and sample_shuffle emulates a shuffle buffer of [format.wds]
- *   shuffle_buffer samples.
+ * - stream formats (wds): shards are owned like per_rank files (also with file_access =
+ *   shared: ranks read disjoint shards); a rank's shards are dealt round-robin to its reader
+ *   threads, each thread streams its shards in order and makes its own batches (sample_shuffle
+ *   emulates a shuffle buffer of [format.wds] shuffle_buffer samples per thread), and the
+ *   trainer takes the threads' batches round-robin, as DataLoader workers over WebDataset do.
+ *   A thread's last batch may be partial (dropped with drop_last).
  * - steps: ceil(n / batch) per rank (the last batch partial), floor with drop_last (the
  *   remainder is not read). Ranks may have different step counts: step_barrier joins only the
  *   steps every rank has (the minimum), so nothing ever waits for a rank that has finished.
@@ -29,6 +32,8 @@ struct sampler {
 	uint64_t max_steps; /* most steps of any rank */
 	uint64_t batch;
 	uint64_t shuffle_seed; /* agreed by all ranks at start (random: from rank 0) */
+	uint64_t *bounds;      /* stream formats: batch k is order[bounds[k] .. bounds[k+1]) */
+	int *owner;	       /* stream formats: reader thread (0-based) that reads batch k */
 };
 
 int sampler_init(struct sampler *s, struct run *run);

@@ -228,9 +228,21 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct pool *p = w->pool;
 
+	uint64_t mine = 0; /* stream formats: next step to look at for this thread's batches */
+
 	pthread_mutex_lock(&p->lock);
-	while (!p->abort && p->next_step < p->nsteps) {
-		uint64_t step = p->next_step++;
+	for (;;) {
+		uint64_t step;
+		if (p->s->owner) {
+			/* Stream formats: this thread reads only the batches of its own shards. */
+			while (mine < p->nsteps && p->s->owner[mine] != w->id - 1)
+				mine++;
+			step = mine++;
+		} else {
+			step = p->next_step++;
+		}
+		if (p->abort || step >= p->nsteps)
+			break;
 		struct slot *slot = &p->slots[step % p->nslots];
 
 		while (!p->abort && !(slot->state == SLOT_FREE && slot->step == step))
