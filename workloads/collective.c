@@ -56,7 +56,11 @@ static int coll_plan(struct run *run, struct ds_file *file, const uint64_t *idx,
 		int rc = fmt->extent(run, file, idx[i], &r[i].off, &r[i].len);
 
 		if (rc)
-			return rc;
+			/* fb_fail keeps a message the format recorded; this one only fills a gap. */
+			return run_fail(run, rc,
+					"cannot read sample %" PRIu64
+					" of '%s' collectively: it has no single byte range (%s)",
+					idx[i], file->path, fb_strerror(rc));
 		if (r[i].len > INT_MAX)
 			return run_fail(run, -EOVERFLOW,
 					"cannot read sample %" PRIu64
