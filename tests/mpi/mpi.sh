@@ -59,7 +59,7 @@ summary() { # summary ARGS...: check_summary.py on the one run folder
 
 # rank_samples NFILES SPF NRANKS EPOCHS: samples each rank reads per run, per_rank rule i % P.
 rank_samples() {
-	local nf=$1 spf=$2 p=$3 ep=$4 out= r
+	local nf=$1 spf=$2 p=$3 ep=$4 out='' r
 	for ((r = 0; r < p; r++)); do
 		local files=$(((nf - r + p - 1) / p))
 		out+="${out:+,}$((files * spf * ep))"
@@ -69,7 +69,7 @@ rank_samples() {
 
 # shared_samples N NRANKS EPOCHS: rank r takes [r*N/P, (r+1)*N/P).
 shared_samples() {
-	local n=$1 p=$2 ep=$3 out= r
+	local n=$1 p=$2 ep=$3 out='' r
 	for ((r = 0; r < p; r++)); do
 		out+="${out:+,}$(((n * (r + 1) / p - n * r / p) * ep))"
 	done
@@ -253,9 +253,16 @@ interrupt)
 		--set "output.dir=$T/results" --set train.computation_time=1s --set train.epochs=20 \
 		>"$T/out" 2>"$T/err" &
 	pid=$!
-	# The dataset exists, so training starts at once; 8 steps of 1 s per epoch: after 3 s the
-	# signal lands mid-epoch.
-	sleep 3
+	# Rank 0 names the accelerator once its signal handlers are in place; the dataset exists,
+	# so training starts right after, with 8 steps of 1 s per epoch: a second later the signal
+	# lands mid-epoch.
+	for _ in $(seq 300); do
+		grep -q "feedbench: accelerator:" "$T/err" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "feedbench: accelerator:" "$T/err" || fail "the run did not start within 30 s"
+	sleep 1
 	kill -0 "$pid" 2>/dev/null || fail "the run ended before the signal"
 	kill -INT "$pid"
 	for _ in $(seq 600); do

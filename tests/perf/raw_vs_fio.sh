@@ -2,7 +2,8 @@
 # Harness overhead benchmark (DESIGN.md "Scale and speed targets"): feedbench's raw reader
 # against fio and against a bare pread loop, reading the same files with the same block size.
 #
-#   tests/perf/raw_vs_fio.sh [--feedbench PATH] [--dir DATA_FOLDER] [--mib 512] [--passes 3]
+#   tests/perf/raw_vs_fio.sh [--feedbench PATH] [--dir DATA_FOLDER] [--mib 512] [--passes 20]
+#                            [--direct-passes 3]
 #
 # Rows (1 rank; feedbench: computation_time 0, verify false, emulate_copy false, no shuffle,
 # so it reads each file front to back like fio's sequential read):
@@ -12,9 +13,11 @@
 #   cached   4 KiB   x 1 thread   feedbench samples/s vs a C pread loop          target >= 0.90
 #                                 (and vs fio bs=4k, for reference)
 # "cached": the files are read once before timing and fio runs with invalidate=0, so every
-# contender reads from the page cache; O_DIRECT bypasses it. Each figure is the best of
-# --passes passes (epochs for feedbench, loops for fio and pread), so a stray hiccup does
-# not decide a ratio. Not a ctest: timings do not belong in tests.
+# contender reads from the page cache; O_DIRECT bypasses it. Each figure is the aggregate of
+# --passes passes (--direct-passes for O_DIRECT): total bytes / total time, over epochs for
+# feedbench (train_bandwidth_MiB_per_second, train_samples_per_second), loops for fio and the
+# pread loop. A cached pass takes tens of milliseconds, too short to time alone.
+# Not a ctest: timings do not belong in tests.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,14 +25,16 @@ SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-}
 DATA=
 MIB=512
-PASSES=3
+PASSES=20
+DIRECT_PASSES=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--feedbench) FEEDBENCH=$2; shift 2 ;;
 	--dir) DATA=$2; shift 2 ;;
 	--mib) MIB=$2; shift 2 ;;
 	--passes) PASSES=$2; shift 2 ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	--direct-passes) DIRECT_PASSES=$2; shift 2 ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) echo "raw_vs_fio.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -52,7 +57,7 @@ trap 'rm -rf "$W"' EXIT
 
 # ---- the bare pread loop --------------------------------------------------------------------
 cat >"$W/pread_loop.c" <<'C'
-/* Reads every file front to back in BS-byte preads, PASSES times; prints the best pass as
+/* Reads every file front to back in BS-byte preads, PASSES times; prints the totals as
  * "<bytes> <reads> <seconds>". The floor for any reader of the same files. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,12 +77,10 @@ int main(int argc, char **argv)
 	size_t bs = strtoul(argv[1], NULL, 10);
 	int passes = atoi(argv[2]);
 	char *buf = aligned_alloc(4096, bs);
-	double best = 1e30;
-	unsigned long long bytes = 0, reads = 0;
+	unsigned long long b = 0, r = 0;
+	double t0 = now();
 
 	for (int p = 0; p < passes; p++) {
-		unsigned long long b = 0, r = 0;
-		double t0 = now();
 		for (int i = 3; i < argc; i++) {
 			int fd = open(argv[i], O_RDONLY);
 			ssize_t n;
@@ -93,14 +96,8 @@ int main(int argc, char **argv)
 			}
 			close(fd);
 		}
-		double t = now() - t0;
-		if (t < best) {
-			best = t;
-			bytes = b;
-			reads = r;
-		}
 	}
-	printf("%llu %llu %.9f\n", bytes, reads, best);
+	printf("%llu %llu %.9f\n", b, r, now() - t0);
 	return 0;
 }
 C
@@ -141,29 +138,30 @@ INI
 	} >"$W/$name.ini"
 }
 
-# feedbench_best CONFIG [--set ...]: best epoch as "<MiB/s> <samples/s>".
-feedbench_best() {
-	local ini=$1
-	shift
+# feedbench_rate CONFIG EPOCHS [--set ...]: "<MiB/s> <samples/s>" over all epochs.
+feedbench_rate() {
+	local ini=$1 epochs=$2
+	shift 2
 	rm -rf "$W/results"
-	"$FEEDBENCH" run "$ini" --quiet "$@" >"$W/fb.out" 2>"$W/fb.err" || {
+	"$FEEDBENCH" run "$ini" --quiet --set "train.epochs=$epochs" "$@" >"$W/fb.out" \
+		2>"$W/fb.err" || {
 		cat "$W/fb.err" >&2
 		exit 1
 	}
 	python3 - "$W"/results/*/summary.json <<'PY'
 import json, sys
-s = json.load(open(sys.argv[1]))
-best = max(s["epochs"], key=lambda e: e["bandwidth_MiB_per_second"])
-print(best["bandwidth_MiB_per_second"], best["samples_per_second"])
+m = json.load(open(sys.argv[1]))["metric"]
+print(m["train_bandwidth_MiB_per_second"], m["train_samples_per_second"])
 PY
 }
 
-# fio_best BS DIRECT NUMJOBS FILES...: best of PASSES runs as "<MiB/s> <IOPS>"; with NUMJOBS 2 the
-# files are split between the jobs, so both sides read the same bytes in total.
-fio_best() {
-	local bs=$1 direct=$2 jobs=$3
-	shift 3
-	local files=("$@") n=${#files[@]} args=()
+# fio_rate BS DIRECT NUMJOBS LOOPS FILES...: "<MiB/s> <IOPS>" over LOOPS passes; with NUMJOBS 2
+# the files are split between the jobs, so both sides read the same bytes in total.
+fio_rate() {
+	local bs=$1 direct=$2 jobs=$3 loops=$4
+	shift 4
+	local files=("$@")
+	local n=${#files[@]} args=()
 	if [ "$jobs" -eq 1 ]; then
 		args=(--name=r0 "--filename=$(IFS=:; echo "${files[*]}")")
 	else
@@ -171,21 +169,14 @@ fio_best() {
 		args=(--name=r0 "--filename=$(IFS=:; echo "${files[*]:0:half}")"
 		      --name=r1 "--filename=$(IFS=:; echo "${files[*]:half}")")
 	fi
-	for ((p = 0; p < PASSES; p++)); do
-		fio --output-format=json --rw=read --bs="$bs" --direct="$direct" --invalidate=0 \
-			--ioengine=psync --file_service_type=sequential --group_reporting \
-			--thread "${args[@]}" >"$W/fio.$p.json"
-	done
-	python3 - "$W"/fio.*.json <<'PY'
+	fio --output-format=json --rw=read --bs="$bs" --direct="$direct" --invalidate=0 \
+		--ioengine=psync --file_service_type=sequential --group_reporting --loops="$loops" \
+		--thread "${args[@]}" >"$W/fio.json"
+	python3 - "$W/fio.json" <<'PY'
 import json, sys
-best = None
-for p in sys.argv[1:]:
-    r = json.load(open(p))["jobs"][0]["read"]
-    v = (r["bw_bytes"] / 1048576.0, r["iops"])
-    best = v if best is None or v[0] > best[0] else best
-print(*best)
+r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+print(r["bw_bytes"] / 1048576.0, r["iops"])
 PY
-	rm -f "$W"/fio.*.json
 }
 
 files_of() { ls "$DATA/$1"/raw-*; }
@@ -203,35 +194,35 @@ write_config small 4KiB 4 "$small_spf"
 mapfile -t BIG < <(files_of big)
 mapfile -t SMALL < <(files_of small)
 
-printf 'feedbench %s vs %s on %s (%s), %d passes, best pass each\n' \
+printf 'feedbench %s vs %s on %s (%s); %d passes cached, %d O_DIRECT\n' \
 	"$("$FEEDBENCH" --version | awk '{print $2}')" "$(fio --version)" \
-	"$(df -T "$DATA" | awk 'NR == 2 {print $2}')" "$DATA" "$PASSES"
+	"$(df -T "$DATA" | awk 'NR == 2 {print $2}')" "$DATA" "$PASSES" "$DIRECT_PASSES"
 printf 'dataset: %d x %d x 256 KiB (%d MiB); %d x %d x 4 KiB (%d MiB); %d cores\n\n' \
 	8 "$big_spf" "$MIB" 4 "$small_spf" $((MIB / 2)) "$(nproc)"
 printf '%-34s %14s %14s %8s %s\n' "row" "feedbench" "reference" "ratio" "target"
 
 warm "${BIG[@]}"
-read -r fb_bw _ < <(feedbench_best "$W/big.ini")
-read -r fio_bw _ < <(fio_best 256k 0 1 "${BIG[@]}")
+read -r fb_bw _ < <(feedbench_rate "$W/big.ini" "$PASSES")
+read -r fio_bw _ < <(fio_rate 256k 0 1 "$PASSES" "${BIG[@]}")
 printf '%-34s %9.1f MiB/s %9.1f MiB/s %8s %s\n' "cached 256KiB 1 thread vs fio" \
 	"$fb_bw" "$fio_bw" "$(ratio "$fb_bw" "$fio_bw")" ">= 0.95"
 
-read -r fb_bw _ < <(feedbench_best "$W/big.ini" --set reader.read_threads=2)
-read -r fio_bw _ < <(fio_best 256k 0 2 "${BIG[@]}")
+read -r fb_bw _ < <(feedbench_rate "$W/big.ini" "$PASSES" --set reader.read_threads=2)
+read -r fio_bw _ < <(fio_rate 256k 0 2 "$PASSES" "${BIG[@]}")
 printf '%-34s %9.1f MiB/s %9.1f MiB/s %8s %s\n' "cached 256KiB 2 threads vs fio" \
 	"$fb_bw" "$fio_bw" "$(ratio "$fb_bw" "$fio_bw")" ">= 0.95"
 
-read -r fb_bw _ < <(feedbench_best "$W/big.ini" --set storage.direct=true)
-read -r fio_bw _ < <(fio_best 256k 1 1 "${BIG[@]}")
+read -r fb_bw _ < <(feedbench_rate "$W/big.ini" "$DIRECT_PASSES" --set storage.direct=true)
+read -r fio_bw _ < <(fio_rate 256k 1 1 "$DIRECT_PASSES" "${BIG[@]}")
 printf '%-34s %9.1f MiB/s %9.1f MiB/s %8s %s\n' "O_DIRECT 256KiB 1 thread vs fio" \
 	"$fb_bw" "$fio_bw" "$(ratio "$fb_bw" "$fio_bw")" "0.97 - 1.03"
 
 warm "${SMALL[@]}"
-read -r _ fb_sps < <(feedbench_best "$W/small.ini")
+read -r _ fb_sps < <(feedbench_rate "$W/small.ini" "$PASSES")
 read -r _ reads secs < <("$W/pread_loop" 4096 "$PASSES" "${SMALL[@]}")
 loop_sps=$(python3 -c "import sys; print(int(sys.argv[1]) / float(sys.argv[2]))" "$reads" "$secs")
 printf '%-34s %10.0f /s   %10.0f /s   %8s %s\n' "cached 4KiB samples vs pread loop" \
 	"$fb_sps" "$loop_sps" "$(ratio "$fb_sps" "$loop_sps")" ">= 0.90"
-read -r _ fio_iops < <(fio_best 4k 0 1 "${SMALL[@]}")
+read -r _ fio_iops < <(fio_rate 4k 0 1 "$PASSES" "${SMALL[@]}")
 printf '%-34s %10.0f /s   %10.0f /s   %8s %s\n' "cached 4KiB samples vs fio" \
 	"$fb_sps" "$fio_iops" "$(ratio "$fb_sps" "$fio_iops")" "(reference)"

@@ -22,90 +22,82 @@
 struct parse_case {
 	const char *name;
 	const char *text;
-	int code;	  /* 0 or -FB_ECONFIG */
+	int code;	 /* 0 or -FB_ECONFIG */
 	const char *msg; /* fragments that must all appear, separated by '|' */
 };
 
 static const struct parse_case parse_cases[] = {
-	{"minimal", "[reader]\nbatch_size = 8\n", 0, NULL},
-	{"comments and blanks", "; c\n# c\n\n[reader]\n  ; indented comment\nbatch_size=8\n", 0,
-	 NULL},
-	{"unknown key, did you mean", "[reader]\nbatch_size = 8\nread_thread = 4\n", -FB_ECONFIG,
-	 "t.ini:3: unknown key 'read_thread' in [reader] (did you mean 'read_threads'?)"},
-	{"unknown key in another section", "[train]\nbatch_size = 4\n", -FB_ECONFIG,
-	 "t.ini:2: unknown key 'batch_size' in [train]|did you mean 'batch_size' in [reader]"},
-	{"unknown key, nothing close", "[reader]\nzzzzqqqq = 1\n", -FB_ECONFIG,
-	 "t.ini:2: unknown key 'zzzzqqqq' in [reader]|feedbench keys"},
-	{"unknown section", "[reader]\nbatch_size = 1\n\n[readers]\nbatch_size = 2\n", -FB_ECONFIG,
-	 "t.ini:4: unknown section [readers]"},
-	{"key before any section", "batch_size = 8\n", -FB_ECONFIG, "t.ini:1:"},
-	{"bad unit", "[dataset]\nrecord_length_bytes = 4x\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] record_length_bytes: bad size unit in '4x'"},
-	{"not a number", "[reader]\nbatch_size = eight\n", -FB_ECONFIG,
-	 "t.ini:2: [reader] batch_size: expected an integer, got 'eight'"},
-	{"trailing garbage", "[reader]\nbatch_size = 8 samples\n", -FB_ECONFIG,
-	 "t.ini:2: [reader] batch_size: expected an integer"},
-	{"fraction for an integer", "[train]\nepochs = 1.5\n", -FB_ECONFIG,
-	 "t.ini:2: [train] epochs: expected an integer"},
-	{"overflow", "[dataset]\nseed = 99999999999999999999\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] seed:|does not fit in 64 bits"},
-	{"size overflow", "[storage]\ntransfer_size = 100000000000000000000\n", -FB_ECONFIG,
-	 "t.ini:2: [storage] transfer_size:|does not fit in 64 bits"},
-	{"out of range", "[reader]\nread_threads = 5000\n", -FB_ECONFIG,
-	 "t.ini:2: [reader] read_threads: 5000 is out of range: expected 1 to 1024"},
-	{"zero where zero is meaningless", "[reader]\nbatch_size = 0\n", -FB_ECONFIG,
-	 "t.ini:2: [reader] batch_size: 0 is out of range: expected 1 to"},
-	{"negative count", "[dataset]\nnum_files_train = -3\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] num_files_train: -3 is out of range: expected 1 to"},
-	{"negative size", "[dataset]\nrecord_length_bytes = -4096\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] record_length_bytes: size cannot be negative"},
-	{"record smaller than a header", "[dataset]\nrecord_length_bytes = 32\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] record_length_bytes: 32 bytes is out of range: expected 64 to"},
-	{"bad choice", "[dataset]\nfile_access = everyone\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] file_access: 'everyone' is not one of: per_rank, shared"},
-	{"bad format", "[dataset]\nformat = parquet\n", -FB_ECONFIG,
-	 "'parquet' is not one of: raw, npy, npz, hdf5, tfrecord, wds"},
-	{"bad bool", "[dataset]\nverify = maybe\n", -FB_ECONFIG,
-	 "t.ini:2: [dataset] verify: expected true or false, got 'maybe'"},
-	{"duplicate key", "[reader]\nbatch_size = 8\nread_threads = 2\nbatch_size = 16\n",
-	 -FB_ECONFIG, "t.ini:4: duplicate key 'batch_size' in [reader] (first set on line 2)"},
-	{"duplicate key across repeated sections",
-	 "[reader]\nbatch_size = 8\n[train]\nepochs = 2\n[reader]\nbatch_size = 16\n", -FB_ECONFIG,
-	 "t.ini:6: duplicate key 'batch_size' in [reader] (first set on line 2)"},
-	{"duplicate MPI-IO hint", "[storage.mpiio]\ncb_nodes = 2\ncb_nodes = 4\n", -FB_ECONFIG,
-	 "t.ini:3: duplicate key 'cb_nodes' in [storage.mpiio] (first set on line 2)"},
-	{"empty file", "", -FB_ECONFIG, "t.ini: the config file is empty"},
-	{"only comments", "; nothing\n\n# here\n", -FB_ECONFIG, "t.ini: the config file is empty"},
-	{"only a section", "[reader]\n", -FB_ECONFIG, "t.ini: the config file is empty"},
-	{"line without =", "[reader]\nbatch_size = 8\nread_threads 2\n", -FB_ECONFIG,
-	 "t.ini:3: cannot parse this line"},
+    {"minimal", "[reader]\nbatch_size = 8\n", 0, NULL},
+    {"comments and blanks", "; c\n# c\n\n[reader]\n  ; indented comment\nbatch_size=8\n", 0, NULL},
+    {"unknown key, did you mean", "[reader]\nbatch_size = 8\nread_thread = 4\n", -FB_ECONFIG,
+     "t.ini:3: unknown key 'read_thread' in [reader] (did you mean 'read_threads'?)"},
+    {"unknown key in another section", "[train]\nbatch_size = 4\n", -FB_ECONFIG,
+     "t.ini:2: unknown key 'batch_size' in [train]|did you mean 'batch_size' in [reader]"},
+    {"unknown key, nothing close", "[reader]\nzzzzqqqq = 1\n", -FB_ECONFIG,
+     "t.ini:2: unknown key 'zzzzqqqq' in [reader]|feedbench keys"},
+    {"unknown section", "[reader]\nbatch_size = 1\n\n[readers]\nbatch_size = 2\n", -FB_ECONFIG,
+     "t.ini:4: unknown section [readers]"},
+    {"key before any section", "batch_size = 8\n", -FB_ECONFIG, "t.ini:1:"},
+    {"bad unit", "[dataset]\nrecord_length_bytes = 4x\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] record_length_bytes: bad size unit in '4x'"},
+    {"not a number", "[reader]\nbatch_size = eight\n", -FB_ECONFIG,
+     "t.ini:2: [reader] batch_size: expected an integer, got 'eight'"},
+    {"trailing garbage", "[reader]\nbatch_size = 8 samples\n", -FB_ECONFIG,
+     "t.ini:2: [reader] batch_size: expected an integer"},
+    {"fraction for an integer", "[train]\nepochs = 1.5\n", -FB_ECONFIG,
+     "t.ini:2: [train] epochs: expected an integer"},
+    {"overflow", "[dataset]\nseed = 99999999999999999999\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] seed:|does not fit in 64 bits"},
+    {"size overflow", "[storage]\ntransfer_size = 100000000000000000000\n", -FB_ECONFIG,
+     "t.ini:2: [storage] transfer_size:|does not fit in 64 bits"},
+    {"out of range", "[reader]\nread_threads = 5000\n", -FB_ECONFIG,
+     "t.ini:2: [reader] read_threads: 5000 is out of range: expected 1 to 1024"},
+    {"zero where zero is meaningless", "[reader]\nbatch_size = 0\n", -FB_ECONFIG,
+     "t.ini:2: [reader] batch_size: 0 is out of range: expected 1 to"},
+    {"negative count", "[dataset]\nnum_files_train = -3\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] num_files_train: -3 is out of range: expected 1 to"},
+    {"negative size", "[dataset]\nrecord_length_bytes = -4096\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] record_length_bytes: size cannot be negative"},
+    {"record smaller than a header", "[dataset]\nrecord_length_bytes = 32\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] record_length_bytes: 32 bytes is out of range: expected 64 to"},
+    {"bad choice", "[dataset]\nfile_access = everyone\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] file_access: 'everyone' is not one of: per_rank, shared"},
+    {"bad format", "[dataset]\nformat = parquet\n", -FB_ECONFIG,
+     "'parquet' is not one of: raw, npy, npz, hdf5, tfrecord, wds"},
+    {"bad bool", "[dataset]\nverify = maybe\n", -FB_ECONFIG,
+     "t.ini:2: [dataset] verify: expected true or false, got 'maybe'"},
+    {"duplicate key", "[reader]\nbatch_size = 8\nread_threads = 2\nbatch_size = 16\n", -FB_ECONFIG,
+     "t.ini:4: duplicate key 'batch_size' in [reader] (first set on line 2)"},
+    {"duplicate key across repeated sections",
+     "[reader]\nbatch_size = 8\n[train]\nepochs = 2\n[reader]\nbatch_size = 16\n", -FB_ECONFIG,
+     "t.ini:6: duplicate key 'batch_size' in [reader] (first set on line 2)"},
+    {"duplicate MPI-IO hint", "[storage.mpiio]\ncb_nodes = 2\ncb_nodes = 4\n", -FB_ECONFIG,
+     "t.ini:3: duplicate key 'cb_nodes' in [storage.mpiio] (first set on line 2)"},
+    {"empty file", "", -FB_ECONFIG, "t.ini: the config file is empty"},
+    {"only comments", "; nothing\n\n# here\n", -FB_ECONFIG, "t.ini: the config file is empty"},
+    {"only a section", "[reader]\n", -FB_ECONFIG, "t.ini: the config file is empty"},
+    {"line without =", "[reader]\nbatch_size = 8\nread_threads 2\n", -FB_ECONFIG,
+     "t.ini:3: cannot parse this line"},
 
-	{"computation time negative", "[train]\ncomputation_time = -1ms\n", -FB_ECONFIG,
-	 "t.ini:2: [train] computation_time: duration cannot be negative"},
-	{"computation time NaN", "[train]\ncomputation_time = nan\n", -FB_ECONFIG,
-	 "t.ini:2: [train] computation_time: expected a duration"},
-	{"computation time absurd", "[train]\ncomputation_time = 2h\n", -FB_ECONFIG,
-	 "t.ini:2: [train] computation_time: 7200 is out of range: expected 0 to 3600 seconds"},
-	{"au threshold as a percentage", "[train]\nau_threshold = 90\n", -FB_ECONFIG,
-	 "t.ini:2: [train] au_threshold: 90 is out of range: expected 0 to 1"},
-	{"au threshold NaN", "[train]\nau_threshold = nan\n", -FB_ECONFIG,
-	 "t.ini:2: [train] au_threshold: expected a finite number"},
-	{"sweep of an unknown key", "[sweep]\nreader.read_thread = 1, 2\n", -FB_ECONFIG,
-	 "t.ini:2: [sweep] names unknown key 'reader.read_thread' (did you mean "
-	 "'reader.read_threads'?)"},
-	{"line numbers count CRLF lines", "[reader]\r\nbatch_size = 8\r\nread_thread = 4\r\n",
-	 -FB_ECONFIG, "t.ini:3: unknown key 'read_thread'"},
-};
-
-/* KNOWN BUGS (reported to the lead): the message points at the wrong line or the wrong cause.
- * Kept apart so the rows above stay a clean regression table; test_parse_known_bugs fails until
- * they are fixed. */
-static const struct parse_case parse_known_bugs[] = {
-	/* says "t.ini:2: unknown section []" */
-	{"section header without ]", "[reader\nbatch_size = 8\n", -FB_ECONFIG, "t.ini:1:"},
-	/* says "t.ini: the config file is empty (no key = value lines)" */
-	{"only line without =", "[reader]\nbatch_size 8\n", -FB_ECONFIG,
-	 "t.ini:2: cannot parse this line"},
+    {"computation time negative", "[train]\ncomputation_time = -1ms\n", -FB_ECONFIG,
+     "t.ini:2: [train] computation_time: duration cannot be negative"},
+    {"computation time NaN", "[train]\ncomputation_time = nan\n", -FB_ECONFIG,
+     "t.ini:2: [train] computation_time: expected a duration"},
+    {"computation time absurd", "[train]\ncomputation_time = 2h\n", -FB_ECONFIG,
+     "t.ini:2: [train] computation_time: 7200 is out of range: expected 0 to 3600 seconds"},
+    {"au threshold as a percentage", "[train]\nau_threshold = 90\n", -FB_ECONFIG,
+     "t.ini:2: [train] au_threshold: 90 is out of range: expected 0 to 1"},
+    {"au threshold NaN", "[train]\nau_threshold = nan\n", -FB_ECONFIG,
+     "t.ini:2: [train] au_threshold: expected a finite number"},
+    {"sweep of an unknown key", "[sweep]\nreader.read_thread = 1, 2\n", -FB_ECONFIG,
+     "t.ini:2: [sweep] names unknown key 'reader.read_thread' (did you mean "
+     "'reader.read_threads'?)"},
+    {"line numbers count CRLF lines", "[reader]\r\nbatch_size = 8\r\nread_thread = 4\r\n",
+     -FB_ECONFIG, "t.ini:3: unknown key 'read_thread'"},
+    {"section header without ]", "[reader\nbatch_size = 8\n", -FB_ECONFIG, "t.ini:1:"},
+    /* Not "the config file is empty": the line is there, it is malformed. */
+    {"only line without =", "[reader]\nbatch_size 8\n", -FB_ECONFIG,
+     "t.ini:2: cannot parse this line"},
 };
 
 /* Checks that every '|'-separated fragment of want is in msg. */
@@ -149,8 +141,8 @@ static void run_parse_table(const struct parse_case *cases, size_t n)
 		snprintf(buf, sizeof(buf), "%s", c->msg);
 		for (char *f = strtok_r(buf, "|", &save); f; f = strtok_r(NULL, "|", &save)) {
 			if (!strstr(err.msg, f)) {
-				print_error("%s: message '%s' does not say '%s'\n", c->name, err.msg,
-					    f);
+				print_error("%s: message '%s' does not say '%s'\n", c->name,
+					    err.msg, f);
 				bad++;
 			}
 		}
@@ -169,12 +161,6 @@ static void test_parse_table(void **state)
 {
 	(void)state;
 	run_parse_table(parse_cases, sizeof(parse_cases) / sizeof(parse_cases[0]));
-}
-
-static void test_parse_known_bugs(void **state)
-{
-	(void)state;
-	run_parse_table(parse_known_bugs, sizeof(parse_known_bugs) / sizeof(parse_known_bugs[0]));
 }
 
 /* A line longer than inih's buffer is refused, never split into a bogus second key. */
@@ -397,17 +383,17 @@ struct set_case {
 static void test_set(void **state)
 {
 	static const struct set_case cases[] = {
-		{"reader.batch_size=16", 0, NULL},
-		{"reader.batch_size = 16", 0, NULL},
-		{"storage.mpiio.cb_buffer_size=16777216", 0, NULL},
-		{"reader.read_thread=4", -FB_EUSAGE,
-		 "--set reader.read_thread: unknown key (did you mean 'reader.read_threads'?)"},
-		{"nosuchsection.key=1", -FB_EUSAGE, "unknown key"},
-		{"batch_size", -FB_EUSAGE, "expected section.key=value"},
-		{"=3", -FB_EUSAGE, "expected section.key=value"},
-		{"reader.batch_size=0", -FB_ECONFIG, "--set reader.batch_size: 0 is out of range"},
-		{"dataset.record_length_bytes=4x", -FB_ECONFIG, "bad size unit"},
-		{"train.computation_time=-1", -FB_ECONFIG, "cannot be negative"},
+	    {"reader.batch_size=16", 0, NULL},
+	    {"reader.batch_size = 16", 0, NULL},
+	    {"storage.mpiio.cb_buffer_size=16777216", 0, NULL},
+	    {"reader.read_thread=4", -FB_EUSAGE,
+	     "--set reader.read_thread: unknown key (did you mean 'reader.read_threads'?)"},
+	    {"nosuchsection.key=1", -FB_EUSAGE, "unknown key"},
+	    {"batch_size", -FB_EUSAGE, "expected section.key=value"},
+	    {"=3", -FB_EUSAGE, "expected section.key=value"},
+	    {"reader.batch_size=0", -FB_ECONFIG, "--set reader.batch_size: 0 is out of range"},
+	    {"dataset.record_length_bytes=4x", -FB_ECONFIG, "bad size unit"},
+	    {"train.computation_time=-1", -FB_ECONFIG, "cannot be negative"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;
@@ -440,38 +426,41 @@ struct validate_case {
 static void test_validate(void **state)
 {
 	static const struct validate_case cases[] = {
-		{"defaults", {NULL}, NULL},
-		{"direct with aligned sizes",
-		 {"storage.direct=true", "dataset.record_length_bytes=8KiB", NULL},
-		 NULL},
-		{"direct with an unaligned record",
-		 {"storage.direct=true", "dataset.record_length_bytes=1000", NULL},
-		 "direct = true needs record_length_bytes to be a multiple of 4096"},
-		{"direct with an unaligned transfer",
-		 {"storage.direct=true", "dataset.record_length_bytes=64KiB",
-		  "storage.transfer_size=1000", NULL},
-		 "direct = true needs transfer_size to be a multiple of 4096"},
-		{"direct with variable sizes",
-		 {"storage.direct=true", "dataset.record_length_bytes_stdev=4KiB", NULL},
-		 "direct = true needs fixed record sizes"},
-		{"transfer larger than a record",
-		 {"dataset.record_length_bytes=4KiB", "storage.transfer_size=8KiB", NULL},
-		 "transfer_size (8192) is larger than a record (4096 bytes)"},
-		{"transfer pieces", {"dataset.record_length_bytes=4KiB", "storage.transfer_size=1KiB", NULL},
-		 NULL},
-		{"npy cannot be shared",
-		 {"dataset.format=npy", "dataset.file_access=shared", NULL},
-		 "format npy cannot be read with file_access = shared"},
-		{"stripe size not a multiple of 64 KiB", {"storage.stripe_size=100000", NULL},
-		 "stripe_size must be a multiple of 64 KiB"},
-		{"compute stdev without compute", {"train.computation_time_stdev=1ms", NULL},
-		 "computation_time_stdev is set but computation_time is 0"},
-		{"collective without mpiio", {"storage.mpiio.collective=true",
-					      "dataset.file_access=shared", NULL},
-		 "collective = true needs backend = mpiio"},
-		{"collective per rank",
-		 {"storage.mpiio.collective=true", "storage.backend=mpiio", NULL},
-		 "collective reads need file_access = shared"},
+	    {"defaults", {NULL}, NULL},
+	    {"direct with aligned sizes",
+	     {"storage.direct=true", "dataset.record_length_bytes=8KiB", NULL},
+	     NULL},
+	    {"direct with an unaligned record",
+	     {"storage.direct=true", "dataset.record_length_bytes=1000", NULL},
+	     "direct = true needs record_length_bytes to be a multiple of 4096"},
+	    {"direct with an unaligned transfer",
+	     {"storage.direct=true", "dataset.record_length_bytes=64KiB",
+	      "storage.transfer_size=1000", NULL},
+	     "direct = true needs transfer_size to be a multiple of 4096"},
+	    {"direct with variable sizes",
+	     {"storage.direct=true", "dataset.record_length_bytes_stdev=4KiB", NULL},
+	     "direct = true needs fixed record sizes"},
+	    {"transfer larger than a record",
+	     {"dataset.record_length_bytes=4KiB", "storage.transfer_size=8KiB", NULL},
+	     "transfer_size (8192) is larger than a record (4096 bytes)"},
+	    {"transfer pieces",
+	     {"dataset.record_length_bytes=4KiB", "storage.transfer_size=1KiB", NULL},
+	     NULL},
+	    {"npy cannot be shared",
+	     {"dataset.format=npy", "dataset.file_access=shared", NULL},
+	     "format npy cannot be read with file_access = shared"},
+	    {"stripe size not a multiple of 64 KiB",
+	     {"storage.stripe_size=100000", NULL},
+	     "stripe_size must be a multiple of 64 KiB"},
+	    {"compute stdev without compute",
+	     {"train.computation_time_stdev=1ms", NULL},
+	     "computation_time_stdev is set but computation_time is 0"},
+	    {"collective without mpiio",
+	     {"storage.mpiio.collective=true", "dataset.file_access=shared", NULL},
+	     "collective = true needs backend = mpiio"},
+	    {"collective per rank",
+	     {"storage.mpiio.collective=true", "storage.backend=mpiio", NULL},
+	     "collective reads need file_access = shared"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;
@@ -511,13 +500,13 @@ struct suggest_case {
 static void test_suggest(void **state)
 {
 	static const struct suggest_case cases[] = {
-		{"reader", "read_thread", "reader", "read_threads"},
-		{"reader", "batchsize", "reader", "batch_size"},
-		{"reader", "Batch_Size", "reader", "batch_size"},
-		{"train", "epoch", "train", "epochs"},
-		{"dataset", "num_file_train", "dataset", "num_files_train"},
-		{"reader", "epochs", "train", "epochs"},
-		{"reader", "qqqqqqqqqq", NULL, NULL},
+	    {"reader", "read_thread", "reader", "read_threads"},
+	    {"reader", "batchsize", "reader", "batch_size"},
+	    {"reader", "Batch_Size", "reader", "batch_size"},
+	    {"train", "epoch", "train", "epochs"},
+	    {"dataset", "num_file_train", "dataset", "num_files_train"},
+	    {"reader", "epochs", "train", "epochs"},
+	    {"reader", "qqqqqqqqqq", NULL, NULL},
 	};
 
 	(void)state;
@@ -599,14 +588,19 @@ static void test_read_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_table),
-		cmocka_unit_test(test_parse_known_bugs),	    cmocka_unit_test(test_long_line),
-		cmocka_unit_test(test_nul_byte),	    cmocka_unit_test(test_crlf),
-		cmocka_unit_test(test_values_and_lines),    cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_effective_round_trip), cmocka_unit_test(test_hashes),
-		cmocka_unit_test(test_set),		    cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_suggest),		    cmocka_unit_test(test_keys_markdown),
-		cmocka_unit_test(test_read_file),
+	    cmocka_unit_test(test_parse_table),
+	    cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_nul_byte),
+	    cmocka_unit_test(test_crlf),
+	    cmocka_unit_test(test_values_and_lines),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_effective_round_trip),
+	    cmocka_unit_test(test_hashes),
+	    cmocka_unit_test(test_set),
+	    cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_suggest),
+	    cmocka_unit_test(test_keys_markdown),
+	    cmocka_unit_test(test_read_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,24 +89,42 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P)
 				have += run->ds.files[f].nsamples;
 		uint64_t want_steps = drop ? have / B : (have + B - 1) / B;
+		if (stream) {
+			/* Shards dealt round-robin to the reader threads; each thread makes its
+			 * own batches, so each thread's last batch may be partial. */
+			uint64_t T = (uint64_t)run->cfg.reader.read_threads, k = 0;
+			uint64_t *per = calloc(T, sizeof(*per));
+			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P, k++)
+				per[k % T] += run->ds.files[f].nsamples;
+			want_steps = 0;
+			have = 0;
+			for (uint64_t t = 0; t < T; t++) {
+				want_steps += drop ? per[t] / B : (per[t] + B - 1) / B;
+				have += per[t];
+			}
+			free(per);
+		}
 		if (s->steps != want_steps)
 			fail_msg("P=%d rank %d: %llu steps for %llu samples, batch %llu; want %llu",
 				 P, r, (unsigned long long)s->steps, (unsigned long long)have,
 				 (unsigned long long)B, (unsigned long long)want_steps);
 		uint64_t want_n = drop ? want_steps * B : have;
+		if (stream && !drop)
+			want_n = have;
 		if (s->n != want_n)
 			fail_msg("P=%d rank %d: reads %llu samples, want %llu", P, r,
 				 (unsigned long long)s->n, (unsigned long long)want_n);
 		dropped += have - want_n;
 		steps[r] = s->steps;
-		/* Batches cover order[0, n) in steps, each full but the last. */
+		/* Batches cover order[0, n) in steps, each full but the last (stream formats:
+		 * each full but the last of each reader thread; all full with drop_last). */
 		uint64_t covered = 0;
 		for (uint64_t st = 0; st < s->steps; st++) {
 			uint64_t first, count;
 			sampler_batch(s, st, &first, &count);
 			assert_int_equal(first, covered);
 			assert_true(count >= 1 && count <= B);
-			if (st + 1 < s->steps)
+			if ((!stream && st + 1 < s->steps) || drop)
 				assert_int_equal(count, B);
 			covered += count;
 		}
@@ -120,8 +138,8 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 				fail_msg("P=%d rank %d: sample %llu of %llu", P, r,
 					 (unsigned long long)g, (unsigned long long)N);
 			if (seen[g]++)
-				fail_msg("P=%d epoch %d: sample %llu read twice (rank %d)", P, epoch,
-					 (unsigned long long)g, r);
+				fail_msg("P=%d epoch %d: sample %llu read twice (rank %d)", P,
+					 epoch, (unsigned long long)g, r);
 			/* per_rank and stream: a rank reads only from its own files. */
 			if (run->cfg.dataset.file_access == FILE_ACCESS_PER_RANK ||
 			    (run->format->caps & FORMAT_CAP_STREAM)) {
@@ -162,12 +180,12 @@ struct layout {
 
 /* Even and uneven shapes: 7 files on 4 ranks, 13 samples, files fewer than ranks (shared). */
 static const struct layout layouts[] = {
-	{"8", "16", "4"}, {"7", "5", "3"}, {"1", "13", "2"}, {"13", "1", "1"},
-	{"3", "7", "2"},  {"16", "3", "5"}, {"5", "11", "1"},
+    {"8", "16", "4"}, {"7", "5", "3"},	{"1", "13", "2"}, {"13", "1", "1"},
+    {"3", "7", "2"},  {"16", "3", "5"}, {"5", "11", "1"},
 };
 
 static const char *const shuffles[][2] = {
-	{"off", "off"}, {"seed", "off"}, {"off", "seed"}, {"seed", "seed"}, {"random", "random"},
+    {"off", "off"}, {"seed", "off"}, {"off", "seed"}, {"seed", "seed"}, {"random", "random"},
 };
 
 /* Returns how many deals were checked, so a test cannot pass by refusing everything. */
@@ -180,18 +198,21 @@ static int check_all(const char *access, bool drop)
 			for (int P = 1; P <= 7; P++) {
 				char a[64], b[64], c[64], d[64], e[64], f[64], g[64];
 				snprintf(a, sizeof(a), "dataset.file_access=%s", access);
-				snprintf(b, sizeof(b), "dataset.num_files_train=%s", layouts[l].files);
+				snprintf(b, sizeof(b), "dataset.num_files_train=%s",
+					 layouts[l].files);
 				snprintf(c, sizeof(c), "dataset.num_samples_per_file=%s",
 					 layouts[l].spf);
 				snprintf(d, sizeof(d), "reader.batch_size=%s", layouts[l].batch);
 				snprintf(e, sizeof(e), "reader.file_shuffle=%s", shuffles[sh][0]);
 				snprintf(f, sizeof(f), "reader.sample_shuffle=%s", shuffles[sh][1]);
-				snprintf(g, sizeof(g), "reader.drop_last=%s", drop ? "true" : "false");
-				const char *const sets[] = {a, b, c, d, e, f, g,
-							    "train.exclude_start_steps=0", NULL};
+				snprintf(g, sizeof(g), "reader.drop_last=%s",
+					 drop ? "true" : "false");
+				const char *const sets[] = {
+				    a, b, c, d, e, f, g, "train.exclude_start_steps=0", NULL};
 				struct run *run = run_new("raw", P, sets);
 				struct sampler s;
-				/* per_rank with fewer files than ranks: sampler_check refuses it. */
+				/* per_rank with fewer files than ranks: sampler_check refuses it.
+				 */
 				if (sampler_check(run) < 0) {
 					if (strcmp(access, "per_rank") == 0 &&
 					    (uint64_t)P > run->ds.nfiles) {
@@ -304,14 +325,19 @@ static void test_shuffle_orders(void **state)
 	for (size_t m = 0; m < 2; m++) {
 		char acc[64];
 		snprintf(acc, sizeof(acc), "dataset.file_access=%s", modes[m]);
-		const char *const seeded[] = {acc, "dataset.num_files_train=6",
+		const char *const seeded[] = {acc,
+					      "dataset.num_files_train=6",
 					      "dataset.num_samples_per_file=20",
-					      "reader.sample_shuffle=seed", "reader.file_shuffle=seed",
+					      "reader.sample_shuffle=seed",
+					      "reader.file_shuffle=seed",
 					      NULL};
-		const char *const other_seed[] = {acc, "dataset.num_files_train=6",
+		const char *const other_seed[] = {acc,
+						  "dataset.num_files_train=6",
 						  "dataset.num_samples_per_file=20",
 						  "reader.sample_shuffle=seed",
-						  "reader.file_shuffle=seed", "dataset.seed=7", NULL};
+						  "reader.file_shuffle=seed",
+						  "dataset.seed=7",
+						  NULL};
 		const char *const off[] = {acc, "dataset.num_files_train=6",
 					   "dataset.num_samples_per_file=20", NULL};
 		struct run *r1 = run_new("raw", 3, seeded), *r2 = run_new("raw", 3, seeded);
@@ -384,8 +410,87 @@ static void test_file_shuffle_only(void **state)
 	run_free(run);
 }
 
-/* Stream formats (wds): whole shards dealt round-robin even with file_access = shared, every
- * sample once; the shuffle buffer keeps the order close to shard order. */
+/* Stream formats (wds), the rule of sampler.h: shards owned like per_rank files (also when
+ * file_access = shared), dealt round-robin to the rank's reader threads; each thread streams its
+ * shards in order and makes its own batches; the trainer takes them round-robin, a finished
+ * thread dropping out. Unshuffled, the deal is known exactly; with a shuffle buffer of 4 each
+ * thread's samples keep their batches' owners and move at most 3 places earlier. */
+static void check_stream(int P, uint64_t T, bool shuffled, bool shared)
+{
+	const uint64_t F = 5, SPF = 9, B = 2;
+	char threads[64];
+	snprintf(threads, sizeof(threads), "reader.read_threads=%llu", (unsigned long long)T);
+	const char *const sets[] = {
+	    "dataset.num_files_train=5",
+	    "dataset.num_samples_per_file=9",
+	    "reader.batch_size=2",
+	    shared ? "dataset.file_access=shared" : "dataset.file_access=per_rank",
+	    shuffled ? "reader.sample_shuffle=seed" : "reader.sample_shuffle=off",
+	    "format.wds.shuffle_buffer=4",
+	    threads,
+	    NULL};
+	struct run *run = run_new("wds", P, sets);
+	struct sampler s;
+	uint64_t n;
+
+	assert_int_equal(sampler_check(run), 0);
+	assert_int_equal(sampler_init(&s, run), 0);
+	free(deal_epoch(run, &s, 0, &n));
+	assert_int_equal(n, F * SPF);
+	for (int r = 0; r < P; r++) {
+		uint64_t stream[8][64], len[8] = {0}, pos[8] = {0}, k = 0, at = 0;
+
+		assert_int_equal(sampler_epoch(&s, run, 0, r, P), 0);
+		assert_non_null(s.owner);
+		for (uint64_t f = (uint64_t)r, j = 0; f < F; f += (uint64_t)P, j++)
+			for (uint64_t i = 0; i < SPF; i++)
+				stream[j % T][len[j % T]++] = f * SPF + i;
+		for (bool more = true; more;) {
+			more = false;
+			for (uint64_t t = 0; t < T; t++) {
+				uint64_t take = len[t] - pos[t] < B ? len[t] - pos[t] : B;
+				uint64_t first, count;
+				if (!take)
+					continue;
+				more = true;
+				sampler_batch(&s, k, &first, &count);
+				if (first != at || count != take || (uint64_t)s.owner[k] != t)
+					fail_msg(
+					    "P=%d T=%llu rank %d batch %llu: first %llu count %llu "
+					    "owner %d; want %llu, %llu, thread %llu",
+					    P, (unsigned long long)T, r, (unsigned long long)k,
+					    (unsigned long long)first, (unsigned long long)count,
+					    s.owner[k], (unsigned long long)at,
+					    (unsigned long long)take, (unsigned long long)t);
+				for (uint64_t c = 0; c < count; c++) {
+					uint64_t g = s.order[first + c];
+					if (!shuffled) {
+						assert_int_equal(g, stream[t][pos[t] + c]);
+						continue;
+					}
+					/* g comes from thread t's stream, at most 3 places later.
+					 */
+					uint64_t p = 0;
+					while (p < len[t] && stream[t][p] != g)
+						p++;
+					if (p == len[t] || p > pos[t] + c + 3)
+						fail_msg(
+						    "P=%d T=%llu rank %d: sample %llu out of place",
+						    P, (unsigned long long)T, r,
+						    (unsigned long long)g);
+				}
+				pos[t] += take;
+				at += take;
+				k++;
+			}
+		}
+		assert_int_equal(k, s.steps);
+		assert_int_equal(at, s.n);
+	}
+	sampler_free(&s);
+	run_free(run);
+}
+
 static void test_stream(void **state)
 {
 	(void)state;
@@ -393,44 +498,12 @@ static void test_stream(void **state)
 		skip();
 		return;
 	}
-	for (int sh = 0; sh < 2; sh++) {
-		for (int P = 1; P <= 5; P++) {
-			const char *const sets[] = {"dataset.num_files_train=5",
-						    "dataset.num_samples_per_file=9",
-						    "reader.batch_size=2",
-						    "dataset.file_access=per_rank",
-						    sh ? "reader.sample_shuffle=seed"
-						       : "reader.sample_shuffle=off",
-						    "format.wds.shuffle_buffer=4",
-						    NULL};
-			struct run *run = run_new("wds", P, sets);
-			struct sampler s;
-			uint64_t n;
-
-			assert_int_equal(sampler_check(run), 0);
-			assert_int_equal(sampler_init(&s, run), 0);
-			free(deal_epoch(run, &s, 0, &n));
-			assert_int_equal(n, 45);
-			/* With a buffer of 4, no sample moves earlier by more than 3 places. */
-			for (int r = 0; r < P; r++) {
-				assert_int_equal(sampler_epoch(&s, run, 0, r, P), 0);
-				uint64_t pos = 0;
-				for (uint32_t f = (uint32_t)r; f < 5; f += (uint32_t)P)
-					for (uint64_t k = 0; k < 9; k++, pos++) {
-						uint64_t want = (uint64_t)f * 9 + k;
-						uint64_t at = 0;
-						while (s.order[at] != want)
-							at++;
-						if (!sh)
-							assert_int_equal(at, pos);
-						else
-							assert_true(at + 3 >= pos);
-					}
+	for (int P = 1; P <= 5; P++)
+		for (uint64_t T = 1; T <= 3; T++)
+			for (int sh = 0; sh < 2; sh++) {
+				check_stream(P, T, sh, false);
+				check_stream(P, T, sh, true);
 			}
-			sampler_free(&s);
-			run_free(run);
-		}
-	}
 }
 
 struct check_case {
@@ -443,51 +516,50 @@ struct check_case {
 static void test_check(void **state)
 {
 	static const struct check_case cases[] = {
-		{{"dataset.num_files_train=4", "dataset.num_samples_per_file=8",
-		  "reader.batch_size=8", NULL},
-		 2,
-		 NULL},
-		{{"dataset.num_files_train=4", "dataset.num_samples_per_file=8",
-		  "reader.batch_size=17", NULL},
-		 2,
-		 "batch_size (17) is larger than the 16 samples rank 0 reads per epoch"},
-		{{"dataset.num_files_train=3", "dataset.num_samples_per_file=8",
-		  "reader.batch_size=9", NULL},
-		 2,
-		 "batch_size (9) is larger than the 8 samples rank 1 reads per epoch"},
-		{{"dataset.num_files_train=2", NULL}, 3, "rank 2 would read no samples"},
-		{{"dataset.num_files_train=2", "dataset.file_access=shared",
-		  "dataset.num_samples_per_file=1", "reader.batch_size=1", NULL},
-		 3,
-		 "rank 0 would read no samples"},
-		{{"dataset.num_files_train=1", "dataset.file_access=shared",
-		  "dataset.num_samples_per_file=13", "reader.batch_size=3",
-		  "train.exclude_start_steps=0", NULL},
-		 4,
-		 NULL},
-		{{"dataset.num_files_train=1", "dataset.file_access=shared",
-		  "dataset.num_samples_per_file=13", "reader.batch_size=4", NULL},
-		 4,
-		 "batch_size (4) is larger than the 3 samples"},
-		/* 16 samples per rank, batch 4: 4 steps; excluding 4 leaves nothing. */
-		{{"dataset.num_files_train=2", "dataset.num_samples_per_file=16",
-		  "reader.batch_size=4", "train.exclude_start_steps=4", NULL},
-		 2,
-		 "exclude_start_steps (4) leaves no step to measure"},
-		{{"dataset.num_files_train=2", "dataset.num_samples_per_file=16",
-		  "reader.batch_size=4", "train.exclude_start_steps=3", NULL},
-		 2,
-		 NULL},
-		/* drop_last: 10 samples, batch 4 -> 2 steps; excluding 2 leaves nothing. */
-		{{"dataset.num_files_train=1", "dataset.num_samples_per_file=10",
-		  "reader.batch_size=4", "reader.drop_last=true", "train.exclude_start_steps=2",
-		  NULL},
-		 1,
-		 "exclude_start_steps (2) leaves no step to measure"},
-		{{"dataset.num_files_train=1", "dataset.num_samples_per_file=10",
-		  "reader.batch_size=4", "train.exclude_start_steps=2", NULL},
-		 1,
-		 NULL},
+	    {{"dataset.num_files_train=4", "dataset.num_samples_per_file=8", "reader.batch_size=8",
+	      NULL},
+	     2,
+	     NULL},
+	    {{"dataset.num_files_train=4", "dataset.num_samples_per_file=8", "reader.batch_size=17",
+	      NULL},
+	     2,
+	     "batch_size (17) is larger than the 16 samples rank 0 reads per epoch"},
+	    {{"dataset.num_files_train=3", "dataset.num_samples_per_file=8", "reader.batch_size=9",
+	      NULL},
+	     2,
+	     "batch_size (9) is larger than the 8 samples rank 1 reads per epoch"},
+	    {{"dataset.num_files_train=2", NULL}, 3, "rank 2 would read no samples"},
+	    {{"dataset.num_files_train=2", "dataset.file_access=shared",
+	      "dataset.num_samples_per_file=1", "reader.batch_size=1", NULL},
+	     3,
+	     "rank 0 would read no samples"},
+	    {{"dataset.num_files_train=1", "dataset.file_access=shared",
+	      "dataset.num_samples_per_file=13", "reader.batch_size=3",
+	      "train.exclude_start_steps=0", NULL},
+	     4,
+	     NULL},
+	    {{"dataset.num_files_train=1", "dataset.file_access=shared",
+	      "dataset.num_samples_per_file=13", "reader.batch_size=4", NULL},
+	     4,
+	     "batch_size (4) is larger than the 3 samples"},
+	    /* 16 samples per rank, batch 4: 4 steps; excluding 4 leaves nothing. */
+	    {{"dataset.num_files_train=2", "dataset.num_samples_per_file=16", "reader.batch_size=4",
+	      "train.exclude_start_steps=4", NULL},
+	     2,
+	     "exclude_start_steps (4) leaves no step to measure"},
+	    {{"dataset.num_files_train=2", "dataset.num_samples_per_file=16", "reader.batch_size=4",
+	      "train.exclude_start_steps=3", NULL},
+	     2,
+	     NULL},
+	    /* drop_last: 10 samples, batch 4 -> 2 steps; excluding 2 leaves nothing. */
+	    {{"dataset.num_files_train=1", "dataset.num_samples_per_file=10", "reader.batch_size=4",
+	      "reader.drop_last=true", "train.exclude_start_steps=2", NULL},
+	     1,
+	     "exclude_start_steps (2) leaves no step to measure"},
+	    {{"dataset.num_files_train=1", "dataset.num_samples_per_file=10", "reader.batch_size=4",
+	      "train.exclude_start_steps=2", NULL},
+	     1,
+	     NULL},
 	};
 
 	(void)state;
@@ -502,7 +574,8 @@ static void test_check(void **state)
 			if (rc != -FB_ECONFIG)
 				fail_msg("case %zu accepted; want '%s'", i, c->msg);
 			if (!strstr(run->err.msg, c->msg))
-				fail_msg("case %zu: '%s' does not say '%s'", i, run->err.msg, c->msg);
+				fail_msg("case %zu: '%s' does not say '%s'", i, run->err.msg,
+					 c->msg);
 			assert_non_null(strstr(run->err.msg, "test.ini"));
 		}
 		run_free(run);
@@ -512,11 +585,16 @@ static void test_check(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_per_rank),	  cmocka_unit_test(test_shared),
-		cmocka_unit_test(test_per_rank_drop_last), cmocka_unit_test(test_shared_drop_last),
-		cmocka_unit_test(test_shared_blocks),	  cmocka_unit_test(test_per_rank_owners),
-		cmocka_unit_test(test_shuffle_orders),	  cmocka_unit_test(test_file_shuffle_only),
-		cmocka_unit_test(test_stream),		  cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_per_rank),
+	    cmocka_unit_test(test_shared),
+	    cmocka_unit_test(test_per_rank_drop_last),
+	    cmocka_unit_test(test_shared_drop_last),
+	    cmocka_unit_test(test_shared_blocks),
+	    cmocka_unit_test(test_per_rank_owners),
+	    cmocka_unit_test(test_shuffle_orders),
+	    cmocka_unit_test(test_file_shuffle_only),
+	    cmocka_unit_test(test_stream),
+	    cmocka_unit_test(test_check),
 	};
 	int rc;
 

@@ -21,10 +21,25 @@
 /* Each value lands in a bucket whose upper edge is above it and within 1/16 of it. */
 static void test_bucket_edges(void **state)
 {
-	static const uint64_t values[] = {0,	   1,	     15,	16,	  17,
-					  31,	   32,	     33,	1000,	  4095,
-					  4096,	   4097,     850000,	1000000,  999999999,
-					  1ull << 40, (1ull << 40) + 1, UINT64_MAX / 2, UINT64_MAX - 1};
+	static const uint64_t values[] = {0,
+					  1,
+					  15,
+					  16,
+					  17,
+					  31,
+					  32,
+					  33,
+					  1000,
+					  4095,
+					  4096,
+					  4097,
+					  850000,
+					  1000000,
+					  999999999,
+					  1ull << 40,
+					  (1ull << 40) + 1,
+					  UINT64_MAX / 2,
+					  UINT64_MAX - 1};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
@@ -186,12 +201,12 @@ struct stat_case {
 static void test_summarise(void **state)
 {
 	static const struct stat_case cases[] = {
-		{{0}, 0, 0, 0, 0, 0},
-		{{5}, 1, 5, 0, 5, 5},
-		{{1, 3}, 2, 2, 1.4142135623730951, 1, 3},
-		{{2, 4, 4, 4, 5, 5}, 6, 4, 1.0954451150103321, 2, 5},
-		{{-1, 1}, 2, 0, 1.4142135623730951, -1, 1},
-		{{7, 7, 7}, 3, 7, 0, 7, 7},
+	    {{0}, 0, 0, 0, 0, 0},
+	    {{5}, 1, 5, 0, 5, 5},
+	    {{1, 3}, 2, 2, 1.4142135623730951, 1, 3},
+	    {{2, 4, 4, 4, 5, 5}, 6, 4, 1.0954451150103321, 2, 5},
+	    {{-1, 1}, 2, 0, 1.4142135623730951, -1, 1},
+	    {{7, 7, 7}, 3, 7, 0, 7, 7},
 	};
 
 	(void)state;
@@ -209,10 +224,10 @@ static void test_summarise(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bucket_edges), cmocka_unit_test(test_buckets_contiguous),
-		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_quantiles),
-		cmocka_unit_test(test_single_value), cmocka_unit_test(test_merge_exact),
-		cmocka_unit_test(test_io_stats_merge), cmocka_unit_test(test_summarise),
+	    cmocka_unit_test(test_bucket_edges),   cmocka_unit_test(test_buckets_contiguous),
+	    cmocka_unit_test(test_empty),	   cmocka_unit_test(test_quantiles),
+	    cmocka_unit_test(test_single_value),   cmocka_unit_test(test_merge_exact),
+	    cmocka_unit_test(test_io_stats_merge), cmocka_unit_test(test_summarise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
