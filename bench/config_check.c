@@ -65,14 +65,15 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 			       (unsigned long long)cfg->dataset.record_length_bytes);
 	if (cfg->mpiio.collective) {
 		if (fmt->caps & FORMAT_CAP_OWNS_IO)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
-				       "collective instead of [storage.mpiio] collective = true",
-				       src, fmt->name, fmt->name);
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
+			    "collective instead of [storage.mpiio] collective = true",
+			    src, fmt->name, fmt->name);
 		if (cfg->storage.backend != BACKEND_MPIIO)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: [storage.mpiio] collective = true needs backend = mpiio",
-				       src);
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: [storage.mpiio] collective = true needs backend = mpiio", src);
 		if (!fmt->extent)
 			return fb_fail(err, -FB_ECONFIG,
 				       "%s: format %s cannot be read collectively (it has no byte "

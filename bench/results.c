@@ -781,9 +781,10 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				 "reads may be served from memory",
 				 (double)run->ds.data_bytes / MIB, d.host_mem / (MIB * 1024));
 		if (cfg->train.computation_time == 0)
-			run_warn(run, "computation_time = 0: no compute is emulated, so AU is 0 %% by "
-				      "definition and the verdict only says so; read the bandwidth and "
-				      "latency figures");
+			run_warn(run,
+				 "computation_time = 0: no compute is emulated, so AU is 0 %% by "
+				 "definition and the verdict only says so; read the bandwidth and "
+				 "latency figures");
 		d.bw = d.tot_wall > 0 ? d.tot_bytes / MIB / d.tot_wall : 0;
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;

@@ -11,13 +11,7 @@ extern const struct format_ops hdf5_format;
 extern const struct format_ops tfrecord_format;
 
 const struct format_ops *const format_registry[] = {
-	&raw_format,
-	&npy_format,
-	&npz_format,
-	&wds_format,
-	&hdf5_format,
-	&tfrecord_format,
-	NULL,
+    &raw_format, &npy_format, &npz_format, &wds_format, &hdf5_format, &tfrecord_format, NULL,
 };
 
 const struct format_ops *format_find(const char *name)

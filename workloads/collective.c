@@ -56,7 +56,8 @@ static int coll_plan(struct run *run, struct ds_file *file, const uint64_t *idx,
 		int rc = fmt->extent(run, file, idx[i], &r[i].off, &r[i].len);
 
 		if (rc)
-			/* fb_fail keeps a message the format recorded; this one only fills a gap. */
+			/* fb_fail keeps a message the format recorded; this one only fills a gap.
+			 */
 			return run_fail(run, rc,
 					"cannot read sample %" PRIu64
 					" of '%s' collectively: it has no single byte range (%s)",

@@ -134,7 +134,8 @@ static int discover_rank0(struct run *run, struct dataset *ds, json_t *found)
 		if (e->d_name[0] == '.')
 			continue;
 		if (!format_matches(run->format, e->d_name)) {
-			if (!has_ext(e->d_name, ".idx")) /* index files belong to their data files */
+			if (!has_ext(e->d_name,
+				     ".idx")) /* index files belong to their data files */
 				foreign++;
 			continue;
 		}

@@ -8,11 +8,11 @@ extern const struct compute_ops cuda_compute;
 #endif
 
 const struct compute_entry compute_registry[] = {
-	{&cpu_compute, "cpu", NULL},
+    {&cpu_compute, "cpu", NULL},
 #if FEEDBENCH_HAVE_CUDA
-	{&cuda_compute, "cuda", NULL},
+    {&cuda_compute, "cuda", NULL},
 #else
-	{NULL, "cuda", FEEDBENCH_CUDA_WHY},
+    {NULL, "cuda", FEEDBENCH_CUDA_WHY},
 #endif
-	{NULL, NULL, NULL},
+    {NULL, NULL, NULL},
 };
