@@ -14,13 +14,22 @@ void progress_begin(struct progress *p, const char *what, bool active)
 	p->printed = false;
 }
 
+/* A terminal line updates 5 times a second; a log gets a line every 10 s. */
+static uint64_t progress_every(const struct progress *p)
+{
+	return p->tty ? 200000000ull : 10000000000ull;
+}
+
+bool progress_due(const struct progress *p)
+{
+	return p->active && timer_now_ns() - p->last_ns >= progress_every(p);
+}
+
 void progress_update(struct progress *p, double fraction, const char *extra)
 {
 	uint64_t now = timer_now_ns();
-	/* A terminal line updates 5 times a second; a log gets a line every 10 s. */
-	uint64_t every = p->tty ? 200000000ull : 10000000000ull;
 
-	if (!p->active || now - p->last_ns < every)
+	if (!p->active || now - p->last_ns < progress_every(p))
 		return;
 	p->last_ns = now;
 	double el = timer_ns_to_s(now - p->start_ns);

@@ -16,6 +16,8 @@ struct progress {
 };
 
 void progress_begin(struct progress *p, const char *what, bool active);
+/* True when progress_update() would print now: callers skip formatting otherwise. */
+bool progress_due(const struct progress *p);
 /* fraction in [0,1]; extra: short text such as "412 MiB/s". Rate-limited internally. */
 void progress_update(struct progress *p, double fraction, const char *extra);
 void progress_end(struct progress *p);

@@ -66,6 +66,7 @@ struct pool {
 	uint64_t next_step;
 	uint64_t nsteps;
 	int abort;
+	int waiters;	   /* threads blocked in pool_wait(): wake-ups cost a syscall only then */
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
@@ -84,6 +85,66 @@ static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int 
 	if (*n >= cap)
 		return;
 	buf[(*n)++] = (struct timeline_event){start, end, thread, kind};
+}
+
+/* ---- hand-off between reader threads and the trainer --------------------------------- */
+
+/* A batch of small samples is read in microseconds: sleeping on the condition variable at
+ * every hand-off would cost more than the reads. Both sides first spin for up to SPIN_NS
+ * (with a pause instruction), then block. */
+#define SPIN_NS 30000ull
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static bool slot_is(const struct slot *slot, int state, uint64_t step)
+{
+	return __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == state &&
+	       __atomic_load_n(&slot->step, __ATOMIC_ACQUIRE) == step;
+}
+
+static void slot_spin(const struct pool *p, const struct slot *slot, int state, uint64_t step)
+{
+	uint64_t t0 = timer_now_ns();
+
+	for (unsigned i = 1; !slot_is(slot, state, step); i++) {
+		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE))
+			return;
+		cpu_relax();
+		if ((i & 63) == 0 && timer_now_ns() - t0 > SPIN_NS)
+			return;
+	}
+}
+
+static void slot_set(struct slot *slot, int state)
+{
+	__atomic_store_n(&slot->state, state, __ATOMIC_RELEASE);
+}
+
+/* Called with p->lock held. */
+static void pool_wait(struct pool *p)
+{
+	p->waiters++;
+	pthread_cond_wait(&p->cond, &p->lock);
+	p->waiters--;
+}
+
+static void pool_wake(struct pool *p)
+{
+	if (p->waiters)
+		pthread_cond_broadcast(&p->cond);
+}
+
+static void pool_abort(struct pool *p)
+{
+	__atomic_store_n(&p->abort, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->cond);
 }
 
 /* ---- reading one sample -------------------------------------------------------------- */
@@ -215,7 +276,7 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 	slot->bytes = 0;
 	slot->count = count;
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		if (p->abort || (p->run->stop && *p->run->stop))
+		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (p->run->stop && *p->run->stop))
 			return -FB_EINTR;
 		rc = read_one(w, p->s->order[first + j], (char *)slot->buf + j * p->sample_cap,
 			      &slot->bytes);
@@ -227,8 +288,8 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct pool *p = w->pool;
-
 	uint64_t mine = 0; /* stream formats: next step to look at for this thread's batches */
+	int rc = 0;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -245,15 +306,20 @@ static void *worker_main(void *arg)
 			break;
 		struct slot *slot = &p->slots[step % p->nslots];
 
-		while (!p->abort && !(slot->state == SLOT_FREE && slot->step == step))
-			pthread_cond_wait(&p->cond, &p->lock);
+		if (!slot_is(slot, SLOT_FREE, step)) {
+			pthread_mutex_unlock(&p->lock);
+			slot_spin(p, slot, SLOT_FREE, step);
+			pthread_mutex_lock(&p->lock);
+			while (!p->abort && !slot_is(slot, SLOT_FREE, step))
+				pool_wait(p);
+		}
 		if (p->abort)
 			break;
-		slot->state = SLOT_FILLING;
+		slot_set(slot, SLOT_FILLING);
 		pthread_mutex_unlock(&p->lock);
 
 		uint64_t t0 = timer_now_ns();
-		int rc = fill_batch(w, slot, step);
+		rc = fill_batch(w, slot, step);
 		uint64_t t1 = timer_now_ns();
 		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
 		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
@@ -261,17 +327,16 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&p->lock);
 		slot->rc = rc;
-		slot->state = SLOT_READY;
+		slot_set(slot, SLOT_READY);
 		if (rc < 0)
-			p->abort = 1;
-		pthread_cond_broadcast(&p->cond);
+			pool_abort(p);
+		else
+			pool_wake(p);
 	}
 	pthread_mutex_unlock(&p->lock);
-	int rc = reader_close_all(w);
-	if (rc < 0) {
+	if (reader_close_all(w) < 0) {
 		pthread_mutex_lock(&p->lock);
-		p->abort = 1;
-		pthread_cond_broadcast(&p->cond);
+		pool_abort(p);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
@@ -282,11 +347,12 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 {
 	struct slot *slot = &p->slots[step % p->nslots];
 
+	slot_spin(p, slot, SLOT_READY, step);
 	pthread_mutex_lock(&p->lock);
-	while (!(slot->state == SLOT_READY && slot->step == step) && !p->abort)
-		pthread_cond_wait(&p->cond, &p->lock);
-	*rc = slot->state == SLOT_READY && slot->step == step ? slot->rc : 0;
-	if (*rc == 0 && p->abort && !(slot->state == SLOT_READY && slot->step == step))
+	while (!slot_is(slot, SLOT_READY, step) && !p->abort)
+		pool_wait(p);
+	*rc = slot_is(slot, SLOT_READY, step) ? slot->rc : 0;
+	if (*rc == 0 && p->abort && !slot_is(slot, SLOT_READY, step))
 		*rc = p->run->err.code ? p->run->err.code : -FB_EINTR;
 	pthread_mutex_unlock(&p->lock);
 	return *rc < 0 ? NULL : slot;
@@ -295,9 +361,10 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 static void batch_release(struct pool *p, struct slot *slot)
 {
 	pthread_mutex_lock(&p->lock);
-	slot->state = SLOT_FREE;
-	slot->step += p->nslots;
-	pthread_cond_broadcast(&p->cond);
+	/* The new step first: a spinning worker that sees FREE must also see its step. */
+	__atomic_store_n(&slot->step, slot->step + p->nslots, __ATOMIC_RELEASE);
+	slot_set(slot, SLOT_FREE);
+	pool_wake(p);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -317,8 +384,7 @@ static int pool_start(struct pool *p, uint64_t nsteps)
 		if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
 			int err = errno;
 			pthread_mutex_lock(&p->lock);
-			p->abort = 1;
-			pthread_cond_broadcast(&p->cond);
+			pool_abort(p);
 			pthread_mutex_unlock(&p->lock);
 			for (unsigned j = 0; j < i; j++)
 				pthread_join(p->workers[j].tid, NULL);
@@ -332,8 +398,7 @@ static int pool_start(struct pool *p, uint64_t nsteps)
 static void pool_stop(struct pool *p)
 {
 	pthread_mutex_lock(&p->lock);
-	p->abort = 1;
-	pthread_cond_broadcast(&p->cond);
+	pool_abort(p);
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned i = 0; i < p->nworkers; i++)
 		pthread_join(p->workers[i].tid, NULL);
@@ -560,7 +625,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		}
 		prev = t_end;
 		watchdog_kick(run);
-		if (pg.active && s->steps) {
+		if (s->steps && progress_due(&pg)) {
 			char extra[64];
 			uint64_t bytes = 0;
 			for (unsigned i = 0; i < p->nworkers; i++)
@@ -654,6 +719,8 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	p->nworkers = threads;
 	for (unsigned i = 0; i < nslots; i++) {
 		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
+		if (p->slots[i].buf) /* fault the pages in now, not during the first epoch */
+			memset(p->slots[i].buf, 0, batch_bytes);
 		if (!p->slots[i].buf)
 			return run_fail(
 			    run, -ENOMEM,
