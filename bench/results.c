@@ -199,6 +199,29 @@ struct report_data {
 	double host_mem;
 };
 
+/* MPI-IO hints: each requested one with the value in effect, so ignored hints show. */
+static void table_hints(FILE *f, json_t *hints)
+{
+	json_t *req = json_object_get(hints, "requested"),
+	       *eff = json_object_get(hints, "effective");
+	const char *key;
+	json_t *val;
+
+	if (!hints)
+		return;
+	fprintf(f, "- MPI-IO hints: ");
+	if (json_object_size(req) == 0)
+		fprintf(f, "none requested");
+	json_object_foreach(req, key, val)
+	{
+		json_t *e = json_object_get(eff, key);
+		fprintf(f, "%s=%s (in effect: %s); ", key, json_string_value(val),
+			e ? json_string_value(e) : "not reported");
+	}
+	fprintf(f, "%zu hints in effect (summary.json storage.mpiio_hints)\n",
+		json_object_size(eff));
+}
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
@@ -232,9 +255,12 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		cfg_choice_name("dataset", "file_access", cfg->dataset.file_access), run->ds.nfiles,
 		run->ds.nsamples, (double)run->ds.data_bytes / MIB,
 		run->ds.generated ? "" : " (existing files)");
-	fprintf(f, "- storage: %s back-end on %s (mount %s), transfer %s\n", run->storage->name,
-		run->fs.type, run->fs.mount,
-		cfg->storage.transfer_size ? "pieces" : "whole samples");
+	char transfer[64] = "whole samples per read call";
+	if (cfg->storage.transfer_size)
+		snprintf(transfer, sizeof(transfer), "%" PRIu64 " bytes per read call",
+			 cfg->storage.transfer_size);
+	fprintf(f, "- storage: %s back-end on %s (mount %s), %s\n", run->storage->name,
+		run->fs.type, run->fs.mount, transfer);
 	fprintf(f, "- cache: direct = %s, page_cache = %s, dataset %s RAM (%.1f GiB)%s\n",
 		cfg->storage.direct ? "true" : "false",
 		cfg_choice_name("storage", "page_cache", cfg->storage.page_cache),
@@ -242,6 +268,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		d->host_mem / (MIB * 1024),
 		d->cache_resident ? " -> **cache-resident**: reads may come from memory" : "");
 	fprintf(f, "- stripe: %s\n", stripe);
+	table_hints(f, json_object_get(storage, "mpiio_hints"));
 	fprintf(f,
 		"- accelerator: %s; computation_time %.6g s/step, batch %" PRId64 ", %" PRId64
 		" read threads, prefetch %" PRId64 "\n\n",
