@@ -3,12 +3,38 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run.h"
 #include "timer.h"
 
-#define NOTIFY_TAG 7301
+#define NOTIFY_TAG    7301
+#define HEARTBEAT_TAG 7302
+
+int agree_allreduce(struct run *run, const void *in, void *out, int count, MPI_Datatype type,
+		    MPI_Op op)
+{
+	MPI_Request req;
+	uint64_t t0 = timer_now_ns();
+	int done = 0, rc;
+
+	rc = MPI_Iallreduce(in, out, count, type, op, run->comm, &req);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* Spin for 2 ms (a step barrier is usually that short), then poll every 100 us. */
+	while (!done) {
+		rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		if (!done && timer_now_ns() - t0 > 2000000ull) {
+			struct timespec ts = {0, 100000};
+			nanosleep(&ts, NULL);
+		}
+		watchdog_kick(run);
+	}
+	return MPI_SUCCESS;
+}
 
 int agree(struct run *run, int rc)
 {
@@ -21,14 +47,12 @@ int agree(struct run *run, int rc)
 	} in = {code == 0 ? 2 : (code == -FB_EPEER ? 1 : 0), run->rank}, out;
 	char msg[sizeof(run->err.msg) - 32];
 
-	watchdog_kick(run);
 	int failed = code != 0 && code != -FB_EPEER, nfailed = 0;
 
-	MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, run->comm);
-	watchdog_kick(run);
+	agree_allreduce(run, &in, &out, 1, MPI_2INT, MPI_MINLOC);
 	if (out.badness == 2)
 		return 0;
-	MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, run->comm);
+	agree_allreduce(run, &failed, &nfailed, 1, MPI_INT, MPI_SUM);
 	if (run->rank == out.rank)
 		snprintf(msg, sizeof(msg), "%.990s",
 			 run->err.msg[0] ? run->err.msg : fb_strerror(code));
@@ -74,16 +98,19 @@ int agree_peer_failed(struct run *run)
 
 void agree_drain(struct run *run)
 {
-	int flag = 1, buf;
+	static const int tags[] = {NOTIFY_TAG, HEARTBEAT_TAG};
+	int buf;
 
 	if (run->nranks == 1)
 		return;
-	while (flag) {
-		MPI_Status st;
-		MPI_Iprobe(MPI_ANY_SOURCE, NOTIFY_TAG, run->notify_comm, &flag, &st);
-		if (flag)
-			MPI_Recv(&buf, 1, MPI_INT, st.MPI_SOURCE, NOTIFY_TAG, run->notify_comm,
-				 MPI_STATUS_IGNORE);
+	for (int t = 0; t < 2; t++) {
+		for (int flag = 1; flag;) {
+			MPI_Status st;
+			MPI_Iprobe(MPI_ANY_SOURCE, tags[t], run->notify_comm, &flag, &st);
+			if (flag)
+				MPI_Recv(&buf, 1, MPI_INT, st.MPI_SOURCE, tags[t], run->notify_comm,
+					 MPI_STATUS_IGNORE);
+		}
 	}
 }
 
@@ -92,21 +119,59 @@ void watchdog_kick(struct run *run)
 	__atomic_store_n(&run->progress_ns, timer_now_ns(), __ATOMIC_RELAXED);
 }
 
+/* The watchdog thread watches two things:
+ * - this rank's own progress (steps, generation, agreement waits kick it): a rank stuck in an
+ *   I/O call or a collective read for longer than [train] watchdog ends the job;
+ * - its left neighbour's heartbeat: every rank sends one to its right neighbour four times
+ *   per watchdog period, so a rank that died is noticed even while the others wait for it in
+ *   an agreement (the launcher usually notices first; this is for those that do not). */
+static void watchdog_fire(struct run *run, const char *why, double idle)
+{
+	fprintf(stderr, "feedbench: rank %d: %s for %.0f s ([train] watchdog); ending the job\n",
+		run->rank, why, idle);
+	fflush(stderr);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static void *watchdog_main(void *arg)
 {
 	struct run *run = arg;
+	int left = (run->rank + run->nranks - 1) % run->nranks;
+	int right = (run->rank + 1) % run->nranks;
+	uint64_t heard = timer_now_ns(), sent = 0;
+	uint64_t period = (uint64_t)(run->watchdog_s * 1e9 / 4);
 
 	while (__atomic_load_n(&run->watchdog_on, __ATOMIC_RELAXED)) {
+		uint64_t now = timer_now_ns();
 		uint64_t last = __atomic_load_n(&run->progress_ns, __ATOMIC_RELAXED);
-		double idle = timer_ns_to_s(timer_now_ns() - last);
-		if (idle > run->watchdog_s) {
-			fprintf(
-			    stderr,
-			    "feedbench: rank %d: no progress for %.0f s ([train] watchdog): a peer "
-			    "rank may have died; ending the job\n",
-			    run->rank, idle);
-			fflush(stderr);
-			MPI_Abort(MPI_COMM_WORLD, 1);
+		/* `last` may be newer than `now`: the main thread kicks concurrently. */
+		if (last < now && timer_ns_to_s(now - last) > run->watchdog_s)
+			watchdog_fire(run, "no progress", timer_ns_to_s(now - last));
+		if (run->nranks > 1) {
+			int flag = 1, buf;
+			if (now - sent >= period) {
+				MPI_Request req;
+				run->heartbeat_buf = run->rank;
+				if (MPI_Isend(&run->heartbeat_buf, 1, MPI_INT, right, HEARTBEAT_TAG,
+					      run->notify_comm, &req) == MPI_SUCCESS)
+					MPI_Request_free(&req);
+				sent = now;
+			}
+			while (flag) {
+				MPI_Iprobe(left, HEARTBEAT_TAG, run->notify_comm, &flag,
+					   MPI_STATUS_IGNORE);
+				if (flag) {
+					MPI_Recv(&buf, 1, MPI_INT, left, HEARTBEAT_TAG,
+						 run->notify_comm, MPI_STATUS_IGNORE);
+					heard = now;
+				}
+			}
+			if (timer_ns_to_s(now - heard) > run->watchdog_s) {
+				char why[96];
+				snprintf(why, sizeof(why),
+					 "no heartbeat from rank %d (it may have died)", left);
+				watchdog_fire(run, why, timer_ns_to_s(now - heard));
+			}
 		}
 		usleep(200000);
 	}

@@ -4,6 +4,8 @@
 #ifndef FEEDBENCH_AGREE_H
 #define FEEDBENCH_AGREE_H
 
+#include <mpi.h>
+
 struct run;
 
 /* Collective over run->comm. Every rank passes its result; returns 0 when all succeeded, else
@@ -11,6 +13,11 @@ struct run;
  * stopped because a peer failed), whose message is copied into every rank's run->err. When
  * only some ranks failed the message is prefixed with "rank N: ". */
 int agree(struct run *run, int rc);
+
+/* MPI_Allreduce on run->comm that keeps kicking the watchdog while it waits, so a rank that
+ * finished its share early is not taken for a hung one while slower peers catch up. */
+int agree_allreduce(struct run *run, const void *in, void *out, int count, MPI_Datatype type,
+		    MPI_Op op);
 
 /* Tells the other ranks, without blocking, that this rank failed (they stop at their next
  * step instead of finishing the epoch). Safe to call more than once. */

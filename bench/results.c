@@ -16,7 +16,8 @@
 #include "run.h"
 #include "util.h"
 
-#define MIB 1048576.0
+#define MIB	       1048576.0
+#define TIMELINE_RANKS 64 /* ranks whose timeline is gathered into timeline.csv */
 
 enum {
 	R_WALL,
@@ -396,7 +397,9 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 static int gather_timeline(struct run *run, const struct train_result *res,
 			   struct timeline_event **all, int *counts, int *displs)
 {
-	int n = res->ntimeline, total = 0;
+	/* The first TIMELINE_RANKS ranks only: enough for the picture, bounded on rank 0 (and
+	 * well inside MPI's int counts) at any scale. */
+	int n = run->rank < TIMELINE_RANKS ? res->ntimeline : 0, total = 0;
 	int bytes = n * (int)sizeof(struct timeline_event);
 	int *bcounts = NULL, *bdispls = NULL;
 
@@ -689,15 +692,23 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		buf = NULL;
 		m = open_memstream(&buf, &len);
 		table_write(m, d, summary);
-		fflush(m);
-		if (!quiet)
-			fputs(buf, stdout), fflush(stdout);
 		rc = write_stream(tmp, "table.md", &buf, m);
 	}
 	if (rc == 0 && rename(tmp, final_dir) < 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = util_fsync_dir(parent);
+	if (rc == 0 && !quiet) { /* the table is shown once its results are safely in place */
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/table.md", final_dir);
+		FILE *t = fopen(path, "r");
+		char line[4096];
+		while (t && fgets(line, sizeof(line), t))
+			fputs(line, stdout);
+		if (t)
+			fclose(t);
+		fflush(stdout);
+	}
 	if (rc < 0) {
 		util_remove_tree(tmp);
 		return run_fail(run, rc,

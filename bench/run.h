@@ -40,6 +40,7 @@ struct run {
 	MPI_Comm notify_comm; /* duplicate of comm for failure notices (agree.c) */
 	int notified;	      /* this rank has told the others it failed */
 	int notify_buf;	      /* payload of the failure notices */
+	int heartbeat_buf;    /* payload of the watchdog heartbeats */
 	pthread_t watchdog;   /* agree.c */
 	int watchdog_on;
 	double watchdog_s;

@@ -4,12 +4,14 @@
  *
  * Reading streams a shard front to back as WebDataset does: tar headers are parsed here, from
  * reads of the storage's transfer size (1 MiB when transfer_size = 0) through io_pread, and a
- * sample's members are read in stream order. The offsets of members already passed are kept
- * so a sample requested behind the stream position (the sampler's shuffle window) is read
- * again from where it lies. Shards written by other tools (Python's tarfile, webdataset's
- * TarWriter) are read too: PAX ('x', 'g') and GNU ('L', 'K') headers are understood. The
- * sample returned is the .bin member when the key has one, else all its members' data
- * concatenated in tar order; every member of a sample is read (the label is part of a sample).
+ * sample's members are read in stream order. With a shuffle buffer the trainer asks for samples
+ * out of stream order: as WebDataset does, every byte is still read once, in stream order, and
+ * the data of samples streamed past before they are asked for is held in memory (the shuffle
+ * buffer, at most [format.wds] shuffle_buffer samples) until they are. Shards written by other
+ * tools (Python's tarfile, webdataset's TarWriter) are read too: PAX ('x', 'g') and GNU ('L', 'K')
+ * headers are understood. The sample returned is the .bin member when the key has one, else all its
+ * members' data concatenated in tar order; every member of a sample is read (the label is part of a
+ * sample).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -156,8 +158,9 @@ static int wds_finish(struct fgen *g)
 /* ---- reading: a streaming tar parser -------------------------------------------------- */
 
 struct wds_member {
-	uint64_t off, size; /* data */
-	bool bin;	    /* the KEY.bin member */
+	uint64_t off, size;  /* data */
+	bool bin;	     /* the KEY.bin member */
+	unsigned char *held; /* its data, read while streaming past before it was asked for */
 };
 
 struct wds_sample {
@@ -199,6 +202,7 @@ struct freader {
 	unsigned char *want_buf;
 	size_t want_cap, want_off;
 
+	bool hold;     /* keep the data of members streamed past (reading, not probing) */
 	char exts[96]; /* member extensions seen (probe detail) */
 	uint64_t npax;
 };
@@ -356,7 +360,16 @@ static int wds_add(struct freader *r, const char *name, uint64_t off, uint64_t s
 	wds_note_ext(r, dot + 1);
 	if (r->want_active && r->nsamples == r->want)
 		return wds_want_member(r, m);
-	return 0;
+	if (!r->hold)
+		return 0;
+	/* Streamed past before it is asked for: read it now, in stream order, and keep it. */
+	m->held = malloc(m->size ? m->size : 1);
+	if (!m->held)
+		return run_fail(r->run, -ENOMEM,
+				"out of memory holding a %" PRIu64 "-byte member of '%s' (shuffle "
+				"buffer)",
+				m->size, r->path);
+	return wds_fetch(r, m->off, m->size, m->held);
 }
 
 /* Octal (NUL or space terminated, leading spaces allowed) or GNU base-256. */
@@ -576,6 +589,8 @@ static int wds_reader_init(struct freader *r, struct run *run, struct io *io, co
 
 static void wds_reader_free(struct freader *r)
 {
+	for (size_t i = 0; i < r->nmembers; i++)
+		free(r->members[i].held);
 	free(r->buf);
 	free(r->pending_name);
 	free(r->key);
@@ -602,6 +617,7 @@ static int wds_open(struct freader **rp, struct run *run, struct ds_file *file, 
 		}
 		r->own = true;
 	}
+	r->hold = true;
 	rc = wds_reader_init(r, run, io, file->path, io->transfer ? io->transfer : WDS_CHUNK);
 	if (rc) {
 		if (r->own)
@@ -620,14 +636,19 @@ static int wds_read_passed(struct freader *r, const struct wds_sample *s, unsign
 	int rc = 0;
 
 	for (uint32_t i = 0; i < s->count && !rc; i++) {
-		const struct wds_member *m = &r->members[s->first + i];
+		struct wds_member *m = &r->members[s->first + i];
+		bool wanted = s->bin < 0 || (int32_t)i == s->bin;
 
-		if (s->bin >= 0 && (int32_t)i != s->bin) {
-			rc = wds_fetch(r, m->off, m->size, NULL);
+		if (m->held) { /* from the shuffle buffer: already read once */
+			if (wanted)
+				memcpy(buf + at, m->held, m->size);
+			free(m->held);
+			m->held = NULL;
 		} else {
-			rc = wds_fetch(r, m->off, m->size, buf + at);
-			at += m->size;
+			rc = wds_fetch(r, m->off, m->size, wanted ? buf + at : NULL);
 		}
+		if (wanted)
+			at += m->size;
 	}
 	return rc;
 }

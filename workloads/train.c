@@ -52,6 +52,7 @@ struct worker {
 	struct io io;
 	struct reader_cache cache[READER_CACHE];
 	uint64_t tick;
+	uint64_t progress_bytes;   /* stats.bytes after each batch, read by the progress line */
 	struct timeline_event *tl; /* private timeline buffer */
 	int ntl, tlcap;
 };
@@ -72,6 +73,7 @@ struct pool {
 	double time_base;  /* seconds of earlier epochs, for the timeline */
 	struct worker *workers;
 	unsigned nworkers;
+	unsigned nstarted; /* reader threads running (joined by pool_stop) */
 };
 
 static size_t align_up(size_t v, size_t a)
@@ -321,6 +323,7 @@ static void *worker_main(void *arg)
 		uint64_t t0 = timer_now_ns();
 		rc = fill_batch(w, slot, step);
 		uint64_t t1 = timer_now_ns();
+		__atomic_store_n(&w->progress_bytes, w->stats.bytes, __ATOMIC_RELAXED);
 		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
 		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
 		       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
@@ -378,19 +381,15 @@ static int pool_start(struct pool *p, uint64_t nsteps)
 		p->slots[i].step = i;
 		p->slots[i].rc = 0;
 	}
+	p->nstarted = 0;
 	for (unsigned i = 0; i < p->nworkers; i++) {
 		struct worker *w = &p->workers[i];
 		memset(w->cache, 0, sizeof(w->cache));
-		if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-			int err = errno;
-			pthread_mutex_lock(&p->lock);
-			pool_abort(p);
-			pthread_mutex_unlock(&p->lock);
-			for (unsigned j = 0; j < i; j++)
-				pthread_join(p->workers[j].tid, NULL);
+		int err = pthread_create(&w->tid, NULL, worker_main, w);
+		if (err) /* pool_stop() joins the threads that did start */
 			return run_fail(p->run, -err, "cannot start reader thread: %s",
 					strerror(err));
-		}
+		p->nstarted++;
 	}
 	return 0;
 }
@@ -400,8 +399,9 @@ static void pool_stop(struct pool *p)
 	pthread_mutex_lock(&p->lock);
 	pool_abort(p);
 	pthread_mutex_unlock(&p->lock);
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nstarted; i++)
 		pthread_join(p->workers[i].tid, NULL);
+	p->nstarted = 0;
 }
 
 /* ---- collective reads: the trainer reads each batch itself ---------------------------- */
@@ -522,13 +522,65 @@ static int step_barrier(struct run *run, int rc, uint64_t *ns)
 	int in = rc < 0 ? 1 : 0, out = 0;
 	uint64_t t0 = timer_now_ns();
 
-	MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, run->comm);
+	agree_allreduce(run, &in, &out, 1, MPI_INT, MPI_MAX);
 	*ns = timer_now_ns() - t0;
 	if (rc == 0 && out)
 		return run_fail(run, -FB_EPEER, "stopped because another rank failed");
 	return rc;
 }
 
+/* Records one step's timings (only steps this rank has; warm-up steps are left out of AU and
+ * data wait). pre_ns: the agreement before a collective read, which is neither wait nor
+ * compute. */
+static void step_account(struct epoch_ctx *e, struct epoch_rank *er, uint64_t step, uint64_t t0,
+			 uint64_t prev, uint64_t pre_ns, uint64_t t_ready, uint64_t t_done,
+			 uint64_t t_end, uint64_t post_ns, const struct step_times *st)
+{
+	struct timeline_event *tl = e->res->timeline;
+	int *n = &e->res->ntimeline;
+	double tb = e->pool->time_base;
+
+	if (pre_ns)
+		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(prev - t0),
+		       tb + timer_ns_to_s(prev + pre_ns - t0));
+	tl_add(tl, n, TIMELINE_MAX, 0, TL_WAIT, tb + timer_ns_to_s(prev + pre_ns - t0),
+	       tb + timer_ns_to_s(t_ready - t0));
+	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(t_ready - t0),
+	       tb + timer_ns_to_s(t_done - t0));
+	if (post_ns)
+		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(t_done - t0),
+		       tb + timer_ns_to_s(t_end - t0));
+	er->steps++;
+	if (step < (uint64_t)e->run->cfg.train.exclude_start_steps)
+		return;
+	er->compute_s += timer_ns_to_s(st->busy_ns);
+	er->step_s += timer_ns_to_s(t_end - prev);
+	er->barrier_s += timer_ns_to_s(pre_ns + post_ns);
+	er->copy_s += timer_ns_to_s(st->copy_ns);
+	er->copy_bytes += st->copy_bytes;
+	hist_add(&er->wait, t_ready - prev - pre_ns);
+}
+
+static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t step, uint64_t total,
+			   uint64_t t0)
+{
+	struct pool *p = e->pool;
+	uint64_t bytes = 0;
+	char extra[64];
+
+	if (!progress_due(pg))
+		return;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		bytes += __atomic_load_n(&p->workers[i].progress_bytes, __ATOMIC_RELAXED);
+	snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
+		 (double)bytes / 1048576.0 / timer_ns_to_s(timer_now_ns() - t0 + 1));
+	progress_update(pg, (double)(step + 1) / (double)total, extra);
+}
+
+/* One epoch. With reader threads, a failed rank tells the others (agree_notify_failure) and
+ * they stop at their next step; with step barriers or collective reads, the failure travels
+ * in the agreement every rank makes at the same step, so all leave the loop together and no
+ * collective call is left unmatched. */
 static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 {
 	struct run *run = e->run;
@@ -536,11 +588,9 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	struct sampler *s = e->s;
 	const struct config *cfg = &run->cfg;
 	bool coll = collective_mode(run);
-	uint64_t total;
-	uint64_t excl = (uint64_t)cfg->train.exclude_start_steps;
 	struct worker *tw = &p->workers[0]; /* collective mode reads on the trainer */
-	struct timeline_event *tl = e->res->timeline;
 	struct progress pg;
+	uint64_t total, step = 0;
 	char what[64];
 	int rc;
 
@@ -551,8 +601,10 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	total = coll ? s->max_steps : s->steps;
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nworkers; i++) {
 		io_stats_reset(&p->workers[i].stats);
+		p->workers[i].progress_bytes = 0;
+	}
 
 	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
 	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
@@ -561,17 +613,16 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	p->epoch_t0 = t0;
 	if (!coll)
 		rc = pool_start(p, s->steps);
-	for (uint64_t step = 0; step < total && rc == 0; step++) {
+	for (; step < total && (coll || rc == 0); step++) {
 		struct slot *slot = NULL;
 		struct step_times st = {0};
-		uint64_t barrier_ns = 0, t_ready, t_done;
+		uint64_t pre_ns = 0, post_ns = 0, t_ready, t_done;
 		bool mine = step < s->steps;
 
 		if (coll) {
-			/* Every rank agrees before each collective batch, so a failed rank never
-			 * leaves the others waiting inside a collective read. */
-			rc = step_barrier(run, rc, &barrier_ns);
-			if (rc < 0)
+			/* Agree before each collective batch: a failed rank never leaves the
+			 * others waiting inside a collective read. */
+			if ((rc = step_barrier(run, rc, &pre_ns)) < 0)
 				break;
 			slot = &p->slots[0];
 			rc = collective_batch(p, tw, slot, step);
@@ -589,53 +640,35 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		t_done = timer_now_ns();
 		if (!coll && slot)
 			batch_release(p, slot);
-		if (rc < 0)
-			agree_notify_failure(run);
-		if (cfg->train.step_barrier && step < s->min_steps) {
-			uint64_t bns;
-			rc = step_barrier(run, rc, &bns);
-			barrier_ns += bns;
-		} else if (rc == 0 && agree_peer_failed(run)) {
-			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
-		}
 		if (rc == 0 && run->stop && *run->stop)
 			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
-		uint64_t t_end = timer_now_ns();
-		double base = e->res->epochs ? 0 : 0;
-		(void)base;
-		if (mine) {
-			double tb = p->time_base;
-			tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_WAIT,
-			       tb + timer_ns_to_s(prev - t0), tb + timer_ns_to_s(t_ready - t0));
-			tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_COMPUTE,
-			       tb + timer_ns_to_s(t_ready - t0), tb + timer_ns_to_s(t_done - t0));
-			if (barrier_ns)
-				tl_add(tl, &e->res->ntimeline, TIMELINE_MAX, 0, TL_BARRIER,
-				       tb + timer_ns_to_s(t_done - t0),
-				       tb + timer_ns_to_s(t_end - t0));
-			er->steps++;
-			if (step >= excl) {
-				er->compute_s += timer_ns_to_s(st.busy_ns);
-				er->step_s += timer_ns_to_s(t_end - prev);
-				er->barrier_s += timer_ns_to_s(barrier_ns);
-				er->copy_s += timer_ns_to_s(st.copy_ns);
-				er->copy_bytes += st.copy_bytes;
-				hist_add(&er->wait, t_ready - prev);
+		if (rc < 0 && !coll)
+			agree_notify_failure(run);
+		if (cfg->train.step_barrier && step < s->min_steps) {
+			/* Every rank has this step: the allreduce of data-parallel training. */
+			rc = step_barrier(run, rc, &post_ns);
+			if (rc < 0 && coll) {
+				step++;
+				break;
 			}
+		} else if (rc == 0 && !coll && agree_peer_failed(run)) {
+			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
 		}
+		uint64_t t_end = timer_now_ns();
+		if (mine)
+			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
+				     &st);
 		prev = t_end;
 		watchdog_kick(run);
-		if (s->steps && progress_due(&pg)) {
-			char extra[64];
-			uint64_t bytes = 0;
-			for (unsigned i = 0; i < p->nworkers; i++)
-				bytes += p->workers[i].stats.bytes;
-			snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
-				 (double)bytes / 1048576.0 / timer_ns_to_s(t_end - t0 + 1));
-			progress_update(&pg, (double)(step + 1) / (double)total, extra);
-		}
+		if (s->steps)
+			epoch_progress(e, &pg, step, total, t0);
 	}
-	if (rc < 0)
+	/* Collective mode: a failure in the last step still needs its matching agreement. */
+	if (coll && step == total) {
+		uint64_t ns;
+		rc = step_barrier(run, rc, &ns);
+	}
+	if (rc < 0 && !coll)
 		agree_notify_failure(run);
 	if (!coll)
 		pool_stop(p);
