@@ -215,6 +215,31 @@ PY
 	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
 	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
 	;;
+verify_flip_collective)
+	# The same flipped byte read by collective MPI-IO on a shared file: every rank leaves
+	# the collective loop at the same step; exit 1 with one message, never an MPI abort.
+	fb 2 generate --set dataset.file_access=shared --set dataset.num_files_train=1 \
+		--set dataset.num_samples_per_file=16
+	expect_rc 0
+	f=$(ls "$T"/data/raw-0-of-1*)
+	off=$((11 * REC + 99))
+	python3 -c "
+import sys
+f = open('$f', 'r+b'); f.seek($off); b = f.read(1); f.seek($off); f.write(bytes([b[0] ^ 1]))"
+	fb 2 run --set dataset.file_access=shared --set dataset.num_files_train=1 \
+		--set dataset.num_samples_per_file=16 --set dataset.generate=never \
+		--set storage.backend=mpiio --set storage.mpiio.collective=true
+	expect_rc 1
+	expect_err "'$f' at offset $off"
+	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
+	;;
+uneven_watchdog)
+	# 3 files on 2 ranks: rank 1 finishes each epoch ~4 steps early and waits for rank 0
+	# far longer than the 1 s watchdog; waiting for a slower peer is not a hang.
+	fb 2 run --set dataset.num_files_train=3 --set reader.batch_size=2 \
+		--set train.computation_time=250ms --set train.watchdog=1s --set train.epochs=1
+	expect_rc 0
+	;;
 other_seed)
 	# FAILURES 12: a dataset from another seed: refused under generate = never, regenerated
 	# under generate = auto.
