@@ -197,6 +197,53 @@ out:
 	return rc;
 }
 
+/* Rank 0's findings to every rank in three broadcasts, whatever the number of files: the
+ * per-file figures, then all paths in one buffer. */
+static int discover_bcast(struct run *run, struct dataset *ds)
+{
+	uint64_t *v = malloc(3 * (size_t)(ds->nfiles ? ds->nfiles : 1) * sizeof(*v));
+	uint64_t plen = 0;
+	char *paths = NULL;
+	int rc = 0;
+
+	if (!v)
+		return run_fail(run, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; run->rank == 0 && i < ds->nfiles; i++) {
+		v[3 * i] = ds->files[i].nsamples;
+		v[3 * i + 1] = ds->files[i].max_sample;
+		v[3 * i + 2] = ds->files[i].data_bytes;
+		plen += strlen(ds->files[i].path) + 1;
+	}
+	MPI_Bcast(v, 3 * (int)ds->nfiles, MPI_UINT64_T, 0, run->comm);
+	MPI_Bcast(&plen, 1, MPI_UINT64_T, 0, run->comm);
+	paths = malloc(plen ? plen : 1);
+	if (!paths) {
+		free(v);
+		return run_fail(run, -ENOMEM, "out of memory");
+	}
+	if (run->rank == 0) {
+		char *at = paths;
+		for (uint32_t i = 0; i < ds->nfiles; i++)
+			at = stpcpy(at, ds->files[i].path) + 1;
+	}
+	MPI_Bcast(paths, (int)plen, MPI_CHAR, 0, run->comm);
+	const char *at = paths;
+	for (uint32_t i = 0; run->rank != 0 && i < ds->nfiles && rc == 0; i++) {
+		struct ds_file *f = &ds->files[i];
+		f->index = i;
+		f->nsamples = v[3 * i];
+		f->max_sample = v[3 * i + 1];
+		f->data_bytes = v[3 * i + 2];
+		f->path = strdup(at);
+		if (!f->path)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+		at += strlen(at) + 1;
+	}
+	free(paths);
+	free(v);
+	return rc;
+}
+
 int dataset_discover(struct run *run, struct dataset *ds)
 {
 	json_t *found = json_array();
@@ -224,21 +271,8 @@ int dataset_discover(struct run *run, struct dataset *ds)
 	MPI_Bcast(&nfiles, 1, MPI_UINT64_T, 0, run->comm);
 	if (run->rank != 0 && (rc = dataset_alloc(run, ds, nfiles)) < 0)
 		return rc;
-	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		struct ds_file *f = &ds->files[i];
-		uint64_t v[3] = {f->nsamples, f->max_sample, f->data_bytes};
-		int len = run->rank == 0 ? (int)strlen(f->path) + 1 : 0;
-		MPI_Bcast(v, 3, MPI_UINT64_T, 0, run->comm);
-		MPI_Bcast(&len, 1, MPI_INT, 0, run->comm);
-		if (run->rank != 0) {
-			f->path = malloc((size_t)len);
-			f->index = i;
-			f->nsamples = v[0];
-			f->max_sample = v[1];
-			f->data_bytes = v[2];
-		}
-		MPI_Bcast(f->path, len, MPI_CHAR, 0, run->comm);
-	}
+	if ((rc = discover_bcast(run, ds)) < 0)
+		return rc;
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
 		ds->files[i].first = ds->nsamples;
 		ds->nsamples += ds->files[i].nsamples;

@@ -57,6 +57,16 @@ struct worker {
 	int ntl, tlcap;
 };
 
+/* Collective mode's per-step scratch, allocated once (batch_size entries, one bit per file). */
+struct coll_scratch {
+	uint32_t *file;	 /* file of each sample of the batch */
+	uint64_t *index; /* its index in the file */
+	uint64_t *idx, *lens;
+	void **out;
+	uint64_t *mine, *all; /* files touched by this rank, by any rank */
+	size_t words;
+};
+
 struct pool {
 	struct run *run;
 	const struct sampler *s;
@@ -71,6 +81,7 @@ struct pool {
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
+	struct coll_scratch coll;
 	struct worker *workers;
 	unsigned nworkers;
 	unsigned nstarted; /* reader threads running (joined by pool_stop) */
@@ -421,52 +432,54 @@ static bool collective_mode(const struct run *run)
 static int collective_batch(struct pool *p, struct worker *w, struct slot *slot, uint64_t step)
 {
 	struct run *run = p->run;
+	struct coll_scratch *c = &p->coll;
 	uint64_t first = 0, count = 0;
 	int rc = 0;
 
 	if (step < p->s->steps)
 		sampler_batch(p->s, step, &first, &count);
-	uint64_t *idx = malloc((count ? count : 1) * sizeof(*idx));
-	uint64_t *lens = malloc((count ? count : 1) * sizeof(*lens));
-	void **out = malloc((count ? count : 1) * sizeof(*out));
-	uint64_t *pos = malloc((count ? count : 1) * sizeof(*pos));
-	if (!idx || !lens || !out || !pos)
-		rc = run_fail(run, -ENOMEM, "out of memory");
 	slot->bytes = 0;
 	slot->count = count;
+	/* Which files this step touches on any rank: collective calls only for those, in the
+	 * same order everywhere. */
+	memset(c->mine, 0, c->words * sizeof(*c->mine));
+	for (uint64_t j = 0; j < count; j++) {
+		uint64_t index;
+		struct ds_file *file = dataset_file_of(&run->ds, p->s->order[first + j], &index);
+		c->file[j] = file->index;
+		c->index[j] = index;
+		c->mine[file->index / 64] |= 1ull << (file->index % 64);
+	}
+	agree_allreduce(run, c->mine, c->all, (int)c->words, MPI_UINT64_T, MPI_BOR);
 	for (uint32_t f = 0; f < run->ds.nfiles; f++) {
+		if (!(c->all[f / 64] & (1ull << (f % 64))))
+			continue;
 		struct ds_file *file = &run->ds.files[f];
 		uint64_t n = 0;
-		for (uint64_t j = 0; j < count && rc == 0; j++) {
-			uint64_t index;
-			if (dataset_file_of(&run->ds, p->s->order[first + j], &index) != file)
+		for (uint64_t j = 0; j < count; j++) {
+			if (c->file[j] != f)
 				continue;
-			idx[n] = index;
-			pos[n] = j;
-			out[n] = (char *)slot->buf + j * p->sample_cap;
+			c->idx[n] = c->index[j];
+			c->out[n] = (char *)slot->buf + j * p->sample_cap;
 			if (run->cfg.dataset.verify)
-				memset(out[n], SAMPLE_POISON, file->max_sample);
+				memset(c->out[n], SAMPLE_POISON, file->max_sample);
 			n++;
 		}
 		/* A failed rank still takes part, with nothing to read. */
 		int crc = run->format->read_collective
-			      ? run->format->read_collective(run, file, idx, rc ? 0 : n, out,
-							     p->sample_cap, lens, &w->io)
-			      : collective_read(run, file, idx, rc ? 0 : n, out, p->sample_cap,
-						lens, &w->io);
+			      ? run->format->read_collective(run, file, c->idx, rc ? 0 : n, c->out,
+							     p->sample_cap, c->lens, &w->io)
+			      : collective_read(run, file, c->idx, rc ? 0 : n, c->out,
+						p->sample_cap, c->lens, &w->io);
 		if (rc == 0)
 			rc = crc;
 		for (uint64_t j = 0; j < n && rc == 0; j++) {
-			slot->bytes += lens[j];
+			slot->bytes += c->lens[j];
 			w->stats.samples++;
 			if (run->cfg.dataset.verify)
-				rc = verify_sample(run, file, idx[j], out[j], lens[j]);
+				rc = verify_sample(run, file, c->idx[j], c->out[j], c->lens[j]);
 		}
 	}
-	free(idx);
-	free(lens);
-	free(out);
-	free(pos);
 	return rc;
 }
 
@@ -762,6 +775,20 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 			    nslots, batch_bytes);
 	}
 	res->buffer_bytes = (double)nslots * (double)batch_bytes;
+	if (coll) {
+		struct coll_scratch *c = &p->coll;
+		size_t b = (size_t)cfg->reader.batch_size;
+		c->words = (run->ds.nfiles + 63) / 64;
+		c->file = calloc(b, sizeof(*c->file));
+		c->index = calloc(b, sizeof(*c->index));
+		c->idx = calloc(b, sizeof(*c->idx));
+		c->lens = calloc(b, sizeof(*c->lens));
+		c->out = calloc(b, sizeof(*c->out));
+		c->mine = calloc(c->words, sizeof(*c->mine));
+		c->all = calloc(c->words, sizeof(*c->all));
+		if (!c->file || !c->index || !c->idx || !c->lens || !c->out || !c->mine || !c->all)
+			return run_fail(run, -ENOMEM, "out of memory");
+	}
 	for (unsigned i = 0; i < threads; i++) {
 		struct worker *w = &p->workers[i];
 		w->pool = p;
@@ -788,6 +815,13 @@ static void pool_free(struct run *run, struct pool *p)
 		free(p->workers[i].tl);
 	free(p->slots);
 	free(p->workers);
+	free(p->coll.file);
+	free(p->coll.index);
+	free(p->coll.idx);
+	free(p->coll.lens);
+	free(p->coll.out);
+	free(p->coll.mine);
+	free(p->coll.all);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 }
