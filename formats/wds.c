@@ -304,22 +304,38 @@ static int wds_close_sample(struct freader *r)
 
 /* Reads a member of the wanted sample as it streams past: the .bin into the caller's buffer,
  * other members after each other until a .bin shows up (then they are only read). */
-static int wds_want_member(struct freader *r, const struct wds_member *m)
+/* Copies the held data of a member that streamed past into dst (NULL: drop it). */
+static int wds_take_held(struct wds_member *m, unsigned char *dst)
 {
+	if (dst)
+		memcpy(dst, m->held, m->size);
+	free(m->held);
+	m->held = NULL;
+	return 0;
+}
+
+/* Reads a member of the wanted sample as it streams past: the .bin into the caller's buffer,
+ * other members after each other until a .bin shows up (then they are only read). A member
+ * already held (it streamed past before the request) is copied, not read again. */
+static int wds_want_member(struct freader *r, struct wds_member *m)
+{
+	unsigned char *dst = NULL;
+
 	if (m->bin && !r->want_bin) {
 		r->want_bin = true;
-		if (m->size > r->want_cap) {
+		if (m->size > r->want_cap)
 			r->want_over = true;
-			return wds_fetch(r, m->off, m->size, NULL);
-		}
-		return wds_fetch(r, m->off, m->size, r->want_buf);
-	}
-	if (r->want_bin || r->want_off + m->size > r->want_cap) {
+		else
+			dst = r->want_buf;
+	} else if (r->want_bin || r->want_off + m->size > r->want_cap) {
 		r->want_over = r->want_over || !r->want_bin;
-		return wds_fetch(r, m->off, m->size, NULL);
+	} else {
+		r->want_off += m->size;
+		dst = r->want_buf + r->want_off - m->size;
 	}
-	r->want_off += m->size;
-	return wds_fetch(r, m->off, m->size, r->want_buf + r->want_off - m->size);
+	if (m->held)
+		return wds_take_held(m, dst);
+	return wds_fetch(r, m->off, m->size, dst);
 }
 
 /* A regular member named `name` with data at off: joins the sample of its key. Names
