@@ -240,6 +240,21 @@ uneven_watchdog)
 		--set train.computation_time=250ms --set train.watchdog=1s --set train.epochs=1
 	expect_rc 0
 	;;
+wds_read_once)
+	# WebDataset shards are streamed once per epoch, whatever the reader threads and the
+	# shuffle buffer: bytes read per epoch are at most the shards' size on disk.
+	fb 2 run --set dataset.format=wds --set reader.read_threads=2 \
+		--set reader.sample_shuffle=$1 --set format.wds.shuffle_buffer=4
+	expect_rc 0
+	python3 - "$(run_dir)/summary.json" "$T/data" <<'PY' || fail "a shard was read more than once"
+import glob, json, os, sys
+s = json.load(open(sys.argv[1]))
+disk = sum(os.path.getsize(f) for f in glob.glob(sys.argv[2] + "/*.tar"))
+for e in s["epochs"]:
+    assert e["samples"] == 64, e
+    assert s["storage"]["dataset_bytes"] <= e["bytes_read"] <= disk, (e["bytes_read"], disk)
+PY
+	;;
 other_seed)
 	# FAILURES 12: a dataset from another seed: refused under generate = never, regenerated
 	# under generate = auto.
