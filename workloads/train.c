@@ -78,6 +78,7 @@ struct pool {
 	uint64_t nsteps;
 	int abort;
 	int waiters;	   /* threads blocked in pool_wait(): wake-ups cost a syscall only then */
+	bool spin;	   /* spin before blocking: only when every thread of the node has a core */
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
@@ -126,6 +127,8 @@ static void slot_spin(const struct pool *p, const struct slot *slot, int state, 
 {
 	uint64_t t0 = timer_now_ns();
 
+	if (!p->spin)
+		return;
 	for (unsigned i = 1; !slot_is(slot, state, step); i++) {
 		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE))
 			return;
@@ -763,6 +766,10 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		return run_fail(run, -ENOMEM, "out of memory");
 	p->nslots = nslots;
 	p->nworkers = threads;
+	/* Spinning pays when the waiting thread has a core of its own; on an oversubscribed
+	 * node it would take the core from a reader. */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	p->spin = cores > 0 && (long)run->local_size * (long)(threads + 1) <= cores;
 	for (unsigned i = 0; i < nslots; i++) {
 		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
 		if (p->slots[i].buf) /* fault the pages in now, not during the first epoch */
