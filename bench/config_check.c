@@ -102,6 +102,14 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 	if (cfg->train.computation_time_stdev > 0 && cfg->train.computation_time == 0)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: computation_time_stdev is set but computation_time is 0", src);
+	if (cfg->train.watchdog > 0 &&
+	    cfg->train.computation_time + 4 * cfg->train.computation_time_stdev >=
+		cfg->train.watchdog)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: a step of computation_time (%g s) could outlast [train] watchdog "
+		    "(%g s), which would end the run as hung: raise watchdog or set it to 0",
+		    src, cfg->train.computation_time, cfg->train.watchdog);
 	if (nranks < 1)
 		return fb_fail(err, -FB_EINTERNAL, "no ranks");
 	return 0;
