@@ -200,6 +200,26 @@ struct report_data {
 	double host_mem;
 };
 
+/* The device behind the AU figure: name, count, versions, copy bandwidth (CUDA). */
+static void table_accelerator(FILE *f, json_t *acc)
+{
+	json_t *name = json_object_get(acc, "device_name");
+	json_t *h2d = json_object_get(acc, "h2d_GiB_per_second");
+
+	if (!name)
+		return;
+	fprintf(f,
+		"- device: %s (%lld of %lld on this node), driver %s, runtime %s, H2D %.2f GiB/s "
+		"%s\n\n",
+		json_string_value(name),
+		(long long)json_integer_value(json_object_get(acc, "device_index")),
+		(long long)json_integer_value(json_object_get(acc, "device_count")),
+		json_string_value(json_object_get(acc, "driver_version")),
+		json_string_value(json_object_get(acc, "runtime_version")),
+		json_is_number(h2d) ? json_number_value(h2d) : 0.0,
+		json_string_value(json_object_get(acc, "host_memory")));
+}
+
 /* MPI-IO hints: each requested one with the value in effect, so ignored hints show. */
 static void table_hints(FILE *f, json_t *hints)
 {
@@ -288,12 +308,20 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		rmax_au = fmax(rmax_au, au);
 		rsum_au += au;
 	}
+	table_accelerator(f, json_object_get(summary, "accelerator"));
 	fprintf(f, "| metric | value | per rank min / mean / max |\n|---|---|---|\n");
 	fprintf(f, "| bandwidth | %.1f MiB/s | %.1f / %.1f / %.1f MiB/s |\n", d->bw, rmin_bw,
 		rsum_bw / run->nranks, rmax_bw);
 	fprintf(f, "| bytes read | %.0f (%.1f MiB) | |\n", d->tot_bytes, d->tot_bytes / MIB);
 	fprintf(f, "| IOPS | %.1f read calls/s | |\n", d->iops);
 	fprintf(f, "| samples/s | %.1f | |\n", d->sps);
+	double opens = 0, open_s = 0;
+	for (int i = 0; i < d->nep; i++) {
+		opens += d->ep[i].opens;
+		open_s += d->ep[i].open_s;
+	}
+	fprintf(f, "| file opens (metadata) | %.0f opens, %.3f s in open() over all ranks | |\n",
+		opens, open_s);
 	fprintf(f, "| AU | %.2f %% (threshold %.0f %%): %s | %.2f / %.2f / %.2f %% |\n", d->au_mean,
 		cfg->train.au_threshold * 100, d->verdict, rmin_au, rsum_au / run->nranks, rmax_au);
 	fprintf(f, "| data wait p50 / p99 | %.3f / %.3f ms | |\n",
