@@ -210,7 +210,7 @@ static void table_accelerator(FILE *f, json_t *acc)
 		return;
 	fprintf(f,
 		"- device: %s (%lld of %lld on this node), driver %s, runtime %s, H2D %.2f GiB/s "
-		"%s\n\n",
+		"(%s host memory)\n\n",
 		json_string_value(name),
 		(long long)json_integer_value(json_object_get(acc, "device_index")),
 		(long long)json_integer_value(json_object_get(acc, "device_count")),
