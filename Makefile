@@ -1,6 +1,7 @@
 # Thin wrapper: the two commands of the README, and the install step they share.
 #   make quickstart   install missing packages, build, run the quickstart on two local ranks
-#   make test         install missing packages, build (warnings are errors), run every test
+#   make test         install missing packages, build (warnings are errors), run every test,
+#                     then the unit, MPI and fault tests again under address+undefined sanitizers
 #   make deps         install missing Debian packages only
 PRESET   ?= ci
 BUILD    ?= build
@@ -17,7 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 export OMPI_MCA_btl_vader_single_copy_mechanism = none
 
-.PHONY: all deps build quickstart test clean format format-check
+.PHONY: all deps build quickstart test test-sanitize clean format format-check
 
 all: build
 
@@ -40,6 +41,17 @@ quickstart: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	$(MAKE) --no-print-directory test-sanitize
+
+# The same code paths under AddressSanitizer and UndefinedBehaviorSanitizer (the `debug`
+# preset): any report fails the test. Leak reports are off: Open MPI's own allocations at exit
+# would drown them. The interoperability tests (Python) are not repeated here.
+test-sanitize: deps
+	cmake --preset debug >/dev/null
+	cmake --build --preset debug -j $(JOBS)
+	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs' -LE 'interop|sweep|gpu'
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
