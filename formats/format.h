@@ -35,6 +35,9 @@ struct freader; /* format private: one file open for reading on one thread */
 #define FORMAT_CAP_PARALLEL_WRITE  0x10 /* all ranks may write disjoint samples of one file */
 #define FORMAT_CAP_DIRECT	   0x20 /* O_DIRECT supported */
 #define FORMAT_CAP_MPIIO	   0x40 /* readable through the mpiio back-end */
+/* Its library writes another file and renames it (libzip): a layout set on the file at its
+ * creation is lost, so striping goes on the folder. */
+#define FORMAT_CAP_RENAMES 0x80
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */

@@ -187,8 +187,11 @@ int stripe_prepare(struct run *run)
 				l.size);
 	if (!run->fs.can_stripe)
 		return 0;
-	/* Shared files get their layout when they are created (stripe_create_file). */
-	if (run->cfg.dataset.file_access == FILE_ACCESS_SHARED || run->rank != 0)
+	/* Shared files get their layout when they are created (stripe_create_file), except
+	 * those a library writes under another name and renames: they take the folder's. */
+	if ((run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
+	     !(run->format && (run->format->caps & FORMAT_CAP_RENAMES))) ||
+	    run->rank != 0)
 		return 0;
 	return stripe_set_dir_and_clear(run, &l);
 }

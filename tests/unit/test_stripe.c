@@ -376,6 +376,24 @@ static void test_shared_file_ioctl_without_library(void **state)
 	assert_int_equal(count_calls(CALL_LLAPI_CREATE), 0);
 }
 
+/* npz is written by libzip under a temporary name and renamed: a layout given to the file at
+ * creation would be lost, so even shared npz files take theirs from the folder. */
+static void test_shared_renamed_format_uses_directory_layout(void **state)
+{
+	struct run *run = *state;
+	const struct fake_call *ioctl;
+
+	run->format = format_find("npz");
+	assert_non_null(run->format);
+	run->cfg.dataset.file_access = FILE_ACCESS_SHARED;
+	assert_int_equal(stripe_prepare(run), 0);
+	assert_true(find_call(CALL_OPEN, 0)->flags & O_DIRECTORY);
+	ioctl = find_call(CALL_IOCTL, 0);
+	assert_non_null(ioctl);
+	assert_int_equal(ioctl->request, LL_IOC_LOV_SETSTRIPE);
+	assert_int_equal(ioctl->lum.lmm_stripe_count, 4);
+}
+
 static void test_shared_file_llapi(void **state)
 {
 	struct run *run = *state;
@@ -533,6 +551,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_shared_file_ioctl_without_library, setup_run,
 					    teardown_run),
 	    cmocka_unit_test_setup_teardown(test_shared_file_llapi, setup_run, teardown_run),
+	    cmocka_unit_test_setup_teardown(test_shared_renamed_format_uses_directory_layout,
+					    setup_run, teardown_run),
 	    cmocka_unit_test_setup_teardown(test_create_failure_names_file_and_layout, setup_run,
 					    teardown_run),
 	    cmocka_unit_test_setup_teardown(test_readback_ioctl_mismatch_warns, setup_run,
