@@ -748,7 +748,6 @@ struct freader {
 	struct ds_file *file;
 	const struct npz_meta *m;
 	struct sfile *f;
-	bool own; /* opened here (not the collectively opened file->shared) */
 	unsigned char *scratch;
 	size_t scratch_cap;
 };
@@ -768,15 +767,10 @@ static int npz_open(struct freader **rp, struct run *run, struct ds_file *file, 
 	r->io = io;
 	r->file = file;
 	r->m = file->meta;
-	if (file->shared) {
-		r->f = file->shared;
-	} else {
-		rc = io_open(io, &r->f, file->path, STORAGE_O_READ);
-		if (rc) {
-			free(r);
-			return rc;
-		}
-		r->own = true;
+	rc = io_open_file(io, file, &r->f);
+	if (rc) {
+		free(r);
+		return rc;
 	}
 	*rp = r;
 	return 0;
@@ -907,7 +901,7 @@ static int npz_read_sample(struct freader *r, uint64_t index, void *buf, size_t 
 
 static int npz_close(struct freader *r)
 {
-	int rc = r->own ? io_close(r->io, r->f) : 0;
+	int rc = io_close_file(r->io, r->file, r->f);
 
 	free(r->scratch);
 	free(r);

@@ -136,9 +136,7 @@ static int raw_open(struct freader **out, struct run *run, struct ds_file *file,
 	r->run = run;
 	r->file = file;
 	r->io = io;
-	if (file->shared) {
-		r->sf = file->shared;
-	} else if ((rc = io_open(io, &r->sf, file->path, STORAGE_O_READ)) < 0) {
+	if ((rc = io_open_file(io, file, &r->sf)) < 0) {
 		free(r);
 		return rc;
 	}
@@ -172,7 +170,7 @@ static int raw_read_sample(struct freader *fr, uint64_t index, void *buf, size_t
 static int raw_close(struct freader *fr)
 {
 	struct raw_reader *r = (struct raw_reader *)fr;
-	int rc = r->sf == r->file->shared ? 0 : io_close(r->io, r->sf);
+	int rc = io_close_file(r->io, r->file, r->sf);
 
 	free(r);
 	return rc;

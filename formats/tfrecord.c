@@ -719,9 +719,7 @@ static int tfrecord_open(struct freader **out, struct run *run, struct ds_file *
 	r->run = run;
 	r->file = file;
 	r->io = io;
-	if (file->shared) {
-		r->sf = file->shared;
-	} else if ((rc = io_open(io, &r->sf, file->path, STORAGE_O_READ)) < 0) {
+	if ((rc = io_open_file(io, file, &r->sf)) < 0) {
 		free(r);
 		return rc;
 	}
@@ -813,7 +811,7 @@ static int tfrecord_read_sample(struct freader *fr, uint64_t index, void *buf, s
 static int tfrecord_close(struct freader *fr)
 {
 	struct tfrecord_reader *r = (struct tfrecord_reader *)fr;
-	int rc = r->sf == r->file->shared ? 0 : io_close(r->io, r->sf);
+	int rc = io_close_file(r->io, r->file, r->sf);
 
 	tfrecord_arena_free(&r->arena);
 	free(r->buf);

@@ -175,8 +175,8 @@ struct freader {
 	struct io *io;
 	const char *path;
 	struct sfile *f;
-	bool own;      /* opened here, not file->shared */
-	uint64_t size; /* file size */
+	struct ds_file *file; /* reading: the dataset file (NULL when probing) */
+	uint64_t size;	      /* file size */
 
 	unsigned char *buf; /* the stream: bytes [buf_off, buf_off + buf_len) of the file */
 	size_t chunk;
@@ -623,21 +623,16 @@ static int wds_open(struct freader **rp, struct run *run, struct ds_file *file, 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return run_fail(run, -ENOMEM, "cannot allocate wds reader for '%s'", file->path);
-	if (file->shared) {
-		r->f = file->shared;
-	} else {
-		rc = io_open(io, &r->f, file->path, STORAGE_O_READ);
-		if (rc) {
-			free(r);
-			return rc;
-		}
-		r->own = true;
+	rc = io_open_file(io, file, &r->f);
+	if (rc) {
+		free(r);
+		return rc;
 	}
+	r->file = file;
 	r->hold = true;
 	rc = wds_reader_init(r, run, io, file->path, io->transfer ? io->transfer : WDS_CHUNK);
 	if (rc) {
-		if (r->own)
-			io_close(io, r->f);
+		io_close_file(io, file, r->f);
 		wds_reader_free(r);
 		return rc;
 	}
@@ -721,7 +716,7 @@ out_big:
 
 static int wds_close(struct freader *r)
 {
-	int rc = r->own ? io_close(r->io, r->f) : 0;
+	int rc = r->file ? io_close_file(r->io, r->file, r->f) : 0;
 
 	wds_reader_free(r);
 	return rc;

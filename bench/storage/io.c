@@ -10,6 +10,7 @@
 
 #include "../run.h"
 #include "../timer.h"
+#include "../../workloads/dataset.h"
 
 const char *io_path(const struct sfile *f)
 {
@@ -32,6 +33,20 @@ int io_open(struct io *io, struct sfile **f, const char *path, int flags)
 		io->stats->open_ns += timer_now_ns() - t0;
 	}
 	return 0;
+}
+
+int io_open_file(struct io *io, struct ds_file *file, struct sfile **f)
+{
+	if (file->shared) {
+		*f = file->shared;
+		return 0;
+	}
+	return io_open(io, f, file->path, STORAGE_O_READ);
+}
+
+int io_close_file(struct io *io, struct ds_file *file, struct sfile *f)
+{
+	return f == file->shared ? 0 : io_close(io, f);
 }
 
 /* One call of the back-end, retried on EINTR. */

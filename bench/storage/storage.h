@@ -73,6 +73,12 @@ struct io {
 
 /* Opens through the run's back-end; errors recorded with the path. Counts opens. */
 int io_open(struct io *io, struct sfile **f, const char *path, int flags);
+/* Opens a file of the dataset for reading on this thread, or hands back the handle opened
+ * collectively for it (shared MPI-IO access, ds_file.shared); io_close_file() closes only what
+ * io_open_file() opened. */
+struct ds_file;
+int io_open_file(struct io *io, struct ds_file *file, struct sfile **f);
+int io_close_file(struct io *io, struct ds_file *file, struct sfile *f);
 /* Reads exactly len bytes at off, in pieces of io->transfer, looping over short reads and
  * EINTR; end of file before len is -FB_EEOF naming the file and offset. */
 int io_pread(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
