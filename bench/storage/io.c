@@ -177,6 +177,15 @@ int io_size(struct io *io, struct sfile *f, uint64_t *size)
 	return 0;
 }
 
+void io_account_calls(struct io *io, uint64_t bytes, uint64_t calls, uint64_t ns)
+{
+	if (!io->stats)
+		return;
+	io->stats->bytes += bytes;
+	io->stats->ops += calls;
+	hist_add(&io->stats->latency, ns);
+}
+
 void io_account(struct io *io, uint64_t bytes, uint64_t ns)
 {
 	if (!io->stats)

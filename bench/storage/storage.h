@@ -92,5 +92,19 @@ int io_size(struct io *io, struct sfile *f, uint64_t *size);
 /* Records a read that a format did itself (HDF5): bytes and its duration. */
 void io_account(struct io *io, uint64_t bytes, uint64_t ns);
 const char *io_path(const struct sfile *f);
+/* Records reads a library made itself: `bytes` over `calls` read calls, in `ns`. */
+void io_account_calls(struct io *io, uint64_t bytes, uint64_t calls, uint64_t ns);
+
+/* What this thread really read, from the kernel's per-thread counters (/proc/thread-self/io:
+ * rchar, syscr), for libraries that do their own I/O (HDF5) so their bytes and read calls are
+ * counted as actually read, not as asked for. The meter's own reads of that file are taken
+ * out. One meter per thread; io_meter_read() returns -ENOSYS where procfs is missing. */
+struct io_meter {
+	int fd;
+	uint64_t own_bytes, own_calls; /* the meter's own reads of the procfs file */
+};
+int io_meter_open(struct io_meter *m);
+int io_meter_read(struct io_meter *m, uint64_t *bytes, uint64_t *calls);
+void io_meter_close(struct io_meter *m);
 
 #endif

@@ -105,7 +105,12 @@ def test_feedbench_files_open_in_h5py(
         assert info["actual_io_mode"] == "contiguous_collective"
         assert info["no_collective_cause"] == "none"
     total = sum(int(np.sum(h5py.File(p, "r")["lengths"][:])) if stdev else 8 * 2048 for p in files)
-    assert s["metric"]["train_bytes_read"] == total
+    # Bytes are what the library really read (kernel counters): at least every sample's bytes,
+    # at most whole chunks per sample plus metadata.
+    rows = 1 if chunking in ("none", "sample") else int(chunking)
+    disk = sum(os.path.getsize(p) for p in files)
+    assert total <= s["metric"]["train_bytes_read"] <= rows * disk + 65536 * len(files)
+    assert sum(e["samples"] for e in s["epochs"]) == 8 * len(files)
 
 
 def write_h5py(path, kind):
@@ -156,7 +161,13 @@ def test_h5py_files_read_by_feedbench(feedbench, tmp_path, kind):
     assert ("'x' float32 (6, 8, 8)" if kind == "other_name_3d" else "'records' uint8") in detail
     if kind == "gzip":
         assert "deflate" in detail
-    assert s["metric"]["train_bytes_read"] == 2 * (n0 + n1) * size
+    # What HDF5 really read: every sample, for chunked and gzip files whole (compressed) chunks.
+    disk = os.path.getsize(data / "a.h5") + os.path.getsize(data / "b.hdf5")
+    got = s["metric"]["train_bytes_read"]
+    if kind == "gzip":
+        assert 0 < got <= 2 * (n0 + n1) * disk
+    else:
+        assert 2 * (n0 + n1) * size <= got <= 2 * (n0 + n1) * disk
     assert sum(e["samples"] for e in s["epochs"]) == 2 * (n0 + n1)
 
 
@@ -174,7 +185,8 @@ def test_h5py_file_read_collectively_by_two_ranks(feedbench, tmp_path):
     )
     assert r.rc == 0, r.output
     s = r.summary
-    assert s["metric"]["train_bytes_read"] == n * size
+    # gzip chunks: the compressed bytes of the chunks, read by the two ranks' collective calls.
+    assert 0 < s["metric"]["train_bytes_read"] <= n * os.path.getsize(data / "a.h5")
     assert s["format"]["hdf5"]["transfer"] == "collective"
 
 
