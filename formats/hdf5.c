@@ -535,8 +535,19 @@ static int hdf5_geometry(struct run *run, struct hdf5_meta *m, const char *path)
 	}
 	m->elem = H5Tget_size(m->mtype);
 	m->row_elems = 1;
+	uint64_t row_bytes;
+	bool over = false;
 	for (int i = 1; i < m->ndims; i++)
-		m->row_elems *= m->dims[i];
+		over |= __builtin_mul_overflow(m->row_elems, (uint64_t)m->dims[i], &m->row_elems);
+	if (over || m->row_elems == 0 ||
+	    __builtin_mul_overflow(m->row_elems, (uint64_t)m->elem, &row_bytes) ||
+	    row_bytes > UINT32_MAX) {
+		err = run_fail(run, -FB_EFORMAT,
+			       "hdf5: dataset '%s' in '%s': a sample (one row) would be empty or "
+			       "larger than 4 GiB",
+			       m->name, path);
+		goto out_close;
+	}
 	if (m->ndims == 2 && m->elem == 1 && H5Lexists(m->fid, HDF5_LENGTHS, H5P_DEFAULT) > 0) {
 		hid_t d = H5Dopen2(m->fid, HDF5_LENGTHS, H5P_DEFAULT);
 		hid_t s = d >= 0 ? H5Dget_space(d) : -1;
@@ -979,9 +990,14 @@ static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
 	int err = 0;
 
 	fs = H5Dget_space(m->dset);
+	if (fs < 0) { /* a space of the same shape still lets this rank join the read */
+		err = run_fail(run, -FB_EHDF5, "hdf5: cannot get the dataspace of '%s': %s",
+			       file->path, hdf5_why(why, sizeof(why)));
+		fs = H5Screate_simple(m->ndims, m->dims, NULL);
+	}
 	if (fs < 0 || H5Sselect_none(fs) < 0)
 		goto out_hdf5;
-	for (uint64_t k = 0; k < n; k++) {
+	for (uint64_t k = 0; k < n && err == 0; k++) {
 		uint64_t bytes = hdf5_sample_bytes(m, slot[k].index);
 
 		lens[slot[k].i] = bytes;
@@ -992,8 +1008,14 @@ static int hdf5_read_collective_locked(struct run *run, struct ds_file *file,
 				       slot[k].index, file->path, bytes, cap);
 		if (k && slot[k].index == slot[k - 1].index)
 			continue;
-		if (hdf5_select(m, fs, H5S_SELECT_OR, slot[k].index) < 0)
-			goto out_hdf5;
+		if (err == 0 && hdf5_select(m, fs, H5S_SELECT_OR, slot[k].index) < 0) {
+			/* Still join the read below (with nothing selected): never hang the
+			 * other ranks. */
+			err = run_fail(run, -FB_EHDF5,
+				       "hdf5: cannot select sample %" PRIu64 " of '%s': %s",
+				       slot[k].index, file->path, hdf5_why(why, sizeof(why)));
+			break;
+		}
 		total += bytes;
 	}
 	if (err == 0 && total > m->scratch_cap) {
@@ -1061,24 +1083,25 @@ static int hdf5_read_collective(struct run *run, struct ds_file *file, const uin
 		return run_fail(run, -FB_EINTERNAL,
 				"hdf5: collective read of '%s' without a collective open",
 				file->path);
+	/* A local failure still takes part in the collective read, with nothing to read. */
+	int local = 0;
 	slot = malloc((n ? n : 1) * sizeof(*slot));
 	if (!slot)
-		return run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
-	for (uint64_t k = 0; k < n; k++) {
+		local = run_fail(run, -ENOMEM, "hdf5: out of memory reading '%s'", file->path);
+	for (uint64_t k = 0; slot && k < n && local == 0; k++) {
 		slot[k].index = idx[k];
 		slot[k].i = k;
-		if (idx[k] >= m->dims[0]) {
-			free(slot);
-			return run_fail(run, -FB_EINTERNAL, "hdf5: sample %" PRIu64 " beyond '%s'",
-					idx[k], file->path);
-		}
+		if (idx[k] >= m->dims[0])
+			local = run_fail(run, -FB_EINTERNAL, "hdf5: sample %" PRIu64 " beyond '%s'",
+					 idx[k], file->path);
 	}
-	qsort(slot, n, sizeof(*slot), hdf5_slot_cmp);
+	if (local == 0)
+		qsort(slot, n, sizeof(*slot), hdf5_slot_cmp);
 	hdf5_enter();
-	err = hdf5_read_collective_locked(run, file, slot, n, out, cap, lens, io);
+	err = hdf5_read_collective_locked(run, file, slot, local ? 0 : n, out, cap, lens, io);
 	hdf5_leave();
 	free(slot);
-	return err;
+	return local ? local : err;
 }
 
 /* ---- bring your own data --------------------------------------------------------------------- */

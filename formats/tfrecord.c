@@ -350,8 +350,10 @@ static int tfrecord_grow(void **buf, size_t *cap, size_t want)
 
 	if (want <= *cap)
 		return 0;
-	while (n < want)
+	while (n < want && n <= SIZE_MAX / 2)
 		n *= 2;
+	if (n < want)
+		n = want;
 	p = realloc(*buf, n);
 	if (!p)
 		return -ENOMEM;
@@ -622,7 +624,7 @@ static int tfrecord_index_load(struct run *run, struct ds_file *file, struct tfr
 		o = strtoull(p, &end, 10);
 		n = end > p ? strtoull(end, &nl, 10) : 0;
 		if (end == p || nl == end || (*nl != '\n' && *nl != '\0') || o != next ||
-		    n < TFRECORD_FRAME_BYTES) {
+		    n < TFRECORD_FRAME_BYTES || o > UINT64_MAX - n) {
 			rc = run_fail(run, -FB_EFORMAT,
 				      "tfrecord: index '%s' line %" PRIu64
 				      " is not \"<offset> <size>\" of the next record",

@@ -13,6 +13,7 @@
  * members' data concatenated in tar order; every member of a sample is read (the label is part of a
  * sample).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -473,9 +474,13 @@ static int wds_pax(struct freader *r, uint64_t off, uint64_t size)
 	end = data + size;
 	while (p < end && *p) {
 		rec = p;
+		/* "<len> <key>=<value>\n": the length is plain digits (strtoul would also take
+		 * spaces and a sign) and the record must hold more than its own length field. */
+		if (!isdigit((unsigned char)*p))
+			goto out_bad;
 		len = strtoul(p, &p, 10);
 		if (*p != ' ' || len == 0 || len > (unsigned long)(end - rec) ||
-		    rec[len - 1] != '\n')
+		    p + 1 >= rec + len || rec[len - 1] != '\n')
 			goto out_bad;
 		eq = memchr(p + 1, '=', (size_t)(rec + len - p - 1));
 		if (!eq)
@@ -490,7 +495,12 @@ static int wds_pax(struct freader *r, uint64_t off, uint64_t size)
 				goto out_free;
 			}
 		} else if (eq - (p + 1) == 4 && strncmp(p + 1, "size", 4) == 0) {
-			r->pax_size = strtoull(eq + 1, NULL, 10);
+			char *num_end;
+			if (!isdigit((unsigned char)eq[1]))
+				goto out_bad;
+			r->pax_size = strtoull(eq + 1, &num_end, 10);
+			if (*num_end != '\0')
+				goto out_bad;
 			r->pending_size = true;
 		}
 		p = rec + len;
