@@ -27,6 +27,14 @@ if(Python3_Interpreter_FOUND)
   fb_format_test(npz_corrupt 120 corrupt npz)
   fb_format_test(wds_corrupt 120 corrupt wds)
 
+  # Files crafted to break readers' arithmetic: exit 1 with the format's message, no crash.
+  foreach(kind pax tfidx)
+    add_test(NAME formats.hostile_${kind}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/hostile.py ${kind})
+    set_tests_properties(formats.hostile_${kind} PROPERTIES
+      LABELS "formats;mpi" TIMEOUT 90 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+  endforeach()
+
   # hdf5 / tfrecord (their corruption cases need h5py: tests/interop/test_{hdf5,tfrecord}.py)
   fb_format_test(hdf5_per_rank 120 matrix hdf5 per_rank 4)
   fb_format_test(hdf5_shared 120 matrix hdf5_shared shared 4)
