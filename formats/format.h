@@ -98,7 +98,5 @@ struct format_ops {
 extern const struct format_ops *const format_registry[];
 const struct format_ops *format_find(const char *name);
 
-/* Bytes a file of the generated dataset takes on disk (for the free-space check). */
-uint64_t format_estimate_bytes(const struct format_ops *f, const struct ds_file *file);
 
 #endif
