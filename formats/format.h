@@ -98,5 +98,4 @@ struct format_ops {
 extern const struct format_ops *const format_registry[];
 const struct format_ops *format_find(const char *name);
 
-
 #endif
