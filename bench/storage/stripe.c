@@ -68,8 +68,13 @@ static bool stripe_record_request(struct run *run)
 	json_object_set_new(run->info_storage, "stripe_requested",
 			    json_pack("{s:I, s:I, s:I}", "count", (json_int_t)l.count, "size",
 				      (json_int_t)l.size, "offset", (json_int_t)l.offset));
-	if (!stripe_is_requested(&l))
+	if (!stripe_is_requested(&l)) {
+		/* Nothing asked, nothing to warn about; the record still says what the files
+		 * have where the file system cannot stripe (Lustre reads it back). */
+		if (!run->fs.can_stripe)
+			stripe_record_unsupported(run);
 		return false;
+	}
 	if (!run->fs.can_stripe) {
 		run_warn(run,
 			 "striping is not supported on %s: stripe_count, stripe_size and "
