@@ -509,7 +509,7 @@ static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_
 static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sweep_result *r)
 {
 	json_t *w = json_array();
-	long missing = 0, cached = 0, unstriped = 0;
+	long missing = 0, cached = 0, unstriped = 0, single = 0;
 	bool stripe_swept = false;
 	char line[512], fs[32] = "";
 
@@ -521,6 +521,7 @@ static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sw
 			continue;
 		}
 		cached += r[i].cache_resident;
+		single += r[i].m[0].n < 2;
 		if (strstr(r[i].stripe_effective, "unsupported")) {
 			unstriped++;
 			snprintf(fs, sizeof(fs), "%s", r[i].fs_type);
@@ -539,6 +540,13 @@ static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sw
 			 "direct I/O nor cache eviction was used): those numbers measure the page "
 			 "cache, not the storage",
 			 cached, cached == 1 ? "" : "s");
+		json_array_append_new(w, json_string(line));
+	}
+	if (single) {
+		snprintf(line, sizeof(line),
+			 "%ld point%s ran a single repetition: without a spread, no difference can "
+			 "be told from noise; set [output] repetitions = 3 or more",
+			 single, single == 1 ? "" : "s");
 		json_array_append_new(w, json_string(line));
 	}
 	if (stripe_swept && unstriped) {
