@@ -429,7 +429,7 @@ static int npy_create(struct fgen **gp, struct run *run, struct ds_file *file, u
 		return run_fail(run, -ENOMEM, "cannot allocate npy writer for '%s'", file->path);
 	g->run = run;
 	g->file = file;
-	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size, .align = 4096};
+	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size};
 	rc = io_open(&g->io, &g->f, file->path, STORAGE_O_WRITE);
 	if (rc) {
 		free(g);
@@ -610,7 +610,7 @@ static int npy_extent(struct run *run, struct ds_file *file, uint64_t index, uin
 
 static int npy_probe(struct run *run, const char *path, struct probe_info *info)
 {
-	struct io io = {.run = run, .align = 4096};
+	struct io io = {.run = run};
 	struct npy_header h;
 	struct sfile *f;
 	char shape[200];

@@ -583,6 +583,16 @@ out_zip:
 	return run_fail(g->run, -EIO, "cannot create '%s': %s", g->file->path, zip_strerror(g->za));
 }
 
+static void npz_gen_free(struct fgen *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+	zip_error_fini(&g->zerr);
+	free(g->zeros);
+	free(g->ybuf);
+	free(g);
+}
+
 static int npz_create(struct fgen **gp, struct run *run, struct ds_file *file, unsigned flags)
 {
 	struct fgen *g;
@@ -637,12 +647,7 @@ static int npz_create(struct fgen **gp, struct run *run, struct ds_file *file, u
 out_discard:
 	zip_discard(g->za);
 out_free:
-	pthread_cond_destroy(&g->cond);
-	pthread_mutex_destroy(&g->lock);
-	zip_error_fini(&g->zerr);
-	free(g->zeros);
-	free(g->ybuf);
-	free(g);
+	npz_gen_free(g);
 	return rc;
 }
 
@@ -668,7 +673,7 @@ static int npz_append(struct fgen *g, uint64_t index, const void *sample, size_t
  * through the storage wrappers, so a full disk or an I/O error is fatal. */
 static int npz_finish(struct fgen *g)
 {
-	struct io io = {.run = g->run, .align = 4096};
+	struct io io = {.run = g->run};
 	struct sfile *f;
 	int rc = 0, rc2;
 
@@ -695,12 +700,7 @@ static int npz_finish(struct fgen *g)
 			rc = rc ? rc : rc2;
 		}
 	}
-	pthread_cond_destroy(&g->cond);
-	pthread_mutex_destroy(&g->lock);
-	zip_error_fini(&g->zerr);
-	free(g->zeros);
-	free(g->ybuf);
-	free(g);
+	npz_gen_free(g);
 	return rc;
 }
 
@@ -708,7 +708,7 @@ static int npz_finish(struct fgen *g)
 
 static int npz_index(struct run *run, struct ds_file *file)
 {
-	struct io io = {.run = run, .align = 4096};
+	struct io io = {.run = run};
 	struct npz_meta *m;
 	struct sfile *f;
 	int rc, rc2;
@@ -928,7 +928,7 @@ static int npz_extent(struct run *run, struct ds_file *file, uint64_t index, uin
 
 static int npz_probe(struct run *run, const char *path, struct probe_info *info)
 {
-	struct io io = {.run = run, .align = 4096};
+	struct io io = {.run = run};
 	struct npz_meta m;
 	struct sfile *f;
 	int rc, rc2;

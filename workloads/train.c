@@ -35,7 +35,6 @@ struct slot {
 	int state;
 	int rc;
 	uint64_t bytes; /* sample bytes in the batch */
-	uint64_t count;
 };
 
 struct reader_cache {
@@ -290,7 +289,6 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 
 	sampler_batch(p->s, step, &first, &count);
 	slot->bytes = 0;
-	slot->count = count;
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
 		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (p->run->stop && *p->run->stop))
 			return -FB_EINTR;
@@ -442,7 +440,6 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 	if (step < p->s->steps)
 		sampler_batch(p->s, step, &first, &count);
 	slot->bytes = 0;
-	slot->count = count;
 	/* Which files this step touches on any rank: collective calls only for those, in the
 	 * same order everywhere. */
 	memset(c->mine, 0, c->words * sizeof(*c->mine));
@@ -488,7 +485,7 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 
 /* ---- epochs ---------------------------------------------------------------------------- */
 
-static int evict_caches(struct run *run, const struct sampler *s)
+static int evict_caches(struct run *run)
 {
 	const struct config *cfg = &run->cfg;
 	int rc = 0;
@@ -520,7 +517,6 @@ static int evict_caches(struct run *run, const struct sampler *s)
 		if (fd >= 0)
 			close(fd);
 	}
-	(void)s;
 	return rc;
 }
 
@@ -613,7 +609,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	memset(er, 0, sizeof(*er));
 	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
 	if (rc == 0)
-		rc = evict_caches(run, s);
+		rc = evict_caches(run);
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	total = coll ? s->max_steps : s->steps;
@@ -803,8 +799,7 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		w->io = (struct io){.run = run,
 				    .stats = &w->stats,
 				    .transfer = cfg->storage.transfer_size,
-				    .direct = cfg->storage.direct,
-				    .align = 4096};
+				    .direct = cfg->storage.direct};
 		w->tlcap = TIMELINE_MAX / (int)(threads + 1);
 		w->tl = calloc((size_t)w->tlcap, sizeof(*w->tl));
 		if (!w->tl)

@@ -262,23 +262,6 @@ static ssize_t mpiio_pread(struct sfile *sf, void *buf, size_t len, uint64_t off
 	return mpiio_count(f, &st, "read", off);
 }
 
-/* Collective: every rank of the handle's communicator calls it (len may be 0). */
-static ssize_t mpiio_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
-{
-	struct mpiio_file *f = (struct mpiio_file *)sf;
-	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
-	MPI_Status st;
-	char where[48];
-	int mrc;
-
-	mrc = MPI_File_read_at_all(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
-	if (mrc != MPI_SUCCESS) {
-		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
-		return mpiio_fail(f->run, mrc, "read (collective)", f->base.path, where);
-	}
-	return mpiio_count(f, &st, "read", off);
-}
-
 static ssize_t mpiio_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
 {
 	struct mpiio_file *f = (struct mpiio_file *)sf;
@@ -355,5 +338,4 @@ const struct storage_ops mpiio_storage = {
     .close = mpiio_close,
     .size = mpiio_size,
     .evict = mpiio_evict,
-    .pread_all = mpiio_pread_all,
 };

@@ -54,8 +54,6 @@ struct storage_ops {
 	int (*size)(struct sfile *f, uint64_t *size);
 	/* Drops the file's cached pages (posix_fadvise DONTNEED); optional. */
 	int (*evict)(struct sfile *f);
-	/* Collective read of one contiguous range per rank (mpiio); optional. */
-	ssize_t (*pread_all)(struct sfile *f, void *buf, size_t len, uint64_t off);
 };
 
 /* Registry: the only place that knows which back-ends exist. */
@@ -68,7 +66,6 @@ struct io {
 	struct io_stats *stats; /* NULL: not measured (generation) */
 	uint64_t transfer;	/* bytes per read call; 0 = whole request */
 	bool direct;
-	size_t align; /* O_DIRECT alignment (4096 when unknown) */
 };
 
 /* Opens through the run's back-end; errors recorded with the path. Counts opens. */
