@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "build_config.h"
+#include "compare.h"
 #include "config.h"
 #include "report.h"
 #include "../formats/format.h"
@@ -37,26 +38,34 @@ void cli_install_signals(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: feedbench COMMAND [ARGS]\n"
-		"\n"
-		"Emulates deep-learning training reads over MPI and measures what the storage "
-		"delivers.\n"
-		"\n"
-		"commands:\n"
-		"  run CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
-		"                   generate the dataset when needed, train, write a run folder\n"
-		"  generate CONFIG [--set ...]   generate (or check) the dataset only\n"
-		"  validate CONFIG [--set ...]   check the config and print the effective config\n"
-		"  sweep CONFIG [--set ...] [--output DIR] [--resume DIR] [--dry-run]\n"
-		"                   run every point of the [sweep] section\n"
-		"  plot RESULT_FOLDER            re-render the plots of a run or sweep folder\n"
-		"  keys             every config key (Markdown)\n"
-		"  list             plug-ins built and not built\n"
-		"  --help, --version\n"
-		"\n"
-		"Run under MPI: mpiexec -n 4 feedbench run configs/quickstart.ini\n"
-		"Exit status: 0 success, 1 the run failed, 2 usage or config error.\n");
+	fprintf(
+	    f, "usage: feedbench COMMAND [ARGS]\n"
+	       "\n"
+	       "Emulates deep-learning training reads over MPI and measures what the storage "
+	       "delivers.\n"
+	       "\n"
+	       "commands:\n"
+	       "  run CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
+	       "                   generate the dataset when needed, train, write a run folder\n"
+	       "  generate CONFIG [--set ...]   generate (or check) the dataset only\n"
+	       "  validate CONFIG [--set ...]   check the config and print the effective config\n"
+	       "  sweep CONFIG [--set ...] [--output DIR] [--resume DIR] [--dry-run]\n"
+	       "                   run every point of the [sweep] section\n"
+	       "  plot RESULT_FOLDER            re-render the plots of a run or sweep folder\n"
+	       "  compare BASELINE CURRENT [--baseline NAME] [--metric LIST] [--tolerance PCT]\n"
+	       "          [--junit FILE] [--markdown FILE] [--json FILE] ...\n"
+	       "                   regression gate: exit 0 no regression, 1 regression,\n"
+	       "                   3 incomparable (see feedbench compare --help)\n"
+	       "  baseline save RESULT --name NAME [--force] | baseline list\n"
+	       "                   keep a result as a named baseline for compare\n"
+	       "  history FOLDER [--metric M]   every run below FOLDER by time, with a trend plot\n"
+	       "  keys             every config key (Markdown)\n"
+	       "  list             plug-ins built and not built\n"
+	       "  --help, --version\n"
+	       "\n"
+	       "Run under MPI: mpiexec -n 4 feedbench run configs/quickstart.ini\n"
+	       "Exit status: 0 success, 1 the run failed (compare: a regression), 2 usage or\n"
+	       "config error, 3 compare: incomparable results.\n");
 }
 
 int cli_parse(struct cli *c, int argc, char **argv)
@@ -64,10 +73,12 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	static const struct {
 		const char *name;
 		enum cli_command cmd;
-	} cmds[] = {{"run", CLI_RUN},	{"generate", CLI_GENERATE}, {"validate", CLI_VALIDATE},
-		    {"keys", CLI_KEYS}, {"list", CLI_LIST},	    {"sweep", CLI_SWEEP},
-		    {"plot", CLI_PLOT}, {"--help", CLI_HELP},	    {"-h", CLI_HELP},
-		    {"help", CLI_HELP}, {"--version", CLI_VERSION}, {"version", CLI_VERSION}};
+	} cmds[] = {
+	    {"run", CLI_RUN},	      {"generate", CLI_GENERATE}, {"validate", CLI_VALIDATE},
+	    {"keys", CLI_KEYS},	      {"list", CLI_LIST},	  {"sweep", CLI_SWEEP},
+	    {"plot", CLI_PLOT},	      {"compare", CLI_COMPARE},	  {"baseline", CLI_BASELINE},
+	    {"history", CLI_HISTORY}, {"--help", CLI_HELP},	  {"-h", CLI_HELP},
+	    {"help", CLI_HELP},	      {"--version", CLI_VERSION}, {"version", CLI_VERSION}};
 
 	memset(c, 0, sizeof(*c));
 	if (argc < 2) {
@@ -219,6 +230,12 @@ int cli_dispatch(struct cli *c)
 		return sweep_main(c->argc, c->argv, &world);
 	case CLI_PLOT:
 		return plot_main(c->argc, c->argv);
+	case CLI_COMPARE:
+		return compare_main(c->argc, c->argv);
+	case CLI_BASELINE:
+		return baseline_main(c->argc, c->argv);
+	case CLI_HISTORY:
+		return history_main(c->argc, c->argv);
 	case CLI_RUN:
 		if (config_has_sweep(c))
 			return sweep_main(c->argc, c->argv, &world);

@@ -103,13 +103,14 @@ struct config {
 		struct cfg_hint hints[CFG_MAX_HINTS]; /* every other key of [storage.mpiio] */
 	} mpiio;
 	struct {
-		char fail_op[16];    /* faulty backend: read, write, fsync, close, open */
-		int64_t fail_rank;   /* -1 = every rank */
-		int64_t fail_nth;    /* fail the Nth call of fail_op (1-based); 0 = never */
-		char fail_errno[16]; /* EIO, ENOSPC, ... */
-		bool short_reads;    /* return at most half of each request */
-		bool eintr;	     /* return EINTR once every other call */
-		char inner[16];	     /* posix */
+		char fail_op[16];     /* faulty backend: read, write, fsync, close, open */
+		int64_t fail_rank;    /* -1 = every rank */
+		int64_t fail_nth;     /* fail the Nth call of fail_op (1-based); 0 = never */
+		char fail_errno[16];  /* EIO, ENOSPC, ... */
+		bool short_reads;     /* return at most half of each request */
+		bool eintr;	      /* return EINTR once every other call */
+		char inner[16];	      /* posix */
+		double read_slowdown; /* reads deliver this fraction less (0.2: 1.25x the time) */
 	} faulty;
 	struct {
 		int64_t batch_size;

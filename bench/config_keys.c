@@ -105,6 +105,10 @@ const struct cfg_key cfg_keys[] = {
      "Tests: every other call fails with EINTR."},
     {"storage.faulty", "inner", CFG_STRING, OFF(faulty.inner), "posix", NOLIM, NULL, N,
      "Tests: back-end wrapped by the faulty one.", SZ(faulty.inner)},
+    {"storage.faulty", "read_slowdown", CFG_DOUBLE, OFF(faulty.read_slowdown), "0", 0, 0.95, NULL,
+     N,
+     "Tests: every read call is stretched so reads deliver this fraction less (0.2: each call "
+     "takes 1.25x its time); proves that compare detects a known slowdown."},
 
     {"reader", "batch_size", CFG_INT, OFF(reader.batch_size), "4", 1, 1e9, NULL, 0,
      "Samples per batch (per rank)."},

@@ -127,7 +127,7 @@ static void plot_quote(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static void plot_var(FILE *f, const char *name, const char *value)
+void plot_var(FILE *f, const char *name, const char *value)
 {
 	fprintf(f, "%s = ", name);
 	plot_quote(f, value);
@@ -554,6 +554,27 @@ static bool plot_exists(const char *dir, const char *file)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	return access(path, R_OK) == 0;
+}
+
+int plot_script(const char *script, const char *vars, char *why, size_t len)
+{
+	struct plot_env env = {0};
+
+	if (!plot_find_gnuplot(env.gnuplot, sizeof(env.gnuplot))) {
+		snprintf(why, len, "gnuplot not found (install gnuplot-nox)");
+		return 1;
+	}
+	if (!plot_find_scripts(env.scripts, sizeof(env.scripts))) {
+		snprintf(why, len,
+			 "the gnuplot scripts (plot/NAME.gp) were not found: set "
+			 "FEEDBENCH_PLOT_DIR to the plot/ folder of the feedbench sources");
+		return 1;
+	}
+	if (plot_exec(&env, script, vars) < 0) {
+		snprintf(why, len, "%s", env.why);
+		return -FB_EINTERNAL;
+	}
+	return 0;
 }
 
 int plot_render(const char *dir, char *why, size_t len)

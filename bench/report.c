@@ -143,12 +143,57 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 	return n;
 }
 
+/* Values of every metric per repetition: repetitions[] holds what the runner reduced per
+ * repetition (exact percentiles from merged histograms); what it lacks comes from the epochs of
+ * that repetition; a summary with neither gives one repetition from "metric". */
+int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int max)
+{
+	json_t *reps;
+	size_t i;
+	int n;
+
+	n = report_reps_from_epochs(json_object_get(root, "epochs"), v, max);
+	reps = json_object_get(root, "repetitions");
+	if (json_is_array(reps) && json_array_size(reps) > 0) {
+		json_t *o;
+		double one[SWM_COUNT];
+
+		json_array_foreach(reps, i, o)
+		{
+			if ((int)i >= max || !json_is_object(o))
+				continue;
+			report_metrics_of(o, one);
+			if ((int)i >= n) {
+				for (int m = 0; m < SWM_COUNT; m++)
+					v[i][m] = NAN;
+				n = (int)i + 1;
+			}
+			for (int m = 0; m < SWM_COUNT; m++)
+				if (!isnan(one[m]))
+					v[i][m] = one[m];
+		}
+	}
+	if (n == 0 && max > 0) {
+		json_t *m = json_object_get(root, "metric");
+		v[0][SWM_BANDWIDTH] = json_num(m, "train_bandwidth_MiB_per_second");
+		v[0][SWM_IOPS] = json_num(m, "train_iops");
+		v[0][SWM_SAMPLES] = json_num(m, "train_throughput_mean_samples_per_second");
+		v[0][SWM_AU] = json_num(m, "train_au_mean_percentage");
+		v[0][SWM_WAIT_P99] = json_num(m, "train_data_wait_seconds.p99");
+		v[0][SWM_LAT_P99] = json_num(m, "train_latency_seconds.p99");
+		v[0][SWM_LAT_P50] = json_num(m, "train_latency_seconds.p50");
+		v[0][SWM_LAT_P90] = json_num(m, "train_latency_seconds.p90");
+		v[0][SWM_LAT_P999] = json_num(m, "train_latency_seconds.p999");
+		n = 1;
+	}
+	return n;
+}
+
 int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len)
 {
 	double(*v)[SWM_COUNT] = NULL, *col = NULL;
 	json_error_t jerr;
-	json_t *root, *reps, *st, *se;
-	size_t i;
+	json_t *root, *st, *se;
 	int n = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -177,42 +222,7 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 		free(col);
 		return -FB_EFORMAT;
 	}
-	/* repetitions[] holds what the runner reduced per repetition (exact percentiles from
-	 * merged histograms); what it lacks comes from the epochs of that repetition. */
-	n = report_reps_from_epochs(json_object_get(root, "epochs"), v, REPORT_MAX_REPS);
-	reps = json_object_get(root, "repetitions");
-	if (json_is_array(reps) && json_array_size(reps) > 0) {
-		json_t *o;
-		double one[SWM_COUNT];
-
-		json_array_foreach(reps, i, o)
-		{
-			if (i >= REPORT_MAX_REPS || !json_is_object(o))
-				continue;
-			report_metrics_of(o, one);
-			if ((int)i >= n) {
-				for (int m = 0; m < SWM_COUNT; m++)
-					v[i][m] = NAN;
-				n = (int)i + 1;
-			}
-			for (int m = 0; m < SWM_COUNT; m++)
-				if (!isnan(one[m]))
-					v[i][m] = one[m];
-		}
-	}
-	if (n == 0) {
-		json_t *m = json_object_get(root, "metric");
-		v[0][SWM_BANDWIDTH] = json_num(m, "train_bandwidth_MiB_per_second");
-		v[0][SWM_IOPS] = json_num(m, "train_iops");
-		v[0][SWM_SAMPLES] = json_num(m, "train_throughput_mean_samples_per_second");
-		v[0][SWM_AU] = json_num(m, "train_au_mean_percentage");
-		v[0][SWM_WAIT_P99] = json_num(m, "train_data_wait_seconds.p99");
-		v[0][SWM_LAT_P99] = json_num(m, "train_latency_seconds.p99");
-		v[0][SWM_LAT_P50] = json_num(m, "train_latency_seconds.p50");
-		v[0][SWM_LAT_P90] = json_num(m, "train_latency_seconds.p90");
-		v[0][SWM_LAT_P999] = json_num(m, "train_latency_seconds.p999");
-		n = 1;
-	}
+	n = summary_repetition_values(root, v, REPORT_MAX_REPS);
 	for (int m = 0; m < SWM_COUNT; m++) {
 		int k = 0;
 		for (int j = 0; j < n; j++)

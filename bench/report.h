@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Writes report.md into a finished run folder from its summary.json (rank 0 only).
  * Returns 0 or a negative errno; a failure is a warning, the results stand. */
@@ -12,6 +13,12 @@ int report_write_run(const char *run_dir);
 /* Renders the plots of a run or sweep folder with gnuplot (PNG + SVG). A missing gnuplot is
  * not an error: returns 1 and fills why. */
 int plot_render(const char *dir, char *why, size_t len);
+
+/* Runs one gnuplot script of plot/ with vars ("name = 'value'; ..."). 0; 1 when gnuplot or
+ * the scripts are missing (why says so); a negative code when gnuplot failed. */
+int plot_script(const char *script, const char *vars, char *why, size_t len);
+/* Writes "name = 'value'; " with value quoted as a gnuplot string. */
+void plot_var(FILE *f, const char *name, const char *value);
 
 /* `feedbench plot DIR` and `feedbench sweep CONFIG [...]` (bench/sweep.c). */
 int plot_main(int argc, char **argv);

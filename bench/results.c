@@ -165,6 +165,20 @@ static uint64_t host_memory(void)
 	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
+/* The machine rank 0 ran on, for baseline fingerprints (CPU model, memory, kernel). */
+static json_t *host_json(void)
+{
+	struct util_host h;
+	json_t *o = json_object();
+
+	util_host_describe(&h);
+	json_object_set_new(o, "cpu_model", json_string(h.cpu_model));
+	json_object_set_new(o, "cpus", json_integer(h.cpus));
+	json_object_set_new(o, "memory_bytes", json_integer((json_int_t)h.memory_bytes));
+	json_object_set_new(o, "kernel", json_string(h.kernel));
+	return o;
+}
+
 /* ---- writing files --------------------------------------------------------------------- */
 
 static int write_text(const char *dir, const char *name, const char *text)
@@ -567,7 +581,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
 	json_t *s = json_object(), *st, *acc, *eps, *ranks;
-	char hash[65];
+	char hash[65], commit[80], source[32];
 
 	json_object_set_new(s, "schema", json_integer(1));
 	json_object_set_new(s, "feedbench_version", json_string(FEEDBENCH_VERSION));
@@ -577,6 +591,13 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(s, "start", json_string(ctx->start_iso));
 	json_object_set_new(s, "end", json_string(ctx->end_iso));
 	json_object_set_new(s, "hostname", json_string(run->hostname));
+	json_object_set_new(s, "host", host_json());
+	if (util_git_commit(commit, sizeof(commit), source, sizeof(source)) == 0) {
+		json_object_set_new(s, "git_commit", json_string(commit));
+		json_object_set_new(s, "git_commit_source", json_string(source));
+	} else {
+		json_object_set_new(s, "git_commit", json_null());
+	}
 	json_object_set_new(s, "num_ranks", json_integer(run->nranks));
 	json_object_set_new(s, "num_nodes", json_integer(run->nnodes));
 	json_object_set_new(s, "num_accelerators", json_integer(run->nranks));

@@ -103,6 +103,12 @@ struct sweep_result {
  * (-ENOENT: not there; -FB_EFORMAT: unreadable or incomplete). */
 int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len);
 
+/* Values of every metric for each repetition of a parsed summary.json (a jansson json_t):
+ * from repetitions[], completed from epochs[], or one repetition from "metric" in an older
+ * summary. NAN where the summary has no value. Returns the number of repetitions (<= max). */
+struct json_t;
+int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int max);
+
 /* The recommendation of one group: the points that share every non-numeric value. */
 struct sweep_reco {
 	int group_idx[CFG_MAX_SWEEP]; /* value index of each non-numeric axis (-1 for numeric) */

@@ -3,6 +3,7 @@
 #define FEEDBENCH_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* mkdir -p; 0 or -errno. */
 int util_mkdirs(const char *path, unsigned mode);
@@ -16,5 +17,21 @@ int util_remove_tree(const char *path);
 /* Current UTC time as ISO-8601 ("2026-11-30T10:41:07Z") and compact ("20261130T104107Z"). */
 void util_utc_iso(char *buf, size_t len);
 void util_utc_compact(char *buf, size_t len);
+
+/* What a result says about the machine it ran on (summary.json "host", baseline fingerprints). */
+struct util_host {
+	char hostname[256];
+	char cpu_model[160]; /* /proc/cpuinfo "model name" (or "Processor", "cpu"); "unknown" */
+	int cpus;	     /* online */
+	uint64_t memory_bytes;
+	char kernel[160]; /* uname: "Linux 6.1.0-26-amd64 x86_64" */
+};
+void util_host_describe(struct util_host *h);
+
+/* The git commit the run belongs to: $FEEDBENCH_GIT_COMMIT, else the commit CI systems export
+ * ($GITHUB_SHA, $CI_COMMIT_SHA, $GIT_COMMIT, $BUILDKITE_COMMIT), else HEAD of the git
+ * checkout holding the current folder (read from .git, no git process). Returns 0 and fills
+ * commit (hex) and source (the variable's name, or ".git"); -ENOENT when none is known. */
+int util_git_commit(char *commit, size_t len, char *source, size_t slen);
 
 #endif

@@ -4,6 +4,10 @@
  * call. Modelled on SQLite's test_vfs: the fault sits below the wrappers, so the wrappers'
  * loops and the run's error handling are what gets tested.
  *
+ * read_slowdown stretches every read call by a known factor (the time the inner read took x
+ * s / (1 - s)), so a run delivers the fraction s less through the read path: the known
+ * slowdown that proves `feedbench compare` detects regressions.
+ *
  * Calls are counted per rank, per operation, over all files and threads (atomic counters in
  * run->storage_priv), so "fail the 3rd read on rank 1" is deterministic whatever the threads do.
  */
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "../run.h"
+#include "../timer.h"
 
 extern const struct storage_ops faulty_storage;
 
@@ -147,6 +152,30 @@ static int faulty_open(struct sfile **out, const char *path, int flags, struct r
 	return 0;
 }
 
+/* The inner read, then a wait of its own duration x s / (1 - s): sleep for all but the last
+ * 100 us, spin for those (nanosleep alone overshoots by tens of microseconds). */
+static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, uint64_t off,
+				 double s)
+{
+	uint64_t t0 = timer_now_ns(), end;
+	ssize_t n = f->inner_ops->pread(f->inner, buf, len, off);
+	uint64_t took = timer_now_ns() - t0;
+
+	end = t0 + took + (uint64_t)((double)took * s / (1.0 - s));
+	for (;;) {
+		uint64_t now = timer_now_ns();
+		if (now >= end)
+			break;
+		if (end - now > 150000) {
+			uint64_t ns = end - now - 100000;
+			struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+					      .tv_nsec = (long)(ns % 1000000000u)};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return n;
+}
+
 static ssize_t faulty_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
 {
 	struct faulty_file *f = (struct faulty_file *)sf;
@@ -164,6 +193,8 @@ static ssize_t faulty_pread(struct sfile *sf, void *buf, size_t len, uint64_t of
 	}
 	if (cfg->faulty.short_reads && len > 1)
 		len /= 2;
+	if (cfg->faulty.read_slowdown > 0)
+		return faulty_slow_pread(f, buf, len, off, cfg->faulty.read_slowdown);
 	return f->inner_ops->pread(f->inner, buf, len, off);
 }
 

@@ -1,0 +1,950 @@
+/* `feedbench compare BASELINE CURRENT`: a regression gate for CI.
+ *
+ * Every metric of every pair of points gets a verdict (compare_stats.c): "regressed" only when
+ * the change passes the tolerance and Welch's t-test over the repetitions says the difference
+ * is real. The table goes to the terminal; the same rows to Markdown (a merge-request comment),
+ * JUnit XML (one testcase per point x metric, as CI systems display it) and JSON. Each file is
+ * written whole or not at all (util_write_atomic).
+ *
+ * Exit status: 0 no regression, 1 regression, 2 usage, 3 incomparable.
+ */
+#include "compare.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "build_config.h"
+#include "errors.h"
+#include "util.h"
+
+#define CMP_MAX_METRICS 16
+
+struct cmp_opts {
+	const char *base_path, *cur_path;
+	const char *baseline_name, *baselines_dir;
+	const char *markdown, *junit, *json;
+	int metrics[CMP_MAX_METRICS]; /* indices into cmp_metrics */
+	int nmetrics;
+	double tol[CMP_MAX_METRICS]; /* % per cmp_metrics index */
+	double alpha;
+	bool allow_cached, quiet;
+};
+
+struct cmp_row {
+	int pair;   /* index into match.pairs */
+	int metric; /* index into cmp_metrics */
+	double tol; /* % */
+	struct cmp_outcome o;
+};
+
+struct cmp_report {
+	const struct cmp_opts *opts;
+	struct cmp_side base, cur;
+	char base_desc[4200]; /* how the baseline was named */
+	struct cmp_match match;
+	struct cmp_row *rows;
+	int nrows;
+	int count[CMP_MISSING + 1];
+	bool labelled; /* sweep points: a point column */
+	int nwarnings;
+	char warnings[CMP_MAX_REASONS + 2][CMP_REASON_LEN * 2];
+	char error[CMP_REASON_LEN * 2]; /* a side that could not be read */
+	int status;
+	char stamp[32]; /* "2026-11-30T10:41:07" (JUnit: no zone) */
+	char host[256];
+};
+
+static void compare_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: feedbench compare BASELINE CURRENT [options]\n"
+	    "       feedbench compare --baseline NAME CURRENT [options]\n"
+	    "\n"
+	    "Compares two results for CI regression gates. BASELINE and CURRENT are run\n"
+	    "folders, sweep folders or summary.json files; points are matched by config hash\n"
+	    "(sweeps: by swept values).\n"
+	    "\n"
+	    "options:\n"
+	    "  --baseline NAME    the baseline saved with `feedbench baseline save` as NAME\n"
+	    "  --baselines DIR    where saved baselines are (default %s)\n"
+	    "  --metric LIST      comma-separated, or all; default "
+	    "bandwidth,samples,au,iops,latency_p99,wait_p99\n"
+	    "                     (also latency_p50, latency_p90, latency_p999)\n"
+	    "  --tolerance PCT    change that counts, in %% (default %g); METRIC=PCT for one "
+	    "metric\n"
+	    "  --alpha A          significance level of Welch's t-test (default %g)\n"
+	    "  --allow-cached     compare results that may come from the page cache\n"
+	    "  --markdown FILE    the table in Markdown (for a merge-request comment)\n"
+	    "  --junit FILE       JUnit XML: one testcase per point and metric\n"
+	    "  --json FILE        every number, machine-readable\n"
+	    "  --quiet            print the verdict line only\n"
+	    "\n"
+	    "A metric regresses when its change passes the tolerance and Welch's t-test over the\n"
+	    "repetitions gives p < alpha; beyond the tolerance but not significant is \"noise\".\n"
+	    "With one repetition on a side the tolerance alone decides (\"low confidence\").\n"
+	    "Exit status: 0 no regression, 1 regression, 2 usage error, 3 incomparable results.\n",
+	    CMP_BASELINES_DIR, CMP_DEFAULT_TOL, CMP_DEFAULT_ALPH);
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static int cmp_parse_pct(const char *text, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno)
+		return -1;
+	if (*end == '%')
+		end++;
+	if (*end || !isfinite(v) || v < 0 || v > 1000)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int cmp_opt_tolerance(struct cmp_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	double v;
+
+	if (!eq) {
+		if (cmp_parse_pct(arg, &v) < 0)
+			goto bad;
+		for (int i = 0; i < cmp_nmetrics; i++)
+			o->tol[i] = v;
+		return 0;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	int m = cmp_metric_find(name);
+	if (m < 0) {
+		fprintf(stderr, "feedbench compare: --tolerance %s: unknown metric '%s'\n", arg,
+			name);
+		return -1;
+	}
+	if (cmp_parse_pct(eq + 1, &v) < 0)
+		goto bad;
+	o->tol[m] = v;
+	return 0;
+bad:
+	fprintf(stderr,
+		"feedbench compare: --tolerance '%s': expected a percentage from 0 to 1000 "
+		"(10, 10%%) or METRIC=PCT\n",
+		arg);
+	return -1;
+}
+
+static int cmp_opt_metrics(struct cmp_opts *o, const char *arg)
+{
+	char buf[512], *save = NULL;
+
+	o->nmetrics = 0;
+	if (strcmp(arg, "all") == 0) {
+		for (int i = 0; i < cmp_nmetrics; i++)
+			o->metrics[o->nmetrics++] = i;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+		int m = cmp_metric_find(t);
+		if (m < 0) {
+			fprintf(stderr, "feedbench compare: unknown metric '%s' (choose from:", t);
+			for (int i = 0; i < cmp_nmetrics; i++)
+				fprintf(stderr, " %s", cmp_metrics[i].name);
+			fprintf(stderr, ", or all)\n");
+			return -1;
+		}
+		bool dup = false;
+		for (int i = 0; i < o->nmetrics; i++)
+			dup |= o->metrics[i] == m;
+		if (!dup && o->nmetrics < CMP_MAX_METRICS)
+			o->metrics[o->nmetrics++] = m;
+	}
+	if (o->nmetrics == 0) {
+		fprintf(stderr, "feedbench compare: --metric needs at least one metric\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
+{
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->alpha = CMP_DEFAULT_ALPH;
+	o->baselines_dir = CMP_BASELINES_DIR;
+	for (int i = 0; i < cmp_nmetrics; i++) {
+		o->tol[i] = CMP_DEFAULT_TOL;
+		if (cmp_metrics[i].by_default)
+			o->metrics[o->nmetrics++] = i;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = true;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			compare_usage(stdout);
+			return 1;
+		} else if (strcmp(a, "--allow-cached") == 0) {
+			o->allow_cached = true;
+			takes = false;
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			o->quiet = true;
+			takes = false;
+		} else if (a[0] == '-' && a[1] && !v) {
+			fprintf(stderr, "feedbench compare: %s needs a value (see --help)\n", a);
+			return -1;
+		} else if (strcmp(a, "--baseline") == 0) {
+			o->baseline_name = v;
+		} else if (strcmp(a, "--baselines") == 0) {
+			o->baselines_dir = v;
+		} else if (strcmp(a, "--markdown") == 0) {
+			o->markdown = v;
+		} else if (strcmp(a, "--junit") == 0) {
+			o->junit = v;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = v;
+		} else if (strcmp(a, "--metric") == 0 || strcmp(a, "--metrics") == 0) {
+			if (cmp_opt_metrics(o, v) < 0)
+				return -1;
+		} else if (strcmp(a, "--tolerance") == 0) {
+			if (cmp_opt_tolerance(o, v) < 0)
+				return -1;
+		} else if (strcmp(a, "--alpha") == 0) {
+			char *end;
+			o->alpha = strtod(v, &end);
+			if (*end || !(o->alpha > 0 && o->alpha <= 0.5)) {
+				fprintf(stderr,
+					"feedbench compare: --alpha '%s': expected a number in "
+					"(0, 0.5]\n",
+					v);
+				return -1;
+			}
+		} else if (a[0] == '-') {
+			fprintf(stderr, "feedbench compare: unknown option '%s' (see --help)\n", a);
+			return -1;
+		} else {
+			takes = false;
+			if (npos == 2) {
+				fprintf(stderr, "feedbench compare: unexpected argument '%s'\n", a);
+				return -1;
+			}
+			pos[npos++] = a;
+		}
+		if (takes)
+			i++;
+	}
+	if (o->baseline_name ? npos != 1 : npos != 2) {
+		fprintf(stderr, "feedbench compare: %s (see --help)\n",
+			o->baseline_name ? "--baseline NAME takes one more argument, CURRENT"
+					 : "needs BASELINE and CURRENT");
+		return -1;
+	}
+	o->base_path = o->baseline_name ? NULL : pos[0];
+	o->cur_path = pos[npos - 1];
+	return 0;
+}
+
+/* ---- numbers as text ------------------------------------------------------------------- */
+
+/* Decimals that suit a value of this size (and the stddev printed beside it). */
+static int cmp_decimals(double v)
+{
+	double a = fabs(v);
+
+	return a >= 1000 ? 0 : a >= 100 ? 1 : a >= 1 || a == 0 ? 2 : a >= 0.01 ? 4 : 6;
+}
+
+/* "812.3 ± 4.1 MiB/s (n=3)" */
+static void cmp_stat_text(const struct summary_stat *s, const struct cmp_metric *m, char *buf,
+			  size_t len)
+{
+	int d = cmp_decimals(s->mean * m->scale);
+
+	if (s->n == 0)
+		snprintf(buf, len, "not recorded");
+	else if (s->n > 1)
+		snprintf(buf, len, "%.*f ± %.*f %s (n=%d)", d, s->mean * m->scale, d,
+			 s->stddev * m->scale, m->unit, s->n);
+	else
+		snprintf(buf, len, "%.*f %s (n=1)", d, s->mean * m->scale, m->unit);
+}
+
+static void cmp_change_text(const struct cmp_outcome *o, char *buf, size_t len)
+{
+	if (isnan(o->change_pct))
+		snprintf(buf, len, "n/a");
+	else if (isinf(o->change_pct))
+		snprintf(buf, len, "%s (from 0)", o->change_pct > 0 ? "+inf" : "-inf");
+	else
+		snprintf(buf, len, "%+.1f %%", o->change_pct);
+}
+
+static void cmp_p_text(double p, char *buf, size_t len)
+{
+	if (p < 0.0001)
+		snprintf(buf, len, "p<0.0001");
+	else
+		snprintf(buf, len, "p=%.2g", p);
+}
+
+/* The test column: "p=0.0012, 95% CI [-24.0, -18.4] %" or why there is none. */
+static void cmp_test_text(const struct cmp_outcome *o, double alpha, char *buf, size_t len)
+{
+	char p[32];
+
+	if (o->verdict == CMP_MISSING)
+		snprintf(buf, len, "-");
+	else if (o->low_confidence)
+		snprintf(buf, len, "low confidence: %d vs %d repetition%s, tolerance only",
+			 o->base.n, o->cur.n, o->base.n * o->cur.n == 1 ? "" : "s");
+	else {
+		cmp_p_text(o->p, p, sizeof(p));
+		if (isnan(o->ci_lo_pct))
+			snprintf(buf, len, "%s", p);
+		else
+			snprintf(buf, len, "%s, %g%% CI [%+.1f, %+.1f] %%", p, 100 * (1 - alpha),
+				 o->ci_lo_pct, o->ci_hi_pct);
+	}
+}
+
+static const char *cmp_row_label(const struct cmp_report *r, const struct cmp_row *row)
+{
+	const char *l = r->cur.points[r->match.pairs[row->pair].c].label;
+
+	return l[0] ? l : "-";
+}
+
+/* ---- verdicts ---------------------------------------------------------------------------- */
+
+static int cmp_judge_all(struct cmp_report *r)
+{
+	const struct cmp_opts *o = r->opts;
+
+	r->rows = calloc((size_t)r->match.npairs * (size_t)o->nmetrics, sizeof(*r->rows));
+	if (!r->rows)
+		return -ENOMEM;
+	for (int p = 0; p < r->match.npairs; p++) {
+		const struct cmp_point *b = &r->base.points[r->match.pairs[p].b];
+		const struct cmp_point *c = &r->cur.points[r->match.pairs[p].c];
+		double vb[CMP_MAX_REPS], vc[CMP_MAX_REPS];
+
+		r->labelled |= c->label[0] != '\0';
+		for (int k = 0; k < o->nmetrics; k++) {
+			const struct cmp_metric *m = &cmp_metrics[o->metrics[k]];
+			struct cmp_row *row = &r->rows[r->nrows++];
+
+			for (int i = 0; i < b->nreps; i++)
+				vb[i] = b->v[i][m->m];
+			for (int i = 0; i < c->nreps; i++)
+				vc[i] = c->v[i][m->m];
+			row->pair = p;
+			row->metric = o->metrics[k];
+			row->tol = o->tol[o->metrics[k]];
+			cmp_judge(vb, b->nreps, vc, c->nreps, m->higher_better, row->tol, o->alpha,
+				  &row->o);
+			r->count[row->o.verdict]++;
+		}
+	}
+	return 0;
+}
+
+static const char *cmp_overall(const struct cmp_report *r)
+{
+	if (r->status == CMP_EXIT_INCOMPARABLE)
+		return "incomparable";
+	return r->count[CMP_REGRESSED] ? "regressed" : "ok";
+}
+
+/* "1 regressed, 4 ok, 1 noise" */
+static void cmp_counts_text(const struct cmp_report *r, char *buf, size_t len)
+{
+	static const enum cmp_verdict order[] = {CMP_REGRESSED, CMP_IMPROVED, CMP_NOISE, CMP_OK,
+						 CMP_MISSING};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (r->count[order[i]] && used < len)
+			used +=
+			    (size_t)snprintf(buf + used, len - used, "%s%d %s", used ? ", " : "",
+					     r->count[order[i]], cmp_verdict_name(order[i]));
+}
+
+/* ---- terminal ------------------------------------------------------------------------------ */
+
+static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bullet)
+{
+	const struct cmp_point *c = &r->cur.points[0];
+
+	fprintf(f, "%sbaseline: %s\n", bullet, r->base_desc);
+	fprintf(f, "%scurrent:  %s (%s, %d point%s)\n", bullet, r->cur.path, r->cur.kind,
+		r->cur.npoints, r->cur.npoints == 1 ? "" : "s");
+	fprintf(f, "%sworkload: %s, %d rank%s on %d node%s, %s, accelerator %s, %s\n", bullet,
+		c->workload, c->num_ranks, c->num_ranks == 1 ? "" : "s", c->num_nodes,
+		c->num_nodes == 1 ? "" : "s", c->fs_type, c->accel,
+		c->has_direct	    ? "direct I/O"
+		: c->cache_resident ? "cache-resident"
+				    : "buffered I/O");
+	bool same = true;
+	for (int i = 1; i < r->opts->nmetrics; i++)
+		same &= r->opts->tol[r->opts->metrics[i]] == r->opts->tol[r->opts->metrics[0]];
+	fprintf(f, "%stest: Welch's t-test (two-sided, alpha %g) over repetitions; tolerance ",
+		bullet, r->opts->alpha);
+	if (same)
+		fprintf(f, "%g %%\n", r->opts->tol[r->opts->metrics[0]]);
+	else
+		fprintf(f, "per metric (column tol)\n");
+}
+
+static void cmp_print_table(const struct cmp_report *r, FILE *f)
+{
+	char base[96], cur[96], change[48], test[96];
+
+	fprintf(f, "\n");
+	if (r->labelled)
+		fprintf(f, "%-28s ", "point");
+	fprintf(f, "%-13s %-28s %-28s %-10s %5s  %-40s %s\n", "metric", "baseline", "current",
+		"change", "tol", "test", "verdict");
+	for (int i = 0; i < r->nrows; i++) {
+		const struct cmp_row *row = &r->rows[i];
+		const struct cmp_metric *m = &cmp_metrics[row->metric];
+
+		cmp_stat_text(&row->o.base, m, base, sizeof(base));
+		cmp_stat_text(&row->o.cur, m, cur, sizeof(cur));
+		cmp_change_text(&row->o, change, sizeof(change));
+		cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
+		if (r->labelled)
+			fprintf(f, "%-28s ", cmp_row_label(r, row));
+		/* ± is two bytes in UTF-8 and one column: widen by one. */
+		fprintf(f, "%-13s %-*s %-*s %-10s %4g%%  %-40s %s\n", m->name,
+			row->o.base.n > 1 ? 29 : 28, base, row->o.cur.n > 1 ? 29 : 28, cur, change,
+			row->tol, test, cmp_verdict_name(row->o.verdict));
+	}
+}
+
+static void cmp_print(const struct cmp_report *r, FILE *f)
+{
+	char counts[256];
+
+	if (!r->opts->quiet) {
+		cmp_print_header(r, f, "");
+		cmp_print_table(r, f);
+		for (int i = 0; i < r->match.nnotes; i++)
+			fprintf(f, "note: %s\n", r->match.notes[i]);
+		fprintf(f, "\n");
+	}
+	cmp_counts_text(r, counts, sizeof(counts));
+	fprintf(f, "verdict: %s (%s in %d comparison%s)\n",
+		r->count[CMP_REGRESSED] ? "REGRESSED" : "no regression", counts, r->nrows,
+		r->nrows == 1 ? "" : "s");
+}
+
+/* ---- Markdown ------------------------------------------------------------------------------ */
+
+static void cmp_markdown(const struct cmp_report *r, FILE *f)
+{
+	char base[96], cur[96], change[48], test[96], counts[256];
+
+	fprintf(f, "### feedbench compare: %s\n\n",
+		r->status == CMP_EXIT_INCOMPARABLE ? "incomparable"
+		: r->count[CMP_REGRESSED]	   ? "**regressed**"
+						   : "no regression");
+	if (r->status == CMP_EXIT_INCOMPARABLE) {
+		if (r->error[0])
+			fprintf(f, "- %s\n", r->error);
+		for (int i = 0; i < r->match.nreasons; i++)
+			fprintf(f, "- %s\n", r->match.reasons[i]);
+		return;
+	}
+	cmp_print_header(r, f, "- ");
+	fprintf(f, "\n");
+	if (r->labelled)
+		fprintf(f, "| point ");
+	fprintf(f, "| metric | baseline | current | change | tolerance | test | verdict |\n");
+	if (r->labelled)
+		fprintf(f, "|---");
+	fprintf(f, "|---|---:|---:|---:|---:|---|---|\n");
+	for (int i = 0; i < r->nrows; i++) {
+		const struct cmp_row *row = &r->rows[i];
+		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		bool bad = row->o.verdict == CMP_REGRESSED;
+
+		cmp_stat_text(&row->o.base, m, base, sizeof(base));
+		cmp_stat_text(&row->o.cur, m, cur, sizeof(cur));
+		cmp_change_text(&row->o, change, sizeof(change));
+		cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
+		if (r->labelled)
+			fprintf(f, "| %s ", cmp_row_label(r, row));
+		fprintf(f, "| %s | %s | %s | %s%s%s | %g %% | %s | %s%s%s |\n", m->name, base, cur,
+			bad ? "**" : "", change, bad ? "**" : "", row->tol, test, bad ? "**" : "",
+			cmp_verdict_name(row->o.verdict), bad ? "**" : "");
+	}
+	cmp_counts_text(r, counts, sizeof(counts));
+	fprintf(f, "\n%s in %d comparison%s.\n", counts, r->nrows, r->nrows == 1 ? "" : "s");
+	for (int i = 0; i < r->match.nnotes; i++)
+		fprintf(f, "- note: %s\n", r->match.notes[i]);
+	for (int i = 0; i < r->nwarnings; i++)
+		fprintf(f, "- warning: %s\n", r->warnings[i]);
+}
+
+/* ---- JUnit XML ------------------------------------------------------------------------------ */
+
+/* Text or attribute value: markup characters escaped, control characters XML 1.0 forbids
+ * dropped. */
+static void cmp_xml(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		switch (ch) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&apos;", f);
+			break;
+		default:
+			if (ch >= 0x20 || ch == '\n' || ch == '\t')
+				fputc(ch, f);
+		}
+	}
+}
+
+static void cmp_junit_suite_open(const struct cmp_report *r, FILE *f, int id, const char *name,
+				 int tests, int failures, int errors)
+{
+	fprintf(f, "  <testsuite name=\"");
+	cmp_xml(f, name);
+	fprintf(f,
+		"\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"0\" timestamp=\"%s\" "
+		"hostname=\"",
+		tests, failures, errors, r->stamp);
+	cmp_xml(f, r->host);
+	fprintf(f, "\" id=\"%d\" package=\"feedbench\">\n    <properties>\n", id);
+	const char *props[][2] = {
+	    {"baseline", r->base_desc},
+	    {"current", r->cur.path},
+	    {"test", "Welch's t-test, two-sided"},
+	};
+	for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
+		fprintf(f, "      <property name=\"%s\" value=\"", props[i][0]);
+		cmp_xml(f, props[i][1]);
+		fprintf(f, "\"/>\n");
+	}
+	fprintf(f, "      <property name=\"alpha\" value=\"%g\"/>\n", r->opts->alpha);
+	fprintf(f, "    </properties>\n");
+}
+
+static void cmp_row_detail(const struct cmp_report *r, const struct cmp_row *row, char *buf,
+			   size_t len)
+{
+	const struct cmp_metric *m = &cmp_metrics[row->metric];
+	const struct cmp_point *b = &r->base.points[r->match.pairs[row->pair].b];
+	const struct cmp_point *c = &r->cur.points[r->match.pairs[row->pair].c];
+	char sb[96], sc[96], change[48], test[96];
+	size_t used;
+
+	cmp_stat_text(&row->o.base, m, sb, sizeof(sb));
+	cmp_stat_text(&row->o.cur, m, sc, sizeof(sc));
+	cmp_change_text(&row->o, change, sizeof(change));
+	cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
+	used = (size_t)snprintf(buf, len,
+				"%s (%s is better)\nbaseline: %s  [%s]\ncurrent:  %s  [%s]\n"
+				"change: %s (tolerance %g %%)\n",
+				m->name, m->higher_better ? "higher" : "lower", sb, b->path, sc,
+				c->path, change, row->tol);
+	if (used < len && !row->o.low_confidence && row->o.verdict != CMP_MISSING)
+		used += (size_t)snprintf(buf + used, len - used,
+					 "Welch's t-test: t=%.3g, df=%.3g, %s\n", row->o.t,
+					 row->o.df, test);
+	else if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%s\n", test);
+	if (used < len)
+		snprintf(buf + used, len - used, "verdict: %s\n", cmp_verdict_name(row->o.verdict));
+}
+
+static void cmp_junit_pair(const struct cmp_report *r, FILE *f, int pair)
+{
+	const struct cmp_point *c = &r->cur.points[r->match.pairs[pair].c];
+	char name[700], cls[700], detail[2048], msg[400], change[48], sb[96], sc[96], p[32];
+	int tests = 0, failures = 0;
+
+	for (int i = 0; i < r->nrows; i++)
+		if (r->rows[i].pair == pair) {
+			tests++;
+			failures += r->rows[i].o.verdict == CMP_REGRESSED;
+		}
+	snprintf(name, sizeof(name), "feedbench compare: %s%s%s", c->workload,
+		 c->label[0] ? " " : "", c->label);
+	snprintf(cls, sizeof(cls), "feedbench.%s%s%s", c->workload, c->label[0] ? "." : "",
+		 c->label);
+	for (char *s = cls; *s; s++)
+		if (*s == ' ')
+			*s = '.';
+	cmp_junit_suite_open(r, f, pair, name, tests, failures, 0);
+	for (int i = 0; i < r->nrows; i++) {
+		const struct cmp_row *row = &r->rows[i];
+		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		if (row->pair != pair)
+			continue;
+		fprintf(f, "    <testcase classname=\"");
+		cmp_xml(f, cls);
+		fprintf(f, "\" name=\"%s\" time=\"0\"", m->name);
+		if (row->o.verdict != CMP_REGRESSED) {
+			fprintf(f, "/>\n");
+			continue;
+		}
+		cmp_change_text(&row->o, change, sizeof(change));
+		cmp_stat_text(&row->o.base, m, sb, sizeof(sb));
+		cmp_stat_text(&row->o.cur, m, sc, sizeof(sc));
+		if (row->o.low_confidence)
+			snprintf(p, sizeof(p), "low confidence");
+		else
+			cmp_p_text(row->o.p, p, sizeof(p));
+		snprintf(msg, sizeof(msg), "%s regressed %s: baseline %s, current %s (%s)", m->name,
+			 change, sb, sc, p);
+		cmp_row_detail(r, row, detail, sizeof(detail));
+		fprintf(f, ">\n      <failure message=\"");
+		cmp_xml(f, msg);
+		fprintf(f, "\" type=\"regression\">");
+		cmp_xml(f, detail);
+		fprintf(f, "</failure>\n    </testcase>\n");
+	}
+	fprintf(f, "    <system-out>");
+	for (int i = 0; i < r->nrows; i++)
+		if (r->rows[i].pair == pair) {
+			cmp_row_detail(r, &r->rows[i], detail, sizeof(detail));
+			cmp_xml(f, detail);
+			fputc('\n', f);
+		}
+	for (int i = 0; i < r->match.nnotes; i++) {
+		fprintf(f, "note: ");
+		cmp_xml(f, r->match.notes[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "</system-out>\n    <system-err>");
+	for (int i = 0; i < r->nwarnings; i++) {
+		fprintf(f, "warning: ");
+		cmp_xml(f, r->warnings[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "</system-err>\n  </testsuite>\n");
+}
+
+static void cmp_junit(const struct cmp_report *r, FILE *f)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+	if (r->status == CMP_EXIT_INCOMPARABLE) {
+		const char *first = r->error[0] ? r->error : r->match.reasons[0];
+		cmp_junit_suite_open(r, f, 0, "feedbench compare", 1, 0, 1);
+		fprintf(f, "    <testcase classname=\"feedbench.compare\" name=\"comparable\" "
+			   "time=\"0\">\n      <error message=\"");
+		cmp_xml(f, first);
+		fprintf(f, "\" type=\"incomparable\">");
+		if (r->error[0]) {
+			cmp_xml(f, r->error);
+			fputc('\n', f);
+		}
+		for (int i = 0; i < r->match.nreasons; i++) {
+			cmp_xml(f, r->match.reasons[i]);
+			fputc('\n', f);
+		}
+		fprintf(f, "</error>\n    </testcase>\n    <system-out></system-out>\n"
+			   "    <system-err></system-err>\n  </testsuite>\n");
+	} else {
+		for (int p = 0; p < r->match.npairs; p++)
+			cmp_junit_pair(r, f, p);
+	}
+	fprintf(f, "</testsuites>\n");
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static json_t *cmp_json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *cmp_json_stat(const struct summary_stat *s, const struct cmp_point *p,
+			     enum sweep_metric m)
+{
+	json_t *o = json_object(), *vals = json_array();
+
+	json_object_set_new(o, "n", json_integer(s->n));
+	json_object_set_new(o, "mean", s->n ? cmp_json_num(s->mean) : json_null());
+	json_object_set_new(o, "stddev", s->n > 1 ? cmp_json_num(s->stddev) : json_null());
+	for (int i = 0; i < p->nreps; i++)
+		if (!isnan(p->v[i][m]))
+			json_array_append_new(vals, json_real(p->v[i][m]));
+	json_object_set_new(o, "values", vals);
+	json_object_set_new(o, "summary", json_string(p->path));
+	return o;
+}
+
+static json_t *cmp_json_strings(char (*list)[CMP_REASON_LEN], int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_string(list[i]));
+	return a;
+}
+
+static json_t *cmp_json(const struct cmp_report *r)
+{
+	json_t *root = json_object(), *rows = json_array(), *warn = json_array(), *inc;
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "feedbench_version", json_string(FEEDBENCH_VERSION));
+	json_object_set_new(root, "verdict", json_string(cmp_overall(r)));
+	json_object_set_new(root, "exit_status", json_integer(r->status));
+	json_object_set_new(root, "test", json_string("welch"));
+	json_object_set_new(root, "test_description",
+			    json_string("Welch's unequal-variance t-test, two-sided, over "
+					"repetitions"));
+	json_object_set_new(root, "alpha", json_real(r->opts->alpha));
+	json_object_set_new(root, "baseline", json_string(r->base_desc));
+	json_object_set_new(root, "current", json_string(r->opts->cur_path));
+	inc = cmp_json_strings((char(*)[CMP_REASON_LEN])r->match.reasons, r->match.nreasons);
+	if (r->error[0])
+		json_array_insert_new(inc, 0, json_string(r->error));
+	json_object_set_new(root, "incomparable", inc);
+	for (int i = 0; i < r->nrows; i++) {
+		const struct cmp_row *row = &r->rows[i];
+		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		const struct cmp_point *b = &r->base.points[r->match.pairs[row->pair].b];
+		const struct cmp_point *c = &r->cur.points[r->match.pairs[row->pair].c];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "point", json_string(c->label));
+		json_object_set_new(o, "workload", json_string(c->workload));
+		json_object_set_new(o, "config_hash", json_string(c->config_hash));
+		json_object_set_new(o, "metric", json_string(m->name));
+		json_object_set_new(o, "unit", json_string(m->scale == 1.0 ? m->unit : "s"));
+		json_object_set_new(o, "better",
+				    json_string(m->higher_better ? "higher" : "lower"));
+		json_object_set_new(o, "tolerance_pct", json_real(row->tol));
+		json_object_set_new(o, "baseline", cmp_json_stat(&row->o.base, b, m->m));
+		json_object_set_new(o, "current", cmp_json_stat(&row->o.cur, c, m->m));
+		json_object_set_new(o, "change_pct", cmp_json_num(row->o.change_pct));
+		json_object_set_new(o, "p_value", cmp_json_num(row->o.p));
+		json_object_set_new(o, "t", cmp_json_num(row->o.t));
+		json_object_set_new(o, "df", cmp_json_num(row->o.df));
+		json_object_set_new(o, "ci_low_pct", cmp_json_num(row->o.ci_lo_pct));
+		json_object_set_new(o, "ci_high_pct", cmp_json_num(row->o.ci_hi_pct));
+		json_object_set_new(o, "confidence",
+				    json_string(row->o.verdict == CMP_MISSING ? "none"
+						: row->o.low_confidence	      ? "low"
+									      : "normal"));
+		json_object_set_new(o, "verdict", json_string(cmp_verdict_name(row->o.verdict)));
+		json_array_append_new(rows, o);
+	}
+	json_object_set_new(root, "comparisons", rows);
+	for (int i = 0; i < r->nwarnings; i++)
+		json_array_append_new(warn, json_string(r->warnings[i]));
+	json_object_set_new(root, "warnings", warn);
+	json_object_set_new(
+	    root, "notes",
+	    cmp_json_strings((char(*)[CMP_REASON_LEN])r->match.notes, r->match.nnotes));
+	return root;
+}
+
+/* ---- writing the files --------------------------------------------------------------------- */
+
+static int cmp_write(const struct cmp_report *r, const char *path,
+		     void (*fill)(const struct cmp_report *, FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (!mem)
+		return -ENOMEM;
+	fill(r, mem);
+	fclose(mem);
+	rc = util_write_atomic(path, text, len);
+	free(text);
+	if (rc < 0)
+		fprintf(stderr, "feedbench compare: cannot write '%s': %s\n", path, strerror(-rc));
+	return rc;
+}
+
+static void cmp_json_fill(const struct cmp_report *r, FILE *f)
+{
+	json_t *root = cmp_json(r);
+
+	json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+	fputc('\n', f);
+	json_decref(root);
+}
+
+static int cmp_write_outputs(const struct cmp_report *r)
+{
+	int rc = 0;
+
+	if (r->opts->markdown && cmp_write(r, r->opts->markdown, cmp_markdown) < 0)
+		rc = -1;
+	if (r->opts->junit && cmp_write(r, r->opts->junit, cmp_junit) < 0)
+		rc = -1;
+	if (r->opts->json && cmp_write(r, r->opts->json, cmp_json_fill) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static void cmp_warn(struct cmp_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void cmp_warn(struct cmp_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nwarnings >= CMP_MAX_REASONS + 2)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->nwarnings++], sizeof(r->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+static int cmp_load(struct cmp_report *r)
+{
+	const struct cmp_opts *o = r->opts;
+	char path[PATH_MAX];
+	const char *base = o->base_path;
+	int rc;
+
+	if (o->baseline_name) {
+		rc = baseline_path(o->baselines_dir, o->baseline_name, path, sizeof(path));
+		if (rc < 0) {
+			snprintf(r->error, sizeof(r->error),
+				 "baseline name '%s' is not a plain name (letters, digits, . _ -)",
+				 o->baseline_name);
+			return rc;
+		}
+		if (access(path, F_OK) < 0) {
+			snprintf(r->error, sizeof(r->error),
+				 "no baseline named '%s': '%s' is not there (feedbench baseline "
+				 "list --baselines %s)",
+				 o->baseline_name, path, o->baselines_dir);
+			return -ENOENT;
+		}
+		base = path;
+	}
+	rc = cmp_side_load(&r->base, base, "baseline", r->error, sizeof(r->error));
+	if (rc < 0)
+		return rc;
+	if (o->baseline_name)
+		snprintf(r->base_desc, sizeof(r->base_desc), "baseline '%s' (%s, %s, %d point%s)",
+			 o->baseline_name, base, r->base.kind, r->base.npoints,
+			 r->base.npoints == 1 ? "" : "s");
+	else
+		snprintf(r->base_desc, sizeof(r->base_desc), "%s (%s, %d point%s)", base,
+			 r->base.kind, r->base.npoints, r->base.npoints == 1 ? "" : "s");
+	rc = cmp_side_load(&r->cur, o->cur_path, "current", r->error, sizeof(r->error));
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < r->base.nwarnings; i++)
+		cmp_warn(r, "%s", r->base.warnings[i]);
+	for (int i = 0; i < r->cur.nwarnings; i++)
+		cmp_warn(r, "%s", r->cur.warnings[i]);
+	return 0;
+}
+
+static void cmp_fingerprint(struct cmp_report *r)
+{
+	char diff[CMP_REASON_LEN];
+
+	if (!r->opts->baseline_name && !r->base.fingerprint)
+		return;
+	if (!r->base.fingerprint) {
+		cmp_warn(r, "baseline '%s' has no fingerprint.json: the host it ran on is unknown",
+			 r->base.path);
+		return;
+	}
+	if (baseline_fingerprint_diff(r->base.fingerprint, &r->cur.points[0], diff, sizeof(diff)) >
+	    0)
+		cmp_warn(r,
+			 "host fingerprint differs from the baseline's: %s; a difference may "
+			 "come from the machine, not the change under test",
+			 diff);
+}
+
+int compare_main(int argc, char **argv)
+{
+	struct cmp_opts opts;
+	struct cmp_report *r;
+	int rc, status;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	rc = cmp_parse_args(&opts, argc, argv);
+	if (rc != 0)
+		return rc > 0 ? 0 : CMP_EXIT_USAGE;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return 1;
+	r->opts = &opts;
+	gmtime_r(&now, &tm);
+	strftime(r->stamp, sizeof(r->stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (gethostname(r->host, sizeof(r->host) - 1) < 0 || !r->host[0])
+		snprintf(r->host, sizeof(r->host), "localhost");
+	snprintf(r->base_desc, sizeof(r->base_desc), "%s",
+		 opts.baseline_name ? opts.baseline_name : opts.base_path);
+
+	rc = cmp_load(r);
+	if (rc == 0)
+		rc = cmp_match_sides(&r->base, &r->cur, opts.allow_cached, &r->match);
+	if (rc < 0 || r->match.nreasons > 0) {
+		r->status = CMP_EXIT_INCOMPARABLE;
+		fprintf(stderr, "feedbench compare: incomparable: %s\n",
+			r->error[0] ? r->error : r->match.reasons[0]);
+		for (int i = r->error[0] ? 0 : 1; i < r->match.nreasons; i++)
+			fprintf(stderr, "  also: %s\n", r->match.reasons[i]);
+	} else {
+		cmp_fingerprint(r);
+		if (cmp_judge_all(r) < 0) {
+			fprintf(stderr, "feedbench compare: out of memory\n");
+			r->status = 1;
+		} else {
+			r->status = r->count[CMP_REGRESSED] ? CMP_EXIT_REGRESSED : CMP_EXIT_OK;
+			for (int i = 0; i < r->nwarnings; i++)
+				fprintf(stderr, "feedbench compare: warning: %s\n", r->warnings[i]);
+			cmp_print(r, stdout);
+		}
+	}
+	status = r->status;
+	if (cmp_write_outputs(r) < 0 && status == CMP_EXIT_OK)
+		status = CMP_EXIT_USAGE;
+	cmp_match_free(&r->match);
+	cmp_side_free(&r->base);
+	cmp_side_free(&r->cur);
+	free(r->rows);
+	free(r);
+	return status;
+}

@@ -1,0 +1,177 @@
+/* Regression comparison of results: `feedbench compare`, saved baselines and the history of
+ * runs (bench/compare.c, compare_load.c, compare_stats.c, baseline.c).
+ *
+ * A side of a comparison is a list of points, each one run (one summary.json) with the values
+ * of every metric per repetition. Points are paired by config hash, or by swept values when
+ * both sides are sweeps; a pair is comparable only when the workload, rank and node counts,
+ * file system and accelerator are the same and neither result is cache-resident.
+ *
+ * The pure parts (statistics, verdicts, loading, pairing) take no MPI and print nothing, so
+ * tests/unit/test_compare.c exercises them directly.
+ */
+#ifndef FEEDBENCH_COMPARE_H
+#define FEEDBENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sweep.h"
+
+#define CMP_MAX_REPS	 1000 /* [output] repetitions allows up to 1000 */
+#define CMP_MAX_REASONS	 16
+#define CMP_REASON_LEN	 512
+#define CMP_DEFAULT_TOL	 10.0 /* % */
+#define CMP_DEFAULT_ALPH 0.05
+
+/* Exit status of `feedbench compare`. */
+enum cmp_exit {
+	CMP_EXIT_OK = 0,
+	CMP_EXIT_REGRESSED = 1,
+	CMP_EXIT_USAGE = 2,
+	CMP_EXIT_INCOMPARABLE = 3
+};
+
+/* ---- metrics ---------------------------------------------------------------------------- */
+
+struct cmp_metric {
+	const char *name;    /* "bandwidth": what --metric takes */
+	enum sweep_metric m; /* column of summary_repetition_values() */
+	const char *unit;    /* "MiB/s" */
+	double scale;	     /* stored value x scale = shown value (seconds -> us) */
+	bool higher_better;
+	bool by_default; /* compared without --metric */
+};
+extern const struct cmp_metric cmp_metrics[];
+extern const int cmp_nmetrics;
+/* Index into cmp_metrics by name, -1 when unknown. */
+int cmp_metric_find(const char *name);
+
+/* ---- statistics ---------------------------------------------------------------------------- */
+
+/* Regularised incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1. */
+double cmp_betainc(double a, double b, double x);
+/* Two-sided tail of Student's t: P(|T| >= |t|) with df degrees of freedom (df > 0). */
+double cmp_t_two_sided(double t, double df);
+/* Quantile of Student's t: the t with P(T <= t) = p, 0.5 <= p < 1. */
+double cmp_t_quantile(double p, double df);
+
+/* Welch's unequal-variance t-test of mean(b) - mean(a). */
+struct cmp_welch {
+	double diff;   /* mean(b) - mean(a) */
+	double se;     /* standard error of the difference */
+	double t, df;  /* NAN when se == 0 */
+	double p;      /* two-sided; 0 or 1 when se == 0 (the means differ or not) */
+	double lo, hi; /* (1 - alpha) confidence interval of diff */
+};
+/* Needs na >= 2 and nb >= 2; returns -EINVAL otherwise. */
+int cmp_welch_test(const double *a, int na, const double *b, int nb, double alpha,
+		   struct cmp_welch *w);
+
+/* ---- verdicts ---------------------------------------------------------------------------- */
+
+#define CMP_VERDICTS(X)                                                                            \
+	X(CMP_OK, "ok")                                                                            \
+	X(CMP_NOISE, "noise")                                                                      \
+	X(CMP_IMPROVED, "improved")                                                                \
+	X(CMP_REGRESSED, "regressed")                                                              \
+	X(CMP_MISSING, "n/a")
+
+enum cmp_verdict {
+#define CMP_X_ENUM(name, text) name,
+	CMP_VERDICTS(CMP_X_ENUM)
+#undef CMP_X_ENUM
+};
+const char *cmp_verdict_name(enum cmp_verdict v);
+
+/* One metric of one pair of points. Means and changes are in the stored unit (not scaled). */
+struct cmp_outcome {
+	struct summary_stat base, cur;
+	double change_pct; /* (cur - base) / base x 100; +-INFINITY from a zero baseline */
+	double p;	   /* Welch p-value, NAN without repetitions on both sides */
+	double t, df;	   /* NAN when not computed */
+	double ci_lo_pct, ci_hi_pct; /* confidence interval of the change, % of the baseline */
+	bool low_confidence;	     /* a single repetition on a side: tolerance alone decided */
+	enum cmp_verdict verdict;
+};
+
+/* Judges one metric: NAN values are left out (a metric a side did not record: CMP_MISSING).
+ * tol_pct is the tolerance in %, alpha the significance level. */
+void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
+	       double tol_pct, double alpha, struct cmp_outcome *o);
+
+/* ---- sides: what was measured ------------------------------------------------------------ */
+
+struct cmp_point {
+	char path[4096];    /* the summary.json */
+	char label[512];    /* swept values "stripe_count=2 file_access=shared"; "" for a run */
+	char workload[128]; /* workload name */
+	char run_id[256];
+	char start[40]; /* ISO-8601 UTC */
+	char config_hash[65];
+	char fs_type[32];
+	char accel[16];	     /* "cpu", "cuda" */
+	char git_commit[64]; /* "" when not recorded */
+	int num_ranks, num_nodes;
+	bool cache_resident;
+	bool has_direct; /* storage.direct */
+	int nreps;
+	double (*v)[SWM_COUNT]; /* nreps rows; NAN where a metric was not recorded */
+	struct json_t *root;	/* the parsed summary.json (config and host for messages) */
+};
+
+struct cmp_side {
+	char path[4096];  /* as given */
+	const char *kind; /* "run", "sweep", "summary" */
+	bool sweep;
+	int npoints;
+	struct cmp_point *points;
+	struct json_t *fingerprint; /* fingerprint.json of a saved baseline, or NULL */
+	int nwarnings;		    /* points of a sweep not done */
+	char warnings[CMP_MAX_REASONS][CMP_REASON_LEN];
+};
+
+/* Reads a run folder, a sweep folder or a summary.json. what ("baseline", "current") starts
+ * the message. Returns 0; -ENOENT when the path or a file it needs is not there;
+ * -FB_EFORMAT when one is not a complete feedbench result (message names the file). */
+int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *why, size_t len);
+void cmp_side_free(struct cmp_side *s);
+/* One summary.json as a point (used for sides and for history). */
+int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len);
+void cmp_point_free(struct cmp_point *p);
+
+/* A pair of points to compare. */
+struct cmp_pair {
+	int b, c; /* indices into the baseline's and the current side's points */
+};
+
+struct cmp_match {
+	int npairs;
+	struct cmp_pair *pairs;
+	int nreasons; /* reasons the sides are incomparable; 0: comparable */
+	char reasons[CMP_MAX_REASONS][CMP_REASON_LEN];
+	int nnotes; /* points without a partner, fault injection, ... */
+	char notes[CMP_MAX_REASONS][CMP_REASON_LEN];
+};
+
+/* Pairs the points and checks every pair. allow_cached lifts the cache-resident refusal.
+ * Returns 0 (see m->nreasons) or -ENOMEM. */
+int cmp_match_sides(const struct cmp_side *base, const struct cmp_side *cur, bool allow_cached,
+		    struct cmp_match *m);
+void cmp_match_free(struct cmp_match *m);
+
+/* ---- commands ---------------------------------------------------------------------------- */
+
+int compare_main(int argc, char **argv);  /* feedbench compare */
+int baseline_main(int argc, char **argv); /* feedbench baseline save|list */
+int history_main(int argc, char **argv);  /* feedbench history */
+
+/* Where saved baselines live by default. */
+#define CMP_BASELINES_DIR "results/baselines"
+/* Path of baseline NAME under dir; -EINVAL for a name that is not a plain file name. */
+int baseline_path(const char *dir, const char *name, char *out, size_t len);
+/* Differences between a baseline's fingerprint and the host of a current point, as text
+ * ("cpu_model 'A' vs 'B'; memory_bytes ..."); 0 when they match or cannot be told. */
+int baseline_fingerprint_diff(struct json_t *fingerprint, const struct cmp_point *cur, char *out,
+			      size_t len);
+
+#endif

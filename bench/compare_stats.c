@@ -1,0 +1,211 @@
+/* Statistics of `feedbench compare`: Welch's t-test and the verdict of one metric.
+ *
+ * Welch's test needs Student's t distribution, which is the regularised incomplete beta
+ * function: P(|T| >= t) = I_{df/(df+t^2)}(df/2, 1/2). I_x(a, b) is evaluated with its
+ * continued fraction (DLMF 8.17.22) by the modified Lentz method, on the side of x where the
+ * fraction converges quickly (x < (a+1)/(a+b+2), else through I_x(a,b) = 1 - I_{1-x}(b,a)).
+ * That is one function of libm-level code; the libraries that offer it (GSL, Boost) would be a
+ * large dependency, under GPL for GSL, for these lines. tests/unit/test_compare.c checks the
+ * p-values against values computed with SciPy.
+ */
+#include "compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+const struct cmp_metric cmp_metrics[] = {
+    {"bandwidth", SWM_BANDWIDTH, "MiB/s", 1.0, true, true},
+    {"samples", SWM_SAMPLES, "samples/s", 1.0, true, true},
+    {"au", SWM_AU, "%", 1.0, true, true},
+    {"iops", SWM_IOPS, "IOPS", 1.0, true, true},
+    {"latency_p99", SWM_LAT_P99, "us", 1e6, false, true},
+    {"wait_p99", SWM_WAIT_P99, "us", 1e6, false, true},
+    {"latency_p50", SWM_LAT_P50, "us", 1e6, false, false},
+    {"latency_p90", SWM_LAT_P90, "us", 1e6, false, false},
+    {"latency_p999", SWM_LAT_P999, "us", 1e6, false, false},
+};
+const int cmp_nmetrics = (int)(sizeof(cmp_metrics) / sizeof(cmp_metrics[0]));
+
+int cmp_metric_find(const char *name)
+{
+	for (int i = 0; i < cmp_nmetrics; i++)
+		if (strcmp(cmp_metrics[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static const char *const cmp_verdict_names[] = {
+#define CMP_X_NAME(name, text) text,
+    CMP_VERDICTS(CMP_X_NAME)
+#undef CMP_X_NAME
+};
+
+const char *cmp_verdict_name(enum cmp_verdict v)
+{
+	return cmp_verdict_names[v];
+}
+
+/* ---- Student's t ------------------------------------------------------------------------ */
+
+#define CMP_CF_ITER 500
+#define CMP_CF_EPS  1e-15
+#define CMP_TINY    1e-300
+
+/* The continued fraction of I_x(a, b) (without its front factor), modified Lentz. */
+static double cmp_betacf(double a, double b, double x)
+{
+	double c = 1.0, d = 0.0, f = 1.0;
+
+	for (int j = 1; j <= CMP_CF_ITER; j++) {
+		int m = j / 2;
+		double dj;
+
+		if (j % 2) /* d_{2m+1} */
+			dj = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		else /* d_{2m} */
+			dj = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		d = 1.0 + dj * d;
+		c = 1.0 + dj / c;
+		if (fabs(d) < CMP_TINY)
+			d = CMP_TINY;
+		if (fabs(c) < CMP_TINY)
+			c = CMP_TINY;
+		d = 1.0 / d;
+		f *= c * d;
+		if (fabs(c * d - 1.0) < CMP_CF_EPS)
+			break;
+	}
+	return 1.0 / f;
+}
+
+double cmp_betainc(double a, double b, double x)
+{
+	if (x <= 0.0)
+		return 0.0;
+	if (x >= 1.0)
+		return 1.0;
+	if (x > (a + 1.0) / (a + b + 2.0))
+		return 1.0 - cmp_betainc(b, a, 1.0 - x);
+	double lfront = a * log(x) + b * log1p(-x) - (lgamma(a) + lgamma(b) - lgamma(a + b));
+	return exp(lfront) / a * cmp_betacf(a, b, x);
+}
+
+double cmp_t_two_sided(double t, double df)
+{
+	if (isnan(t) || df <= 0)
+		return NAN;
+	if (isinf(t))
+		return 0.0;
+	return cmp_betainc(df / 2.0, 0.5, df / (df + t * t));
+}
+
+double cmp_t_quantile(double p, double df)
+{
+	double tail = 2.0 * (1.0 - p), lo = 0.0, hi = 1.0;
+
+	if (p <= 0.5)
+		return 0.0;
+	while (cmp_t_two_sided(hi, df) > tail && hi < 1e12)
+		hi *= 2.0;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (cmp_t_two_sided(mid, df) > tail)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+int cmp_welch_test(const double *a, int na, const double *b, int nb, double alpha,
+		   struct cmp_welch *w)
+{
+	struct summary_stat sa, sb;
+	double va, vb;
+
+	if (na < 2 || nb < 2)
+		return -EINVAL;
+	sa = stat_summarise(a, na);
+	sb = stat_summarise(b, nb);
+	va = sa.stddev * sa.stddev / na;
+	vb = sb.stddev * sb.stddev / nb;
+	w->diff = sb.mean - sa.mean;
+	w->se = sqrt(va + vb);
+	if (w->se == 0.0) {
+		/* Both sides constant: the difference is exact. */
+		w->t = w->df = NAN;
+		w->p = w->diff == 0.0 ? 1.0 : 0.0;
+		w->lo = w->hi = w->diff;
+		return 0;
+	}
+	w->t = w->diff / w->se;
+	w->df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+	w->p = cmp_t_two_sided(w->t, w->df);
+	double q = cmp_t_quantile(1.0 - alpha / 2.0, w->df) * w->se;
+	w->lo = w->diff - q;
+	w->hi = w->diff + q;
+	return 0;
+}
+
+/* ---- verdict ----------------------------------------------------------------------------- */
+
+static int cmp_finite(const double *in, int n, double *out)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!isnan(in[i]))
+			out[k++] = in[i];
+	return k;
+}
+
+static double cmp_pct(double delta, double base)
+{
+	if (base != 0.0)
+		return delta / fabs(base) * 100.0;
+	if (delta == 0.0)
+		return 0.0;
+	return delta > 0 ? INFINITY : -INFINITY;
+}
+
+void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
+	       double tol_pct, double alpha, struct cmp_outcome *o)
+{
+	double a[CMP_MAX_REPS], b[CMP_MAX_REPS];
+	struct cmp_welch w;
+	bool beyond, worse;
+
+	memset(o, 0, sizeof(*o));
+	o->p = o->t = o->df = o->ci_lo_pct = o->ci_hi_pct = o->change_pct = NAN;
+	nb = cmp_finite(base, nb < CMP_MAX_REPS ? nb : CMP_MAX_REPS, a);
+	nc = cmp_finite(cur, nc < CMP_MAX_REPS ? nc : CMP_MAX_REPS, b);
+	o->base = stat_summarise(a, nb);
+	o->cur = stat_summarise(b, nc);
+	if (nb == 0 || nc == 0) {
+		o->verdict = CMP_MISSING;
+		return;
+	}
+	o->change_pct = cmp_pct(o->cur.mean - o->base.mean, o->base.mean);
+	worse = higher_better ? o->change_pct < 0 : o->change_pct > 0;
+	beyond = fabs(o->change_pct) > tol_pct;
+	if (nb < 2 || nc < 2) {
+		o->low_confidence = true;
+		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
+		return;
+	}
+	cmp_welch_test(a, nb, b, nc, alpha, &w);
+	o->p = w.p;
+	o->t = w.t;
+	o->df = w.df;
+	if (o->base.mean != 0.0) {
+		o->ci_lo_pct = cmp_pct(w.lo, o->base.mean);
+		o->ci_hi_pct = cmp_pct(w.hi, o->base.mean);
+	}
+	if (!beyond)
+		o->verdict = CMP_OK;
+	else if (w.p < alpha)
+		o->verdict = worse ? CMP_REGRESSED : CMP_IMPROVED;
+	else
+		o->verdict = CMP_NOISE;
+}

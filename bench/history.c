@@ -1,0 +1,435 @@
+/* `feedbench history FOLDER --metric bandwidth`: every run below FOLDER in time order, with the
+ * git commit each recorded, as a table, history.csv and a trend plot (plot/history.gp).
+ *
+ * A series is one workload configuration (workload name and config hash; a sweep point is its
+ * own series), so a trend line never mixes results that compare would refuse to compare.
+ * Copies of a run (a saved baseline is one) are listed once.
+ */
+#include "compare.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "errors.h"
+#include "report.h"
+#include "util.h"
+
+#define HY_MAX_DEPTH  8
+#define HY_MAX_SERIES 16 /* lines drawn; the table and CSV hold them all */
+
+struct hy_run {
+	struct cmp_point p;
+	int series; /* index into hy.series */
+	struct summary_stat s;
+};
+
+struct hy {
+	struct hy_run *runs;
+	int nruns, cap;
+	int skipped;
+	char (*series)[640]; /* titles */
+	char (*series_key)[200];
+	int nseries;
+	int metric; /* index into cmp_metrics */
+};
+
+static void history_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: feedbench history FOLDER [--metric M] [--output DIR] [--no-plot]\n"
+		"\n"
+		"Lists every run below FOLDER (run folders, sweep points, saved baselines) by\n"
+		"start time, with the git commit it recorded, and the metric's mean and standard\n"
+		"deviation over its repetitions. Writes DIR/history.csv and, with gnuplot,\n"
+		"DIR/history_METRIC.png and .svg (DIR defaults to FOLDER).\n"
+		"Metrics: bandwidth (default), samples, au, iops, latency_p50, latency_p90,\n"
+		"latency_p99, latency_p999, wait_p99.\n");
+}
+
+/* The label of a sweep point: its folder's entry in ../sweep_results.json. */
+static void hy_point_label(const char *summary, char *label, size_t len)
+{
+	char dir[PATH_MAX], parent[PATH_MAX + 32];
+	const char *slash, *sub;
+	json_t *root, *pt;
+	size_t i;
+
+	label[0] = '\0';
+	slash = strrchr(summary, '/');
+	if (!slash)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - summary), summary);
+	slash = strrchr(dir, '/');
+	sub = slash ? slash + 1 : dir;
+	if (strncmp(sub, "point-", 6) != 0)
+		return;
+	snprintf(parent, sizeof(parent), "%.*s/sweep_results.json", slash ? (int)(slash - dir) : 1,
+		 slash ? dir : ".");
+	root = json_load_file(parent, 0, NULL);
+	json_array_foreach(json_object_get(root, "points"), i, pt)
+	{
+		const char *d = json_string_value(json_object_get(pt, "dir"));
+		const char *l = json_string_value(json_object_get(pt, "label"));
+		if (d && l && strcmp(d, sub) == 0)
+			snprintf(label, len, "%s", l);
+	}
+	json_decref(root);
+}
+
+static bool hy_seen(const struct hy *h, const struct cmp_point *p)
+{
+	for (int i = 0; i < h->nruns; i++)
+		if (strcmp(h->runs[i].p.run_id, p->run_id) == 0 &&
+		    strcmp(h->runs[i].p.config_hash, p->config_hash) == 0 &&
+		    strcmp(h->runs[i].p.start, p->start) == 0)
+			return true;
+	return false;
+}
+
+static int hy_add(struct hy *h, const char *path)
+{
+	char why[CMP_REASON_LEN * 2];
+	struct cmp_point p;
+
+	if (cmp_point_load(&p, path, why, sizeof(why)) < 0) {
+		fprintf(stderr, "feedbench history: skipped %s\n", why);
+		h->skipped++;
+		return 0;
+	}
+	if (hy_seen(h, &p)) {
+		cmp_point_free(&p);
+		return 0;
+	}
+	if (h->nruns == h->cap) {
+		int cap = h->cap ? h->cap * 2 : 64;
+		struct hy_run *r = realloc(h->runs, (size_t)cap * sizeof(*r));
+		if (!r) {
+			cmp_point_free(&p);
+			return -ENOMEM;
+		}
+		h->runs = r;
+		h->cap = cap;
+	}
+	hy_point_label(path, p.label, sizeof(p.label));
+	memset(&h->runs[h->nruns], 0, sizeof(h->runs[0]));
+	h->runs[h->nruns++].p = p;
+	return 0;
+}
+
+/* Every summary.json below dir (hidden folders, such as a baseline being saved, skipped). */
+static int hy_walk(struct hy *h, const char *dir, int depth)
+{
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (depth > HY_MAX_DEPTH || !(d = opendir(dir)))
+		return 0;
+	while (rc == 0 && (e = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat sb;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			rc = hy_walk(h, path, depth + 1);
+		else if (strcmp(e->d_name, "summary.json") == 0)
+			rc = hy_add(h, path);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int hy_cmp_start(const void *a, const void *b)
+{
+	const struct hy_run *x = a, *y = b;
+	int c = strcmp(x->p.start, y->p.start);
+
+	return c ? c : strcmp(x->p.run_id, y->p.run_id);
+}
+
+/* Series by workload and config hash; titles say the workload and point, and the hash when two
+ * series would otherwise read the same. */
+static int hy_series(struct hy *h)
+{
+	h->series = calloc((size_t)h->nruns, sizeof(*h->series));
+	h->series_key = calloc((size_t)h->nruns, sizeof(*h->series_key));
+	if (!h->series || !h->series_key)
+		return -ENOMEM;
+	for (int i = 0; i < h->nruns; i++) {
+		struct hy_run *r = &h->runs[i];
+		char key[200];
+		int s;
+
+		snprintf(key, sizeof(key), "%.120s|%.64s", r->p.workload, r->p.config_hash);
+		for (s = 0; s < h->nseries; s++)
+			if (strcmp(h->series_key[s], key) == 0)
+				break;
+		if (s == h->nseries) {
+			snprintf(h->series_key[s], sizeof(h->series_key[0]), "%s", key);
+			snprintf(h->series[s], sizeof(h->series[0]), "%s%s%s", r->p.workload,
+				 r->p.label[0] ? " " : "", r->p.label);
+			h->nseries++;
+		}
+		r->series = s;
+	}
+	for (int s = 0; s < h->nseries; s++)
+		for (int t = 0; t < h->nseries; t++)
+			if (s != t &&
+			    strncmp(h->series[s], h->series[t], sizeof(h->series[0])) == 0) {
+				const char *bar = strchr(h->series_key[s], '|');
+				size_t n = strlen(h->series[s]);
+				snprintf(h->series[s] + n, sizeof(h->series[0]) - n, " [%.8s]",
+					 bar ? bar + 1 : "");
+			}
+	return 0;
+}
+
+static void hy_stats(struct hy *h)
+{
+	const struct cmp_metric *m = &cmp_metrics[h->metric];
+
+	for (int i = 0; i < h->nruns; i++) {
+		struct hy_run *r = &h->runs[i];
+		double v[CMP_MAX_REPS];
+		int n = 0;
+
+		for (int k = 0; k < r->p.nreps; k++)
+			if (!isnan(r->p.v[k][m->m]))
+				v[n++] = r->p.v[k][m->m] * m->scale;
+		r->s = stat_summarise(v, n);
+	}
+}
+
+static void hy_print(const struct hy *h, const char *folder)
+{
+	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	char head[64];
+
+	snprintf(head, sizeof(head), "%s (%s)", m->name, m->unit);
+	printf("history of %s below %s: %d run%s, %d series (%s is better)\n\n", head, folder,
+	       h->nruns, h->nruns == 1 ? "" : "s", h->nseries,
+	       m->higher_better ? "higher" : "lower");
+	printf("%-4s %-21s %-10s %-40s %4s  %-24s %s\n", "#", "start (UTC)", "commit", "series",
+	       "reps", head, "vs previous in series");
+	for (int i = 0; i < h->nruns; i++) {
+		const struct hy_run *r = &h->runs[i];
+		char val[64] = "not recorded", prev[32] = "";
+
+		if (r->s.n > 1)
+			snprintf(val, sizeof(val), "%.4g ± %.2g", r->s.mean, r->s.stddev);
+		else if (r->s.n == 1)
+			snprintf(val, sizeof(val), "%.4g", r->s.mean);
+		for (int j = i - 1; j >= 0; j--)
+			if (h->runs[j].series == r->series) {
+				const struct summary_stat *q = &h->runs[j].s;
+				if (q->n && r->s.n && q->mean != 0)
+					snprintf(prev, sizeof(prev), "%+.1f %%",
+						 (r->s.mean - q->mean) / fabs(q->mean) * 100);
+				break;
+			}
+		printf("%-4d %-21s %-10.8s %-40.40s %4d  %-*s %s\n", i + 1, r->p.start,
+		       r->p.git_commit[0] ? r->p.git_commit : "-", h->series[r->series], r->p.nreps,
+		       r->s.n > 1 ? 25 : 24, val, prev);
+	}
+}
+
+/* A CSV field: quoted when it holds a comma, a quote or a newline. */
+static void hy_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int hy_write_csv(const struct hy *h, const char *path)
+{
+	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "start,run_id,git_commit,series_id,series,workload,point,config_hash,metric,"
+		   "unit,repetitions,mean,stddev,min,max,summary\n");
+	for (int i = 0; i < h->nruns; i++) {
+		const struct hy_run *r = &h->runs[i];
+		const char *fields[] = {r->p.start, r->p.run_id, r->p.git_commit};
+		for (size_t k = 0; k < 3; k++) {
+			hy_csv_field(f, fields[k]);
+			fputc(',', f);
+		}
+		fprintf(f, "%d,", r->series + 1);
+		hy_csv_field(f, h->series[r->series]);
+		fputc(',', f);
+		hy_csv_field(f, r->p.workload);
+		fputc(',', f);
+		hy_csv_field(f, r->p.label);
+		fprintf(f, ",%s,%s,%s,%d,", r->p.config_hash, m->name, m->unit, r->s.n);
+		if (r->s.n)
+			fprintf(f, "%.10g,%.10g,%.10g,%.10g,", r->s.mean, r->s.stddev, r->s.min,
+				r->s.max);
+		else
+			fprintf(f, "NaN,NaN,NaN,NaN,");
+		hy_csv_field(f, r->p.path);
+		fputc('\n', f);
+	}
+	fclose(f);
+	rc = util_write_atomic(path, text, len);
+	free(text);
+	return rc;
+}
+
+static int hy_plot(const struct hy *h, const char *csv, const char *out, char *why, size_t len)
+{
+	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	char *vars = NULL, buf[PATH_MAX], title[256];
+	size_t vlen = 0;
+	FILE *f = open_memstream(&vars, &vlen);
+	int n = h->nseries < HY_MAX_SERIES ? h->nseries : HY_MAX_SERIES, rc;
+
+	if (!f)
+		return -ENOMEM;
+	plot_var(f, "csv", csv);
+	plot_var(f, "out", out);
+	snprintf(title, sizeof(title), "feedbench history: %s, %d runs%s", m->name, h->nruns,
+		 n < h->nseries ? " (first 16 series)" : "");
+	plot_var(f, "title_text", title);
+	snprintf(buf, sizeof(buf), "%s (%s)", m->name, m->unit);
+	plot_var(f, "ylabel_text", buf);
+	fprintf(f, "nseries = %d; ", n);
+	for (int s = 0; s < n; s++) {
+		char name[16];
+		snprintf(name, sizeof(name), "t%d", s + 1);
+		plot_var(f, name, h->series[s]);
+	}
+	fclose(f);
+	rc = vars ? plot_script("history.gp", vars, why, len) : -ENOMEM;
+	free(vars);
+	return rc;
+}
+
+static void hy_free(struct hy *h)
+{
+	for (int i = 0; i < h->nruns; i++)
+		cmp_point_free(&h->runs[i].p);
+	free(h->runs);
+	free(h->series);
+	free(h->series_key);
+}
+
+int history_main(int argc, char **argv)
+{
+	const char *folder = NULL, *outdir = NULL;
+	struct hy h = {.metric = cmp_metric_find("bandwidth")};
+	char csv[PATH_MAX], out[PATH_MAX], why[512];
+	bool plot = true;
+	struct stat sb;
+	int rc, status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			history_usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--no-plot") == 0) {
+			plot = false;
+		} else if (strcmp(a, "--metric") == 0 && v) {
+			h.metric = cmp_metric_find(v);
+			if (h.metric < 0) {
+				fprintf(stderr, "feedbench history: unknown metric '%s'\n", v);
+				history_usage(stderr);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(a, "--output") == 0 && v) {
+			outdir = argv[++i];
+		} else if (a[0] == '-') {
+			fprintf(stderr, "feedbench history: unknown or incomplete option '%s'\n",
+				a);
+			return 2;
+		} else if (!folder) {
+			folder = a;
+		} else {
+			fprintf(stderr, "feedbench history: unexpected argument '%s'\n", a);
+			return 2;
+		}
+	}
+	if (!folder) {
+		history_usage(stderr);
+		return 2;
+	}
+	if (stat(folder, &sb) < 0) {
+		fprintf(stderr, "feedbench history: cannot read '%s': %s\n", folder,
+			strerror(errno));
+		return 2;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "feedbench history: '%s' is not a folder\n", folder);
+		return 2;
+	}
+	outdir = outdir ? outdir : folder;
+	rc = hy_walk(&h, folder, 0);
+	if (rc == 0 && h.nruns == 0) {
+		fprintf(stderr, "feedbench history: no run below '%s' (no readable summary.json)\n",
+			folder);
+		hy_free(&h);
+		return 1;
+	}
+	if (rc == 0)
+		rc = hy_series(&h);
+	if (rc < 0) {
+		fprintf(stderr, "feedbench history: %s\n", fb_strerror(rc));
+		hy_free(&h);
+		return 1;
+	}
+	qsort(h.runs, (size_t)h.nruns, sizeof(h.runs[0]), hy_cmp_start);
+	hy_stats(&h);
+	hy_print(&h, folder);
+	snprintf(csv, sizeof(csv), "%s/history.csv", outdir);
+	rc = util_mkdirs(outdir, 0755);
+	if (rc == 0)
+		rc = hy_write_csv(&h, csv);
+	if (rc < 0) {
+		fprintf(stderr, "feedbench history: cannot write '%s': %s\n", csv, fb_strerror(rc));
+		hy_free(&h);
+		return 1;
+	}
+	printf("\nhistory: %s\n", csv);
+	if (plot) {
+		snprintf(out, sizeof(out), "%s/history_%s", outdir, cmp_metrics[h.metric].name);
+		rc = hy_plot(&h, csv, out, why, sizeof(why));
+		if (rc == 0)
+			printf("plot: %s.png %s.svg\n", out, out);
+		else
+			fprintf(stderr, "feedbench history: warning: no plot: %s\n", why);
+		if (rc < 0)
+			status = 1;
+	}
+	if (h.skipped)
+		fprintf(stderr, "feedbench history: %d summary.json file%s skipped (see above)\n",
+			h.skipped, h.skipped == 1 ? "" : "s");
+	hy_free(&h);
+	return status;
+}
