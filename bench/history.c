@@ -184,15 +184,21 @@ static int hy_series(struct hy *h)
 		}
 		r->series = s;
 	}
+	/* Titles that read the same get their config hash: mark all of them first. */
+	bool *dup = calloc((size_t)h->nseries + 1, sizeof(*dup));
+	if (!dup)
+		return -ENOMEM;
 	for (int s = 0; s < h->nseries; s++)
 		for (int t = 0; t < h->nseries; t++)
-			if (s != t &&
-			    strncmp(h->series[s], h->series[t], sizeof(h->series[0])) == 0) {
-				const char *bar = strchr(h->series_key[s], '|');
-				size_t n = strlen(h->series[s]);
-				snprintf(h->series[s] + n, sizeof(h->series[0]) - n, " [%.8s]",
-					 bar ? bar + 1 : "");
-			}
+			dup[s] |= s != t && strcmp(h->series[s], h->series[t]) == 0;
+	for (int s = 0; s < h->nseries; s++) {
+		const char *bar = strchr(h->series_key[s], '|');
+		size_t n = strlen(h->series[s]);
+		if (dup[s])
+			snprintf(h->series[s] + n, sizeof(h->series[0]) - n, " [%.8s]",
+				 bar ? bar + 1 : "");
+	}
+	free(dup);
 	return 0;
 }
 
@@ -318,6 +324,10 @@ static int hy_plot(const struct hy *h, const char *csv, const char *out, char *w
 	plot_var(f, "title_text", title);
 	snprintf(buf, sizeof(buf), "%s (%s)", m->name, m->unit);
 	plot_var(f, "ylabel_text", buf);
+	/* Clock times for a day of runs, dates beyond. */
+	bool long_span =
+	    h->nruns > 1 && strncmp(h->runs[0].p.start, h->runs[h->nruns - 1].p.start, 10) != 0;
+	plot_var(f, "xfmt", long_span ? "%Y-%m-%d\n%H:%M" : "%H:%M:%S");
 	fprintf(f, "nseries = %d; ", n);
 	for (int s = 0; s < n; s++) {
 		char name[16];

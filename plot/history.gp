@@ -1,7 +1,8 @@
 # The trend of one metric over time: every run below a folder, one line per series (a workload
 # configuration), mean ± stddev over each run's repetitions.
 # Variables: csv (history.csv), out (path without extension), title_text, ylabel_text,
-# nseries, t1..tN (legend of series N; rows carry series_id N).
+# xfmt (time format of the x tics), nseries, t1..tN (legend of series N; rows carry
+# series_id N).
 set encoding utf8
 set datafile separator comma
 set datafile columnheaders
@@ -12,7 +13,7 @@ set ylabel ylabel_text noenhanced
 set xlabel "run start (UTC)" noenhanced
 set xdata time
 set timefmt "%Y-%m-%dT%H:%M:%SZ"
-set format x "%m-%d\n%H:%M"
+set format x xfmt
 set grid
 set key outside right top noenhanced
 set yrange [0:*]
