@@ -370,9 +370,14 @@ static void cmp_check_pair(const struct cmp_point *b, const struct cmp_point *c,
 	if (strcmp(b->accel, c->accel) != 0)
 		cmp_add(m->reasons, &m->nreasons, "accelerator differs: %s vs %s", b->accel,
 			c->accel);
-	for (int side = 0; side < 2 && !allow_cached; side++) {
+	for (int side = 0; side < 2; side++) {
 		const struct cmp_point *p = side ? c : b;
-		if (p->cache_resident)
+		if (p->cache_resident && allow_cached)
+			cmp_add(m->notes, &m->nnotes,
+				"the %s is cache-resident (compared as --allow-cached asks): it may "
+				"measure memory, not storage",
+				side ? "current" : "baseline");
+		else if (p->cache_resident)
 			cmp_add(
 			    m->reasons, &m->nreasons,
 			    "cache-resident: the %s's dataset fits in RAM and neither direct I/O "
