@@ -36,13 +36,15 @@ struct cmp_opts {
 	int nmetrics;
 	double tol[CMP_MAX_METRICS]; /* % per cmp_metrics index */
 	double alpha;
+	double run_noise[CMP_MAX_METRICS]; /* % per cmp_metrics index */
 	bool allow_cached, quiet;
 };
 
 struct cmp_row {
-	int pair;   /* index into match.pairs */
-	int metric; /* index into cmp_metrics */
-	double tol; /* % */
+	int pair;	  /* index into match.pairs */
+	int metric;	  /* index into cmp_metrics */
+	double tol;	  /* % */
+	double run_noise; /* % */
 	struct cmp_outcome o;
 };
 
@@ -83,6 +85,8 @@ static void compare_usage(FILE *f)
 	    "  --tolerance PCT    change that counts, in %% (default %g); METRIC=PCT for one "
 	    "metric\n"
 	    "  --alpha A          significance level of Welch's t-test (default %g)\n"
+	    "  --run-noise PCT    run-to-run noise the repetitions of one run cannot show\n"
+	    "                     (stddev of a run's mean, %% of it; default 0); METRIC=PCT\n"
 	    "  --allow-cached     compare results that may come from the page cache\n"
 	    "  --markdown FILE    the table in Markdown (for a merge-request comment)\n"
 	    "  --junit FILE       JUnit XML: one testcase per point and metric\n"
@@ -115,36 +119,34 @@ static int cmp_parse_pct(const char *text, double *out)
 	return 0;
 }
 
-static int cmp_opt_tolerance(struct cmp_opts *o, const char *arg)
+/* --tolerance and --run-noise: "PCT" for every metric, "METRIC=PCT" for one. */
+static int cmp_opt_pct_per_metric(const char *opt, double *pct, double max, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	double v;
-
-	if (!eq) {
-		if (cmp_parse_pct(arg, &v) < 0)
-			goto bad;
-		for (int i = 0; i < cmp_nmetrics; i++)
-			o->tol[i] = v;
-		return 0;
-	}
 	char name[64];
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-	int m = cmp_metric_find(name);
-	if (m < 0) {
-		fprintf(stderr, "feedbench compare: --tolerance %s: unknown metric '%s'\n", arg,
-			name);
+	double v;
+	int m = -1;
+
+	if (eq) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		m = cmp_metric_find(name);
+		if (m < 0) {
+			fprintf(stderr, "feedbench compare: %s %s: unknown metric '%s'\n", opt, arg,
+				name);
+			return -1;
+		}
+	}
+	if (cmp_parse_pct(eq ? eq + 1 : arg, &v) < 0 || v > max) {
+		fprintf(stderr,
+			"feedbench compare: %s '%s': expected a percentage from 0 to %g (10, 10%%) "
+			"or METRIC=PCT\n",
+			opt, arg, max);
 		return -1;
 	}
-	if (cmp_parse_pct(eq + 1, &v) < 0)
-		goto bad;
-	o->tol[m] = v;
+	for (int i = 0; i < cmp_nmetrics; i++)
+		if (m < 0 || i == m)
+			pct[i] = v;
 	return 0;
-bad:
-	fprintf(stderr,
-		"feedbench compare: --tolerance '%s': expected a percentage from 0 to 1000 "
-		"(10, 10%%) or METRIC=PCT\n",
-		arg);
-	return -1;
 }
 
 static int cmp_opt_metrics(struct cmp_opts *o, const char *arg)
@@ -190,6 +192,7 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 	o->baselines_dir = CMP_BASELINES_DIR;
 	for (int i = 0; i < cmp_nmetrics; i++) {
 		o->tol[i] = CMP_DEFAULT_TOL;
+		o->run_noise[i] = CMP_DEFAULT_RUN_NOISE;
 		if (cmp_metrics[i].by_default)
 			o->metrics[o->nmetrics++] = i;
 	}
@@ -223,7 +226,7 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 			if (cmp_opt_metrics(o, v) < 0)
 				return -1;
 		} else if (strcmp(a, "--tolerance") == 0) {
-			if (cmp_opt_tolerance(o, v) < 0)
+			if (cmp_opt_pct_per_metric("--tolerance", o->tol, 1000, v) < 0)
 				return -1;
 		} else if (strcmp(a, "--alpha") == 0) {
 			char *end;
@@ -235,6 +238,9 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 					v);
 				return -1;
 			}
+		} else if (strcmp(a, "--run-noise") == 0) {
+			if (cmp_opt_pct_per_metric("--run-noise", o->run_noise, 100, v) < 0)
+				return -1;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "feedbench compare: unknown option '%s' (see --help)\n", a);
 			return -1;
@@ -356,8 +362,9 @@ static int cmp_judge_all(struct cmp_report *r)
 			row->pair = p;
 			row->metric = o->metrics[k];
 			row->tol = o->tol[o->metrics[k]];
+			row->run_noise = o->run_noise[o->metrics[k]];
 			cmp_judge(vb, b->nreps, vc, c->nreps, m->higher_better, row->tol, o->alpha,
-				  &row->o);
+				  row->run_noise, &row->o);
 			r->count[row->o.verdict]++;
 		}
 	}
@@ -410,6 +417,17 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 		fprintf(f, "%g %%\n", r->opts->tol[r->opts->metrics[0]]);
 	else
 		fprintf(f, "per metric (column tol)\n");
+	char noise[512];
+	size_t used = 0;
+	for (int i = 0; i < r->opts->nmetrics; i++) {
+		int m = r->opts->metrics[i];
+		if (r->opts->run_noise[m] > 0 && used < sizeof(noise))
+			used += (size_t)snprintf(noise + used, sizeof(noise) - used, "%s%s %g %%",
+						 used ? ", " : "", cmp_metrics[m].name,
+						 r->opts->run_noise[m]);
+	}
+	if (used)
+		fprintf(f, "%srun-to-run noise assumed (--run-noise): %s\n", bullet, noise);
 }
 
 static void cmp_print_table(const struct cmp_report *r, FILE *f)
@@ -578,9 +596,9 @@ static void cmp_row_detail(const struct cmp_report *r, const struct cmp_row *row
 				m->name, m->higher_better ? "higher" : "lower", sb, b->path, sc,
 				c->path, change, row->tol);
 	if (used < len && !row->o.low_confidence && row->o.verdict != CMP_MISSING)
-		used += (size_t)snprintf(buf + used, len - used,
-					 "Welch's t-test: t=%.3g, df=%.3g, %s\n", row->o.t,
-					 row->o.df, test);
+		used += (size_t)snprintf(
+		    buf + used, len - used, "Welch's t-test%s: t=%.3g, df=%.3g, %s\n",
+		    row->run_noise > 0 ? " with run-to-run noise" : "", row->o.t, row->o.df, test);
 	else if (used < len)
 		used += (size_t)snprintf(buf + used, len - used, "%s\n", test);
 	if (used < len)
@@ -748,6 +766,7 @@ static json_t *cmp_json(const struct cmp_report *r)
 		json_object_set_new(o, "better",
 				    json_string(m->higher_better ? "higher" : "lower"));
 		json_object_set_new(o, "tolerance_pct", json_real(row->tol));
+		json_object_set_new(o, "run_noise_pct", json_real(row->run_noise));
 		json_object_set_new(o, "baseline", cmp_json_stat(&row->o.base, b, m->m));
 		json_object_set_new(o, "current", cmp_json_stat(&row->o.cur, c, m->m));
 		json_object_set_new(o, "change_pct", cmp_json_num(row->o.change_pct));

@@ -22,6 +22,7 @@
 #define CMP_REASON_LEN	 512
 #define CMP_DEFAULT_TOL	 10.0 /* % */
 #define CMP_DEFAULT_ALPH 0.05
+#define CMP_DEFAULT_RUN_NOISE 0.0 /* %, see --run-noise */
 
 /* Exit status of `feedbench compare`. */
 enum cmp_exit {
@@ -66,6 +67,13 @@ struct cmp_welch {
 /* Needs na >= 2 and nb >= 2; returns -EINVAL otherwise. */
 int cmp_welch_test(const double *a, int na, const double *b, int nb, double alpha,
 		   struct cmp_welch *w);
+/* The same with a run-to-run noise term: each side's mean is taken to move by a further
+ * run_noise x mean (standard deviation, a fraction) from one run to the next, which the
+ * repetitions of one run cannot show. That variance is assumed, not estimated: it widens the
+ * standard error but adds no uncertainty to the degrees of freedom (Welch-Satterthwaite over
+ * the estimated parts only). */
+int cmp_welch_test_run_noise(const double *a, int na, const double *b, int nb, double alpha,
+			     double run_noise, struct cmp_welch *w);
 
 /* ---- verdicts ---------------------------------------------------------------------------- */
 
@@ -95,9 +103,10 @@ struct cmp_outcome {
 };
 
 /* Judges one metric: NAN values are left out (a metric a side did not record: CMP_MISSING).
- * tol_pct is the tolerance in %, alpha the significance level. */
+ * tol_pct is the tolerance in %, alpha the significance level, run_noise_pct the run-to-run
+ * noise term in % (see cmp_welch_test_run_noise; 0: repetitions alone). */
 void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
-	       double tol_pct, double alpha, struct cmp_outcome *o);
+	       double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o);
 
 /* ---- sides: what was measured ------------------------------------------------------------ */
 

@@ -121,17 +121,25 @@ double cmp_t_quantile(double p, double df)
 int cmp_welch_test(const double *a, int na, const double *b, int nb, double alpha,
 		   struct cmp_welch *w)
 {
+	return cmp_welch_test_run_noise(a, na, b, nb, alpha, 0.0, w);
+}
+
+int cmp_welch_test_run_noise(const double *a, int na, const double *b, int nb, double alpha,
+			     double run_noise, struct cmp_welch *w)
+{
 	struct summary_stat sa, sb;
-	double va, vb;
+	double wa, wb, ra, rb, denom;
 
 	if (na < 2 || nb < 2)
 		return -EINVAL;
 	sa = stat_summarise(a, na);
 	sb = stat_summarise(b, nb);
-	va = sa.stddev * sa.stddev / na;
-	vb = sb.stddev * sb.stddev / nb;
+	wa = sa.stddev * sa.stddev / na; /* estimated: na - 1 degrees of freedom */
+	wb = sb.stddev * sb.stddev / nb;
+	ra = run_noise * sa.mean * run_noise * sa.mean; /* assumed: exact */
+	rb = run_noise * sb.mean * run_noise * sb.mean;
 	w->diff = sb.mean - sa.mean;
-	w->se = sqrt(va + vb);
+	w->se = sqrt(wa + wb + ra + rb);
 	if (w->se == 0.0) {
 		/* Both sides constant: the difference is exact. */
 		w->t = w->df = NAN;
@@ -140,7 +148,11 @@ int cmp_welch_test(const double *a, int na, const double *b, int nb, double alph
 		return 0;
 	}
 	w->t = w->diff / w->se;
-	w->df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+	/* Welch-Satterthwaite: only the estimated variances carry uncertainty. */
+	denom = wa * wa / (na - 1) + wb * wb / (nb - 1);
+	w->df = denom > 0 ? (w->se * w->se) * (w->se * w->se) / denom : 1e9;
+	if (w->df > 1e9)
+		w->df = 1e9;
 	w->p = cmp_t_two_sided(w->t, w->df);
 	double q = cmp_t_quantile(1.0 - alpha / 2.0, w->df) * w->se;
 	w->lo = w->diff - q;
@@ -170,7 +182,7 @@ static double cmp_pct(double delta, double base)
 }
 
 void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
-	       double tol_pct, double alpha, struct cmp_outcome *o)
+	       double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o)
 {
 	double a[CMP_MAX_REPS], b[CMP_MAX_REPS];
 	struct cmp_welch w;
@@ -194,7 +206,7 @@ void cmp_judge(const double *base, int nb, const double *cur, int nc, bool highe
 		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
 		return;
 	}
-	cmp_welch_test(a, nb, b, nc, alpha, &w);
+	cmp_welch_test_run_noise(a, nb, b, nc, alpha, run_noise_pct / 100.0, &w);
 	o->p = w.p;
 	o->t = w.t;
 	o->df = w.df;

@@ -111,6 +111,7 @@ struct config {
 		bool eintr;	      /* return EINTR once every other call */
 		char inner[16];	      /* posix */
 		double read_slowdown; /* reads deliver this fraction less (0.2: 1.25x the time) */
+		double read_latency;  /* s: every read takes at least this long (emulated device) */
 	} faulty;
 	struct {
 		int64_t batch_size;

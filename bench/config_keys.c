@@ -107,8 +107,11 @@ const struct cfg_key cfg_keys[] = {
      "Tests: back-end wrapped by the faulty one.", SZ(faulty.inner)},
     {"storage.faulty", "read_slowdown", CFG_DOUBLE, OFF(faulty.read_slowdown), "0", 0, 0.95, NULL,
      N,
-     "Tests: every read call is stretched so reads deliver this fraction less (0.2: each call "
-     "takes 1.25x its time); proves that compare detects a known slowdown."},
+     "Tests: the rank's reads pause so that its storage is this fraction slower (0.2: busy "
+     "time x 1.25); proves that compare detects a known slowdown."},
+    {"storage.faulty", "read_latency", CFG_DURATION, OFF(faulty.read_latency), "0", 0, 10, NULL, N,
+     "Tests: every read call takes at least this long, an emulated device's service time: runs "
+     "on memory-backed folders become storage-bound and steady."},
 
     {"reader", "batch_size", CFG_INT, OFF(reader.batch_size), "4", 1, 1e9, NULL, 0,
      "Samples per batch (per rank)."},

@@ -4,9 +4,18 @@
  * call. Modelled on SQLite's test_vfs: the fault sits below the wrappers, so the wrappers'
  * loops and the run's error handling are what gets tested.
  *
- * read_slowdown stretches every read call by a known factor (the time the inner read took x
- * s / (1 - s)), so a run delivers the fraction s less through the read path: the known
- * slowdown that proves `feedbench compare` detects regressions.
+ * read_slowdown = s makes the rank's storage a known fraction slower, the slowdown that proves
+ * `feedbench compare` detects regressions. Stretching each call would not do it: with several
+ * reads in flight, a stretched call leaves the device less loaded and the others finish sooner.
+ * Instead the rank keeps the time its reads were busy (at least one in flight) and, whenever it
+ * owes more than a millisecond, stops starting reads, lets those in flight finish and pauses
+ * until the pauses add up to busy x s / (1 - s). The reads themselves run as they would, at the
+ * same concurrency, and a storage-bound run delivers the fraction s less.
+ *
+ * read_latency = L makes every read call last at least L (the inner read, then a sleep): an
+ * emulated device with a fixed service time. Over a memory-backed folder that gives a
+ * storage-bound run whose speed does not drift with a shared machine's disk, which is what the
+ * tests of `feedbench compare` need to prove its verdicts.
  *
  * Calls are counted per rank, per operation, over all files and threads (atomic counters in
  * run->storage_priv), so "fail the 3rd read on rank 1" is deterministic whatever the threads do.
@@ -14,6 +23,8 @@
 #include "storage.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +50,20 @@ static const struct faulty_errno faulty_errnos[] = {
     {"EFBIG", EFBIG},	{"EINTR", EINTR},   {"ENODEV", ENODEV}, {"ENXIO", ENXIO},
 };
 
-/* Per run (per rank): call counters. */
+/* Per run (per rank): call counters, and the read pacing of read_slowdown. */
 struct faulty_state {
 	uint64_t calls[FAULT_NOPS];
 	uint64_t eintr_calls;
+	pthread_mutex_t pace_lock;
+	pthread_cond_t pace_cond;
+	int inflight;	     /* reads in the inner back-end now */
+	bool pausing;	     /* a thread is paying the debt: no read starts */
+	uint64_t busy_since; /* when inflight went from 0 to 1 */
+	uint64_t busy_ns;    /* time with at least one read in flight */
+	uint64_t paid_ns;    /* pauses inserted */
 };
+
+#define FAULTY_PACE_MIN_NS 1000000 /* pay the debt in pauses of at least 1 ms */
 
 struct faulty_file {
 	struct sfile_base base;
@@ -63,8 +83,12 @@ static struct faulty_state *faulty_state_of(struct run *run)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	pthread_mutex_init(&s->pace_lock, NULL);
+	pthread_cond_init(&s->pace_cond, NULL);
 	if (!__atomic_compare_exchange_n(slot, &expected, s, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
+		pthread_mutex_destroy(&s->pace_lock);
+		pthread_cond_destroy(&s->pace_cond);
 		free(s); /* another thread was first */
 		s = expected;
 	}
@@ -152,27 +176,83 @@ static int faulty_open(struct sfile **out, const char *path, int flags, struct r
 	return 0;
 }
 
-/* The inner read, then a wait of its own duration x s / (1 - s): sleep for all but the last
- * 100 us, spin for those (nanosleep alone overshoots by tens of microseconds). */
-static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, uint64_t off,
-				 double s)
+/* Sleeps until the monotonic clock reaches end. No spinning: with several reader threads on
+ * few cores a spin would take the CPU the other threads need; the wake-up latency (tens of
+ * microseconds) is part of the emulated service time, and the pauses are counted as made. */
+static void faulty_sleep_until(uint64_t end)
 {
-	uint64_t t0 = timer_now_ns(), end;
-	ssize_t n = f->inner_ops->pread(f->inner, buf, len, off);
-	uint64_t took = timer_now_ns() - t0;
+	struct timespec ts = {.tv_sec = (time_t)(end / 1000000000u),
+			      .tv_nsec = (long)(end % 1000000000u)};
 
-	end = t0 + took + (uint64_t)((double)took * s / (1.0 - s));
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* What the rank owes: busy x s / (1 - s) minus the pauses already made. Lock held. */
+static int64_t faulty_debt(const struct faulty_state *st, double s, uint64_t now)
+{
+	uint64_t busy = st->busy_ns + (st->inflight ? now - st->busy_since : 0);
+
+	return (int64_t)((double)busy * s / (1.0 - s)) - (int64_t)st->paid_ns;
+}
+
+/* Before a read: pays the rank's debt when it reached FAULTY_PACE_MIN_NS (no new read starts,
+ * those in flight finish, then a pause), and counts the read in flight. */
+static void faulty_pace_enter(struct faulty_state *st, double s)
+{
+	pthread_mutex_lock(&st->pace_lock);
 	for (;;) {
-		uint64_t now = timer_now_ns();
-		if (now >= end)
+		while (st->pausing)
+			pthread_cond_wait(&st->pace_cond, &st->pace_lock);
+		if (faulty_debt(st, s, timer_now_ns()) < FAULTY_PACE_MIN_NS)
 			break;
-		if (end - now > 150000) {
-			uint64_t ns = end - now - 100000;
-			struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
-					      .tv_nsec = (long)(ns % 1000000000u)};
-			nanosleep(&ts, NULL);
-		}
+		st->pausing = true;
+		while (st->inflight > 0)
+			pthread_cond_wait(&st->pace_cond, &st->pace_lock);
+		uint64_t t0 = timer_now_ns();
+		int64_t debt = faulty_debt(st, s, t0);
+		pthread_mutex_unlock(&st->pace_lock);
+		if (debt > 0)
+			faulty_sleep_until(t0 + (uint64_t)debt);
+		pthread_mutex_lock(&st->pace_lock);
+		st->paid_ns += timer_now_ns() - t0;
+		st->pausing = false;
+		pthread_cond_broadcast(&st->pace_cond);
 	}
+	if (st->inflight++ == 0)
+		st->busy_since = timer_now_ns();
+	pthread_mutex_unlock(&st->pace_lock);
+}
+
+static void faulty_pace_exit(struct faulty_state *st)
+{
+	pthread_mutex_lock(&st->pace_lock);
+	if (--st->inflight == 0) {
+		st->busy_ns += timer_now_ns() - st->busy_since;
+		pthread_cond_broadcast(&st->pace_cond);
+	}
+	pthread_mutex_unlock(&st->pace_lock);
+}
+
+/* The inner read, stretched to read_latency and paced by read_slowdown. */
+static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, uint64_t off)
+{
+	const struct config *cfg = &f->run->cfg;
+	struct faulty_state *st = faulty_state_of(f->run);
+	double s = cfg->faulty.read_slowdown;
+	uint64_t t0;
+	ssize_t n;
+
+	if (!st)
+		return -ENOMEM;
+	if (s > 0)
+		faulty_pace_enter(st, s);
+	t0 = timer_now_ns();
+	n = f->inner_ops->pread(f->inner, buf, len, off);
+	if (cfg->faulty.read_latency > 0)
+		faulty_sleep_until(t0 + (uint64_t)(cfg->faulty.read_latency * 1e9));
+	if (s > 0)
+		faulty_pace_exit(st);
 	return n;
 }
 
@@ -193,8 +273,8 @@ static ssize_t faulty_pread(struct sfile *sf, void *buf, size_t len, uint64_t of
 	}
 	if (cfg->faulty.short_reads && len > 1)
 		len /= 2;
-	if (cfg->faulty.read_slowdown > 0)
-		return faulty_slow_pread(f, buf, len, off, cfg->faulty.read_slowdown);
+	if (cfg->faulty.read_slowdown > 0 || cfg->faulty.read_latency > 0)
+		return faulty_slow_pread(f, buf, len, off);
 	return f->inner_ops->pread(f->inner, buf, len, off);
 }
 

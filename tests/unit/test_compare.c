@@ -203,7 +203,7 @@ static void test_judge(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cmp_outcome o;
 		cmp_judge(cases[i].base, cases[i].nb, cases[i].cur, cases[i].nc,
-			  cases[i].higher_better, cases[i].tol, 0.05, &o);
+			  cases[i].higher_better, cases[i].tol, 0.05, 0, &o);
 		if (o.verdict != cases[i].want || o.low_confidence != cases[i].low)
 			fail_msg("%s: verdict %s%s, want %s%s", cases[i].what,
 				 cmp_verdict_name(o.verdict), o.low_confidence ? " (low)" : "",
@@ -212,16 +212,37 @@ static void test_judge(void **state)
 	/* The numbers behind a verdict. */
 	struct cmp_outcome o;
 	double b[] = {100, 101, 99}, c[] = {80, 81, 79};
-	cmp_judge(b, 3, c, 3, true, 10, 0.05, &o);
+	cmp_judge(b, 3, c, 3, true, 10, 0.05, 0, &o);
 	assert_close(o.change_pct, -20.0, 1e-12);
 	assert_true(o.p < 0.001);
 	assert_true(o.ci_lo_pct < -20.0 && o.ci_hi_pct > -20.0 && o.ci_hi_pct < -10.0);
 	assert_int_equal(o.base.n, 3);
 	/* NAN repetitions are left out, never counted as zero. */
 	double holes[] = {100, NAN, 102};
-	cmp_judge(holes, 3, b, 3, true, 10, 0.05, &o);
+	cmp_judge(holes, 3, b, 3, true, 10, 0.05, 0, &o);
 	assert_int_equal(o.base.n, 2);
 	assert_close(o.base.mean, 101, 1e-12);
+}
+
+/* A run-to-run noise term widens the standard error; the test turns from regressed to noise. */
+static void test_run_noise(void **state)
+{
+	double b[] = {100, 101, 99}, c[] = {80, 81, 79};
+	struct cmp_welch w;
+	struct cmp_outcome o;
+
+	(void)state;
+	assert_int_equal(cmp_welch_test_run_noise(b, 3, c, 3, 0.05, 0.05, &w), 0);
+	/* se^2 = 1/3 + 1/3 + 5^2 + 4^2; the assumed part adds no uncertainty: df is huge */
+	assert_close(w.se, sqrt(2.0 / 3.0 + 41.0), 1e-12);
+	assert_close(w.t, -20.0 / sqrt(2.0 / 3.0 + 41.0), 1e-12);
+	assert_true(w.df > 1e4);
+	assert_close(w.p, 0.001948, 1e-2); /* two-sided normal tail at |t| = 3.098 */
+	cmp_judge(b, 3, c, 3, true, 10, 0.05, 0, &o);
+	assert_int_equal(o.verdict, CMP_REGRESSED);
+	cmp_judge(b, 3, c, 3, true, 10, 0.05, 10, &o);
+	assert_int_equal(o.verdict, CMP_NOISE);
+	assert_close(o.p, 0.1192, 2e-2);
 }
 
 static void test_metrics(void **state)
@@ -488,6 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_t_quantile),
 	    cmocka_unit_test(test_welch),
 	    cmocka_unit_test(test_judge),
+	    cmocka_unit_test(test_run_noise),
 	    cmocka_unit_test(test_metrics),
 	    cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
