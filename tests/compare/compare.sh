@@ -1,0 +1,801 @@
+#!/bin/bash
+# Regression-comparison tests: `feedbench compare`, `feedbench baseline save|list` and
+# `feedbench history`, over real 2-rank runs of configs/ci.ini and copies of their
+# summary.json edited to what a test needs (another file system, a cache-resident result,
+# repetition values chosen so that the verdict is known in advance).
+#
+# The runs are made once, by the case `setup` (ctest: compare.runs, the fixture compare_runs,
+# RUN_SERIAL because the false-alarm and sensitivity cases judge its timings), in
+# $FEEDBENCH_BUILD_DIR/tmp/compare; `cleanup` removes them (KEEP=1 keeps them). Every other
+# case only reads them and writes in its own temporary folder.
+#
+# usage: compare.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
+#                           FEEDBENCH_SOURCE_DIR, FEEDBENCH_BUILD_DIR)
+set -u
+
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+: "${MPIEXEC:=mpiexec}"
+SRC=$FEEDBENCH_SOURCE_DIR
+HERE=$SRC/tests/compare
+CFG=$SRC/configs/ci.ini
+BUILD=${FEEDBENCH_BUILD_DIR:-/tmp/fb_compare_build}
+F=$BUILD/tmp/compare # the shared runs
+REPS=3               # output.repetitions of the shared runs
+NIDENT=10            # identical runs of ci.ini (false_alarms)
+DEFAULT_METRICS="bandwidth samples au iops latency_p99 wait_p99"
+T=$(mktemp -d /tmp/fb_compare_XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+cd "$T" || exit 1
+# The runs record a commit only where a test sets one.
+unset FEEDBENCH_GIT_COMMIT GITHUB_SHA CI_COMMIT_SHA
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	echo "---- stdout" >&2
+	cat "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+expect_rc() {
+	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
+}
+
+expect_err() {
+	grep -qF -- "$1" "$T/err" || fail "stderr does not say '$1'"
+}
+
+expect_out() {
+	grep -qF -- "$1" "$T/out" || fail "stdout does not say '$1'"
+}
+
+# fb ARGS...: feedbench without a launcher (compare, baseline and history need no MPI);
+# stdout in $T/out, stderr in $T/err, exit status in $RC.
+fb() {
+	"$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+# cmp ARGS...: feedbench compare ARGS.
+cmp() {
+	fb compare "$@"
+}
+
+# R NAME: the run folder of the shared run NAME.
+R() {
+	[ -s "$F/$1.path" ] || fail "no shared run '$1' (did compare.runs run? $F)"
+	cat "$F/$1.path"
+}
+
+# S NAME: its summary.json.
+S() {
+	echo "$(R "$1")/summary.json"
+}
+
+# The shared runs read from a memory-backed folder where O_DIRECT works there (tmpfs, Linux
+# 6.6 and later), else from the build folder: the tests judge the gate, not this machine's
+# disk, whose speed drifts by 10-15 % from one run to the next on a shared VM.
+# tests/perf/compare_gate.sh measures the gate on the disk too.
+pick_data_dir() {
+	local d base
+	for base in /dev/shm "$F"; do
+		d=$base/fb_compare_data_$$
+		mkdir -p "$d" 2>/dev/null || continue
+		if python3 -c 'import os, sys
+fd = os.open(sys.argv[1] + "/probe", os.O_CREAT | os.O_WRONLY | os.O_DIRECT)
+os.close(fd)' "$d" 2>/dev/null; then
+			rm -f "$d/probe"
+			echo "$d"
+			return
+		fi
+		rm -rf "$d"
+	done
+	echo "$F/data"
+}
+
+# fbrun NAME NRANKS [run options]: `feedbench run configs/ci.ini` on the shared data folder;
+# checks that the last stdout line is "results: PATH" with a summary.json in PATH, and records
+# PATH as the run NAME. Output kept in $F/log/NAME.{out,err}.
+fbrun() {
+	local name=$1 n=$2 start=$SECONDS last dir
+	shift 2
+	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$CFG" \
+		--set "dataset.data_dir=$DATA" "$@" >"$F/log/$name.out" 2>"$F/log/$name.err"
+	RC=$?
+	cp "$F/log/$name.out" "$T/out"
+	cp "$F/log/$name.err" "$T/err"
+	expect_rc 0
+	last=$(tail -n 1 "$F/log/$name.out")
+	case $last in
+	"results: "*) dir=${last#results: } ;;
+	*) fail "run $name: the last stdout line is not 'results: PATH': $last" ;;
+	esac
+	[ -f "$dir/summary.json" ] || fail "run $name: no $dir/summary.json"
+	echo "$dir" >"$F/$name.path"
+	echo "run $name ($n ranks, $*): $((SECONDS - start)) s"
+}
+
+# jedit SRC DST PYTHON: copies summary.json SRC to DST (folders made) after running the
+# Python statements PYTHON on it as `d`.
+jedit() {
+	mkdir -p "$(dirname "$2")"
+	python3 - "$1" "$2" "$3" <<'PY' || fail "jedit $1 $3"
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+}
+
+# jcheck JSON_FILE PYTHON: runs the Python assertions PYTHON with `d` the parsed file and
+# `rc` the last exit status.
+jcheck() {
+	python3 - "$1" "$2" "$RC" <<'PY' || fail "check of $1"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+rc = int(sys.argv[3])
+def rows(metric=None, point=None):
+    return [c for c in d["comparisons"]
+            if (metric is None or c["metric"] == metric) and (point is None or c["point"] == point)]
+def row(metric):
+    r = rows(metric)
+    assert len(r) == 1, "%d rows for %s" % (len(r), metric)
+    return r[0]
+exec(sys.argv[2])
+PY
+}
+
+# synth DST BW [LAT]: the summary.json of ci01 with the repetitions' bandwidth values (MiB/s)
+# replaced by the comma-separated BW and, when given, latency_p99 (seconds) by LAT; one
+# repetition per value (epochs[] of the others dropped), the other metrics those of ci01's
+# first repetition (the same on every synthetic file, so they compare "ok").
+synth() {
+	jedit "$(S ci01)" "$1" "
+bw = [$2]
+lat = [${3:-}]
+reps = d['repetitions']
+while len(reps) < len(bw):
+    reps.append(dict(reps[-1]))
+del reps[len(bw):]
+d['epochs'] = [e for e in d['epochs'] if e.get('repetition', 1) <= len(bw)]
+for i, r in enumerate(reps):
+    r0 = dict(d['repetitions'][0])
+    r0.update(repetition=i + 1, bandwidth_MiB_per_second=bw[i])
+    if lat:
+        r0['latency_p99_seconds'] = lat[i]
+    reps[i] = r0
+"
+}
+
+case $CASE in
+setup)
+	# 10 identical runs (false alarms), a faulty-back-end pair with and without a 20 % read
+	# slowdown (sensitivity), a 1-rank run and one with another epoch count (refusals), and 3
+	# single-repetition runs with different commits (history, single_rep).
+	rm -rf "$F"
+	mkdir -p "$F/log" || exit 1
+	[ -f "$CFG" ] || fail "no $CFG"
+	cd "$F" || exit 1
+	DATA=$(pick_data_dir)
+	echo "data folder: $DATA"
+	# The dataset first, written back to the disk: no run of the ten competes with it.
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" generate "$CFG" \
+		--set "dataset.data_dir=$DATA" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	sync
+	# Every run reads through an emulated device (the faulty back-end: 1 ms per read call) so
+	# that it is storage-bound and steady; read_slowdown = 0.2 makes that device 20 % slower
+	# for the sensitivity pair.
+	set3=(--set "output.repetitions=$REPS" --set storage.backend=faulty
+		--set storage.faulty.read_latency=1ms)
+	for i in $(seq -w 1 $NIDENT); do
+		case $i in
+		01) GITHUB_SHA=ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12 fbrun "ci$i" 2 "${set3[@]}" \
+			--output "$F/ci/$i" ;;
+		02) CI_COMMIT_SHA=0f1e2d3c4b5a0f1e2d3c4b5a0f1e2d3c4b5a0f1e fbrun "ci$i" 2 \
+			"${set3[@]}" --output "$F/ci/$i" ;;
+		*) fbrun "ci$i" 2 "${set3[@]}" --output "$F/ci/$i" ;;
+		esac
+	done
+	fbrun faulty0 2 "${set3[@]}" --output "$F/faulty"
+	fbrun faulty20 2 "${set3[@]}" --set storage.faulty.read_slowdown=0.2 --output "$F/faulty"
+	fbrun ranks1 1 "${set3[@]}" --output "$F/ranks1"
+	ep=$(sed -n 's/^[[:space:]]*epochs[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$CFG" | head -1)
+	[ "${ep:-1}" -gt 1 ] && other=1 || other=2
+	echo "$other" >"$F/epochs.value"
+	fbrun epochs 2 "${set3[@]}" --set "train.epochs=$other" --output "$F/epochs"
+	# History: the folders' names sort against the order the runs were made in.
+	FEEDBENCH_GIT_COMMIT=1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d fbrun hist1 2 \
+		--set output.repetitions=1 --output "$F/history/zz"
+	sleep 1
+	FEEDBENCH_GIT_COMMIT=2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a GITHUB_SHA=9999999999999999999999999999999999999999 \
+		fbrun hist2 2 --set output.repetitions=1 --output "$F/history/mm"
+	sleep 1
+	FEEDBENCH_GIT_COMMIT=3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a2b fbrun hist3 2 \
+		--set output.repetitions=1 --output "$F/history/aa"
+	case $DATA in
+	/dev/shm/*) rm -rf "$DATA" ;; # memory back; the cases read the summaries only
+	esac
+	;;
+cleanup)
+	[ -n "${KEEP:-}" ] || rm -rf "$F"
+	;;
+summary)
+	# The new summary.json fields: host and git_commit (FEEDBENCH_GIT_COMMIT, else GITHUB_SHA,
+	# else CI_COMMIT_SHA).
+	python3 - "$(S ci01)" "$(S ci02)" "$(S hist1)" "$(S hist2)" "$(S faulty20)" <<'PY' ||
+import json, sys
+ci01, ci02, h1, h2, f20 = (json.load(open(p)) for p in sys.argv[1:])
+for d in (ci01, ci02, h1, h2):
+    h = d["host"]
+    assert isinstance(h["cpu_model"], str) and h["cpu_model"], h
+    assert isinstance(h["cpus"], int) and h["cpus"] >= 1, h
+    assert isinstance(h["memory_bytes"], int) and h["memory_bytes"] > 0, h
+    assert isinstance(h["kernel"], str) and h["kernel"], h
+    assert "git_commit" in d
+    assert d["storage"]["cache_resident"] is False, "ci.ini (direct I/O) is cache-resident"
+    assert len(d["repetitions"]) >= 1
+assert ci01["git_commit"] == "ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12", ci01["git_commit"]
+assert ci02["git_commit"] == "0f1e2d3c4b5a0f1e2d3c4b5a0f1e2d3c4b5a0f1e", ci02["git_commit"]
+assert h1["git_commit"] == "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d", h1["git_commit"]
+# FEEDBENCH_GIT_COMMIT wins over GITHUB_SHA.
+assert h2["git_commit"] == "2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a", h2["git_commit"]
+assert len(ci01["repetitions"]) == 3 and len(h1["repetitions"]) == 1
+# read_slowdown is not part of the config hash; the back-end is (hist1 ran on posix).
+assert f20["config_hash"] != h1["config_hash"]  # posix vs faulty
+for k in ("bandwidth_MiB_per_second", "iops", "samples_per_second", "au_percentage",
+          "latency_p99_seconds", "data_wait_p99_seconds"):
+    assert all(isinstance(r[k], (int, float)) for r in ci01["repetitions"]), k
+PY
+		fail "summary.json fields"
+	python3 - "$(S faulty0)" "$(S faulty20)" <<'PY' || fail "read_slowdown changed the config hash"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["config_hash"] == b["config_hash"], (a["config_hash"], b["config_hash"])
+PY
+	;;
+two_runs)
+	cmp "$(R ci01)" "$(R ci02)" --json "$T/r.json"
+	expect_rc 0
+	expect_out "Welch's t-test"
+	# The table: a header, one row per metric.
+	grep -qE '^ *metric +baseline +current +change .*verdict *$' "$T/out" ||
+		fail "stdout has no table header"
+	for m in $DEFAULT_METRICS; do
+		grep -qE "^ *$m +[0-9]" "$T/out" || fail "stdout has no row for $m"
+	done
+	# p-value and confidence interval shown: the bandwidth row's p-value as printed.
+	jcheck "$T/r.json" '
+assert rc == 0 and d["exit_status"] == 0 and d["verdict"] == "ok", d["verdict"]
+r = row("bandwidth")
+assert r["confidence"] == "normal" and r["p_value"] is not None
+assert r["ci_low_pct"] <= r["change_pct"] <= r["ci_high_pct"], r
+assert not [c for c in d["comparisons"] if c["verdict"] == "regressed"]
+print("bandwidth change %+.2f %%, p = %.3g, CI [%+.2f, %+.2f] %%" % (
+    r["change_pct"], r["p_value"], r["ci_low_pct"], r["ci_high_pct"]))
+'
+	grep -qiE 'p[- ]?(value)?[ =:]' "$T/out" || fail "stdout shows no p-value"
+	grep -qiE 'CI|confidence interval' "$T/out" || fail "stdout shows no confidence interval"
+	# The same run against itself: no change at all.
+	cmp "$(R ci01)" "$(R ci01)"
+	expect_rc 0
+	;;
+false_alarms)
+	# Every pair of the identical runs: no regression reported (exit 1 or a "regressed" row).
+	n=0 alarms=0 noise=0
+	for i in $(seq -w 1 $NIDENT); do
+		for j in $(seq -w 1 $NIDENT); do
+			[ "$i" \< "$j" ] || continue
+			cmp "$(R "ci$i")" "$(R "ci$j")" --json "$T/p.json"
+			n=$((n + 1))
+			[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "ci$i vs ci$j: exit status $RC"
+			r=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+reg = [c["metric"] for c in d["comparisons"] if c["verdict"] == "regressed"]
+noise = [c["metric"] for c in d["comparisons"] if c["verdict"] == "noise"]
+print(d["verdict"], len(reg), len(noise), ",".join(reg) or "-")' "$T/p.json") ||
+				fail "ci$i vs ci$j: --json not readable"
+			read -r verdict nreg nnoise names <<<"$r"
+			noise=$((noise + nnoise))
+			if [ "$RC" -eq 1 ] || [ "$verdict" = regressed ] || [ "$nreg" -gt 0 ]; then
+				alarms=$((alarms + 1))
+				echo "false alarm: ci$i vs ci$j: exit $RC, regressed: $names"
+				cat "$T/out"
+			fi
+		done
+	done
+	echo "false alarms: $alarms of $n pairs ($noise metric rows judged noise)"
+	[ "$n" -eq 45 ] || fail "compared $n pairs, expected 45"
+	[ "$alarms" -eq 0 ] || fail "$alarms false alarms in $n pairs of identical runs"
+	;;
+slowed)
+	# A 20 % slower read path (faulty back-end) against the same back-end at full speed.
+	cmp "$(R faulty0)" "$(R faulty20)" --junit "$T/r.xml" --json "$T/r.json"
+	expect_rc 1
+	expect_out "regressed"
+	jcheck "$T/r.json" '
+assert d["verdict"] == "regressed" and d["exit_status"] == 1, d["verdict"]
+r = row("bandwidth")
+assert r["verdict"] == "regressed", r
+assert r["change_pct"] < -10 and r["p_value"] < 0.05, r
+print("bandwidth %.1f -> %.1f %s: %+.1f %%, p = %.2g" % (
+    r["baseline"]["mean"], r["current"]["mean"], r["unit"], r["change_pct"], r["p_value"]))
+'
+	python3 - "$T/r.xml" "$T/r.json" <<'PY' || fail "JUnit file of a regression"
+import json, re, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+d = json.load(open(sys.argv[2]))
+r = [c for c in d["comparisons"] if c["metric"] == "bandwidth"][0]
+assert root.tag == "testsuites", root.tag
+cases = [tc for tc in root.iter("testcase") if tc.get("name") == "bandwidth"]
+assert len(cases) == 1, "%d bandwidth testcases" % len(cases)
+f = cases[0].find("failure")
+assert f is not None, "no <failure> for bandwidth"
+assert f.get("type") == "regression", f.get("type")
+for text in (f.get("message") or "", f.text or ""):
+    nums = [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)]
+    for want, what in ((r["baseline"]["mean"], "baseline"), (r["current"]["mean"], "current")):
+        assert any(abs(x - want) <= 0.01 * abs(want) + 0.05 for x in nums), \
+            "%s %.3f not in %r" % (what, want, text)
+    assert any(abs(abs(x) - abs(r["change_pct"])) <= 0.15 for x in nums), \
+        "change %.2f %% not in %r" % (r["change_pct"], text)
+    assert "%" in text, text
+PY
+	;;
+verdicts)
+	# Repetition values chosen so that the verdict of the rule is known (bandwidth in MiB/s,
+	# 3 repetitions a side): beyond the tolerance AND p < alpha -> regressed/improved; beyond
+	# it without significance -> noise; within it -> ok. Welch: equal n and variances, df = 4.
+	synth "$T/base/summary.json" "100, 101, 99" "0.001, 0.00101, 0.00099"
+	synth "$T/down20/summary.json" "80, 81, 79" "0.001, 0.00101, 0.00099"
+	synth "$T/down5/summary.json" "95, 96, 94" "0.001, 0.00101, 0.00099"
+	synth "$T/up20/summary.json" "120, 121, 119" "0.001, 0.00101, 0.00099"
+	synth "$T/lat50/summary.json" "100, 101, 99" "0.0015, 0.00151, 0.00149"
+	synth "$T/wide/summary.json" "100, 110, 90" "0.001, 0.00101, 0.00099"
+	synth "$T/wide15/summary.json" "85, 95, 75" "0.001, 0.00101, 0.00099"
+	B=$T/base/summary.json
+	cmp "$B" "$T/down20/summary.json" --json "$T/r.json"
+	expect_rc 1
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["verdict"] == "regressed" and abs(r["change_pct"] + 20) < 1e-6, r
+assert r["p_value"] < 1e-3, r
+for c in d["comparisons"]:
+    if c["metric"] != "bandwidth":
+        assert c["verdict"] == "ok", c
+'
+	cmp "$B" "$T/down5/summary.json" --json "$T/r.json"
+	expect_rc 0
+	jcheck "$T/r.json" 'r = row("bandwidth"); assert r["verdict"] == "ok" and r["p_value"] < 0.05, r'
+	cmp "$B" "$T/up20/summary.json" --json "$T/r.json"
+	expect_rc 0
+	jcheck "$T/r.json" 'r = row("bandwidth"); assert r["verdict"] == "improved", r'
+	# Lower is better for latency: +50 % is a regression.
+	cmp "$B" "$T/lat50/summary.json" --json "$T/r.json"
+	expect_rc 1
+	jcheck "$T/r.json" '
+r = row("latency_p99")
+assert r["verdict"] == "regressed" and abs(r["change_pct"] - 50) < 1e-6, r
+assert row("bandwidth")["verdict"] == "ok"
+'
+	# -15 % but the spread is wide: t = 1.837, df = 4, p = 0.140; 95 % CI of the change:
+	# -15 +- 2.776 x 8.165 = [-37.67, +7.67] %.
+	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --json "$T/r.json"
+	expect_rc 0
+	expect_out "noise"
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["verdict"] == "noise", r
+assert abs(r["change_pct"] + 15) < 1e-6, r
+assert abs(r["p_value"] - 0.1400) < 0.002, r["p_value"]
+assert abs(r["ci_low_pct"] + 37.67) < 0.05 and abs(r["ci_high_pct"] - 7.67) < 0.05, r
+assert r["baseline"]["n"] == 3 and r["baseline"]["values"] == [100, 110, 90], r
+assert abs(r["baseline"]["mean"] - 100) < 1e-9 and abs(r["baseline"]["stddev"] - 10) < 1e-9, r
+'
+	# ... significant at alpha = 0.2.
+	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --alpha 0.2 --json "$T/r.json"
+	expect_rc 1
+	jcheck "$T/r.json" 'assert row("bandwidth")["verdict"] == "regressed" and d["alpha"] == 0.2'
+	# Tolerances: all metrics, one metric, with a % sign.
+	for tol in 25 25% bandwidth=25 bandwidth=25%; do
+		cmp "$B" "$T/down20/summary.json" --tolerance "$tol" --json "$T/r.json"
+		expect_rc 0
+		jcheck "$T/r.json" 'assert row("bandwidth")["verdict"] == "ok"'
+	done
+	cmp "$B" "$T/down20/summary.json" --tolerance latency_p99=25 --json "$T/r.json"
+	expect_rc 1
+	cmp "$B" "$T/lat50/summary.json" --tolerance bandwidth=1 --tolerance latency_p99=60
+	expect_rc 0
+	;;
+refusals)
+	C1=$(R ci01)
+	# Another config: the differing key is named.
+	cmp "$C1" "$(R epochs)" --json "$T/r.json"
+	expect_rc 3
+	expect_err "train.epochs"
+	jcheck "$T/r.json" '
+assert d["verdict"] == "incomparable" and d["exit_status"] == 3, d
+assert d["incomparable"] and any("train.epochs" in x for x in d["incomparable"]), d["incomparable"]
+'
+	# Another rank count.
+	cmp "$C1" "$(R ranks1)"
+	expect_rc 3
+	expect_err "ranks"
+	# Another file system, accelerator, node count: edited copies of the same summary.
+	fs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["storage"]["fs_type"])' "$C1/summary.json")
+	[ "$fs" = tmpfs ] && other=ext4 || other=tmpfs
+	jedit "$C1/summary.json" "$T/fs/summary.json" "d['storage']['fs_type'] = '$other'"
+	cmp "$C1" "$T/fs"
+	expect_rc 3
+	expect_err "file system"
+	expect_err "$fs"
+	expect_err "$other"
+	jedit "$C1/summary.json" "$T/accel/summary.json" "d['accelerator']['kind'] = 'cuda'"
+	cmp "$C1" "$T/accel/summary.json"
+	expect_rc 3
+	expect_err "accelerator"
+	expect_err "cuda"
+	jedit "$C1/summary.json" "$T/nodes/summary.json" "d['num_nodes'] = 2"
+	cmp "$T/nodes" "$C1"
+	expect_rc 3
+	expect_err "node"
+	# Cache-resident on either side, unless --allow-cached.
+	jedit "$C1/summary.json" "$T/cached/summary.json" "d['storage']['cache_resident'] = True"
+	cmp "$C1" "$T/cached"
+	expect_rc 3
+	expect_err "cache-resident"
+	cmp "$T/cached" "$C1"
+	expect_rc 3
+	expect_err "cache-resident"
+	cmp "$C1" "$T/cached" --allow-cached
+	expect_rc 0
+	# A baseline that is not there, or truncated: the message names the file.
+	cmp "$T/nosuchrun" "$C1"
+	expect_rc 3
+	expect_err "$T/nosuchrun"
+	mkdir "$T/corrupt"
+	head -c 300 "$C1/summary.json" >"$T/corrupt/summary.json"
+	cmp "$T/corrupt/summary.json" "$C1"
+	expect_rc 3
+	expect_err "$T/corrupt/summary.json"
+	cmp "$T/corrupt" "$C1"
+	expect_rc 3
+	expect_err "$T/corrupt/summary.json"
+	# A refusal is an error in JUnit too (checked against the schema in compare.junit).
+	cmp "$C1" "$(R ranks1)" --junit "$T/r.xml"
+	expect_rc 3
+	grep -q '<error[^>]*type="incomparable"' "$T/r.xml" || fail "no incomparable <error> in JUnit"
+	;;
+usage)
+	C1=$(R ci01)
+	C2=$(R ci02)
+	cmp
+	expect_rc 2
+	cmp "$C1" "$C2" --bogus
+	expect_rc 2
+	expect_err "--bogus"
+	cmp "$C1" "$C2" --metric speed
+	expect_rc 2
+	expect_err "speed"
+	cmp "$C1" "$C2" --metric bandwidth,speed
+	expect_rc 2
+	expect_err "speed"
+	cmp "$C1" "$C2" --tolerance ten
+	expect_rc 2
+	expect_err "ten"
+	cmp "$C1" "$C2" --tolerance bandwidth=ten
+	expect_rc 2
+	expect_err "ten"
+	cmp "$C1" "$C2" --tolerance speed=5
+	expect_rc 2
+	expect_err "speed"
+	cmp "$C1" "$C2" --alpha 2
+	expect_rc 2
+	cmp "$C1" "$C2" --tolerance
+	expect_rc 2
+	cmp "$C1"
+	expect_rc 2
+	cmp "$C1" "$C2" "$C1"
+	expect_rc 2
+	cmp --baseline
+	expect_rc 2
+	fb baseline save "$C1"
+	expect_rc 2
+	expect_err "--name"
+	fb baseline frobnicate
+	expect_rc 2
+	fb history
+	expect_rc 2
+	fb history "$F/history" --metric speed
+	expect_rc 2
+	expect_err "speed"
+	;;
+single_rep)
+	# One repetition a side: no test, the tolerance alone decides, "low confidence".
+	cmp "$(R hist1)" "$(R hist1)" --json "$T/r.json"
+	expect_rc 0
+	expect_out "low confidence"
+	jcheck "$T/r.json" '
+assert all(c["confidence"] == "low" and c["verdict"] == "ok" for c in d["comparisons"]), d
+'
+	cmp "$(R hist1)" "$(R hist2)" --json "$T/r.json"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+	expect_out "low confidence"
+	jcheck "$T/r.json" '
+for c in d["comparisons"]:
+    assert c["confidence"] == "low" and c["p_value"] is None, c
+    assert c["baseline"]["n"] == 1 and c["current"]["n"] == 1, c
+    want = "ok" if abs(c["change_pct"]) <= 10 else None
+    assert want is None or c["verdict"] == want, c
+assert (rc == 1) == any(c["verdict"] == "regressed" for c in d["comparisons"])
+'
+	synth "$T/one/summary.json" "100"
+	synth "$T/one85/summary.json" "85"
+	synth "$T/one95/summary.json" "95"
+	cmp "$T/one" "$T/one85" --json "$T/r.json"
+	expect_rc 1
+	expect_out "low confidence"
+	jcheck "$T/r.json" 'r = row("bandwidth"); assert r["verdict"] == "regressed" and r["confidence"] == "low", r'
+	cmp "$T/one" "$T/one95"
+	expect_rc 0
+	# 3 repetitions against 1: low confidence too.
+	cmp "$(R ci01)" "$T/one" --json "$T/r.json" --tolerance 1000
+	expect_rc 0
+	jcheck "$T/r.json" 'assert all(c["confidence"] == "low" for c in d["comparisons"])'
+	;;
+sweeps)
+	# Two sweeps of the stripe sweep (4 points, page-cache resident: --allow-cached).
+	for k in a b; do
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" sweep "$SRC/configs/sweeps/stripe-small.ini" \
+			--set "dataset.data_dir=$T/data" --set output.plots=false \
+			--output "$T/$k" --quiet >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+	done
+	A=$(ls -d "$T"/a/*-sweep-*)
+	B=$(ls -d "$T"/b/*-sweep-*)
+	for d in "$A" "$B"; do
+		[ -f "$d/sweep_results.json" ] || fail "no $d/sweep_results.json"
+	done
+	cmp "$A" "$B"
+	expect_rc 3
+	expect_err "cache-resident"
+	cmp "$A" "$A" --allow-cached --json "$T/same.json"
+	expect_rc 0
+	# Two sweeps: 2 repetitions of microsecond-scale page-cache reads can differ by chance
+	# (the false-alarm rate is compare.false_alarms' business): 0 or 1, never refused.
+	cmp "$A" "$B" --allow-cached --json "$T/r.json"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+	for f in "$T/same.json" "$T/r.json"; do
+		jcheck "$f" '
+metrics = "'"$DEFAULT_METRICS"'".split()
+points = sorted(set(c["point"] for c in d["comparisons"]))
+assert len(points) == 4, points
+for p in points:
+    assert sorted(c["metric"] for c in rows(point=p)) == sorted(metrics), (p, rows(point=p))
+assert len(d["comparisons"]) == 4 * len(metrics)
+for want in ("stripe_count=1", "stripe_count=2", "per_rank", "shared"):
+    assert any(want in p for p in points), (want, points)
+'
+	done
+	# Every point's metric has its row on the terminal: the swept values are shown.
+	for v in stripe_count=1 stripe_count=2 file_access=shared file_access=per_rank; do
+		expect_out "$v"
+	done
+	# A sweep against a run of another workload: incomparable.
+	cmp "$A" "$(R ci01)" --allow-cached
+	expect_rc 3
+	;;
+baseline)
+	C1=$(R ci01)
+	C2=$(R ci02)
+	BL=$T/bl
+	fb baseline save "$C1" --name nightly --baselines "$BL"
+	expect_rc 0
+	[ -f "$BL/nightly/fingerprint.json" ] || fail "no $BL/nightly/fingerprint.json"
+	[ -n "$(find "$BL/nightly" -name summary.json)" ] || fail "no summary.json under $BL/nightly"
+	python3 - "$BL/nightly/fingerprint.json" "$C1" <<'PY' || fail "fingerprint.json"
+import json, os, sys
+f = json.load(open(sys.argv[1]))
+for k in ("name", "saved", "source", "feedbench_version", "hostname", "cpu_model", "cpus",
+          "memory_bytes", "fs_type", "kernel"):
+    assert k in f, "fingerprint.json has no " + k
+assert f["name"] == "nightly", f["name"]
+assert os.path.realpath(f["source"]) == os.path.realpath(sys.argv[2]), f["source"]
+PY
+	fb baseline list --baselines "$BL"
+	expect_rc 0
+	expect_out "nightly"
+	# Against the run it was saved from: nothing changed (identical runs: compare.false_alarms).
+	cmp --baseline nightly --baselines "$BL" "$C1"
+	expect_rc 0
+	expect_out "nightly"
+	grep -qi fingerprint "$T/err" && fail "a fingerprint warning on the same host"
+	# Saving over it: refused without --force, the old baseline untouched.
+	before=$(cd "$BL" && find . -type f -exec sha256sum {} + | sort)
+	fb baseline save "$C2" --name nightly --baselines "$BL"
+	expect_rc 2
+	expect_err "nightly"
+	[ "$(cd "$BL" && find . -type f -exec sha256sum {} + | sort)" = "$before" ] ||
+		fail "a refused save changed the baseline"
+	fb baseline save "$C2" --name nightly --baselines "$BL" --force
+	expect_rc 0
+	python3 - "$BL/nightly/fingerprint.json" "$C2" <<'PY' || fail "--force did not replace it"
+import json, os, sys
+f = json.load(open(sys.argv[1]))
+assert os.path.realpath(f["source"]) == os.path.realpath(sys.argv[2]), f["source"]
+PY
+	# Another machine's baseline: a warning naming the fingerprint, still compared.
+	jedit "$BL/nightly/fingerprint.json" "$BL/nightly/fingerprint.json" \
+		"d['cpu_model'] = 'Imaginary CPU 9000 @ 1.00GHz'"
+	cmp --baseline nightly --baselines "$BL" "$C2"
+	expect_rc 0
+	expect_err "fingerprint"
+	expect_err "Imaginary CPU 9000"
+	# A name that was never saved: incomparable, the path named.
+	cmp --baseline weekly --baselines "$BL" "$C1"
+	expect_rc 3
+	expect_err "$BL/weekly"
+	# The default folder: results/baselines under the current folder.
+	mkdir "$T/cwd"
+	(cd "$T/cwd" && "$FEEDBENCH" baseline save "$C1" --name main >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	[ -f "$T/cwd/results/baselines/main/fingerprint.json" ] || fail "not saved in results/baselines"
+	(cd "$T/cwd" && "$FEEDBENCH" baseline list >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_out "main"
+	(cd "$T/cwd" && "$FEEDBENCH" compare --baseline main "$C1" >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	;;
+history)
+	# Three runs, commits 1a2b3c4, 2b3c4d5, 3c4d5e6 in that order, in folders zz, mm, aa.
+	cp -r "$F/history" "$T/h"
+	fb history "$T/h" --metric bandwidth
+	expect_rc 0
+	python3 - "$T/out" <<'PY' || fail "history does not list the runs in time order"
+import sys
+out = open(sys.argv[1]).read()
+pos = []
+for c in ("1a2b3c4", "2b3c4d5", "3c4d5e6"):
+    i = out.find(c)
+    assert i >= 0, "commit %s not shown" % c
+    pos.append(i)
+assert pos == sorted(pos), pos
+PY
+	[ -f "$T/h/history.csv" ] || fail "no $T/h/history.csv"
+	python3 - "$T/h/history.csv" <<'PY' || fail "history.csv"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head, body = rows[0], rows[1:]
+assert len(body) == 3, body
+text = [",".join(r) for r in body]
+for i, c in enumerate(("1a2b3c4", "2b3c4d5", "3c4d5e6")):
+    assert c in text[i], (c, text[i])
+PY
+	if command -v gnuplot >/dev/null 2>&1; then
+		for ext in png svg; do
+			[ -s "$T/h/history_bandwidth.$ext" ] || fail "no history_bandwidth.$ext (gnuplot is installed)"
+		done
+	fi
+	# --output elsewhere, --no-plot.
+	fb history "$T/h" --metric bandwidth --output "$T/o" --no-plot
+	expect_rc 0
+	[ -f "$T/o/history.csv" ] || fail "no $T/o/history.csv"
+	[ -z "$(find "$T/o" -name '*.png')" ] || fail "--no-plot drew pictures"
+	;;
+outputs)
+	C1=$(R ci01)
+	synth "$T/base/summary.json" "100, 101, 99"
+	synth "$T/down20/summary.json" "80, 81, 79"
+	# A real pair (either verdict: the false-alarm rate is compare.false_alarms' business) and a
+	# synthetic regression.
+	for k in real regressed; do
+		if [ $k = real ]; then
+			cmp "$C1" "$(R ci02)" --markdown "$T/$k.md" --json "$T/$k.json"
+			[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+		else
+			cmp "$T/base" "$T/down20" --markdown "$T/$k.md" --json "$T/$k.json"
+			expect_rc 1
+		fi
+		[ "$RC" -eq 0 ] && verdict=ok line="no regression" || verdict=regressed line=regressed
+		[ -s "$T/$k.md" ] || fail "no --markdown file"
+		# The spec's columns, in its order (others may stand between them).
+		# (A point column only for sweeps: two runs are one point.)
+		grep -qE '^\|( point \|)?( [a-z]+ \|)* metric \|( [a-z]+ \|)* baseline \| current \| change \|( [a-z]+ \|)* test \| verdict \|$' \
+			"$T/$k.md" || fail "$k.md: no table header '| metric | baseline | current | change | ... | test | verdict |': $(grep -m1 '^|' "$T/$k.md")"
+		[ "$(grep -c '^|' "$T/$k.md")" -eq 8 ] || fail "$k.md: not 6 table rows"
+		for m in $DEFAULT_METRICS; do
+			grep -qE "^\|( [^|]* \|)? $m \|" "$T/$k.md" || fail "$k.md: no row for $m"
+		done
+		grep -v '^|' "$T/$k.md" | grep -qi "$line" || fail "$k.md has no verdict line saying '$line'"
+		jcheck "$T/$k.json" '
+metrics = "'"$DEFAULT_METRICS"'".split()
+assert d["schema"] == 1 and d["test"] == "welch" and d["alpha"] == 0.05, d
+assert d["exit_status"] == rc and d["verdict"] == "'"$verdict"'", (rc, d["verdict"])
+assert d["incomparable"] == [] and isinstance(d["warnings"], list), d
+assert sorted(c["metric"] for c in d["comparisons"]) == sorted(metrics)
+assert (rc == 1) == any(c["verdict"] == "regressed" for c in d["comparisons"])
+for c in d["comparisons"]:
+    for k in ("point", "metric", "unit", "baseline", "current", "change_pct", "p_value",
+              "ci_low_pct", "ci_high_pct", "confidence", "verdict"):
+        assert k in c, k
+    for s in (c["baseline"], c["current"]):
+        assert s["n"] == 3 == len(s["values"]), s
+        m = sum(s["values"]) / 3
+        sd = math.sqrt(sum((v - m) ** 2 for v in s["values"]) / 2)
+        assert abs(s["mean"] - m) <= 1e-6 * max(1, abs(m)), s
+        assert abs(s["stddev"] - sd) <= 1e-6 * max(1, abs(sd)), s
+    b, cu = c["baseline"]["mean"], c["current"]["mean"]
+    if b:
+        assert abs(c["change_pct"] - (cu - b) / b * 100) < 1e-6 * max(1, abs(c["change_pct"])), c
+    assert c["confidence"] == "normal"
+    assert c["verdict"] in ("ok", "noise", "improved", "regressed"), c
+    if c["ci_low_pct"] is not None:
+        assert c["ci_low_pct"] <= c["change_pct"] <= c["ci_high_pct"], c
+'
+	done
+	# The values are those of summary.json.
+	python3 - "$T/real.json" "$C1/summary.json" <<'PY' || fail "--json values differ from summary.json"
+import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+r = [c for c in d["comparisons"] if c["metric"] == "bandwidth"][0]
+want = [x["bandwidth_MiB_per_second"] for x in s["repetitions"]]
+assert all(abs(a - b) <= 1e-6 * b for a, b in zip(r["baseline"]["values"], want)), (r, want)
+PY
+	# --metric all and a list; --quiet keeps the exit status.
+	cmp "$C1" "$(R ci02)" --metric all --json "$T/all.json"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+	jcheck "$T/all.json" '
+assert sorted(c["metric"] for c in d["comparisons"]) == sorted(["bandwidth", "samples", "au",
+    "iops", "latency_p99", "wait_p99", "latency_p50", "latency_p90", "latency_p999"]), d
+'
+	cmp "$T/base" "$T/down20" --metric bandwidth,iops --json "$T/two.json" --quiet
+	expect_rc 1
+	jcheck "$T/two.json" 'assert sorted(c["metric"] for c in d["comparisons"]) == ["bandwidth", "iops"]'
+	cmp "$T/base" "$T/down20" --metric iops
+	expect_rc 0
+	;;
+junit)
+	PY=$BUILD/venv/bin/python
+	if [ ! -x "$PY" ]; then
+		echo "compare.junit: no Python venv in $BUILD/venv (pip could not install lxml); skipped"
+		exit 77
+	fi
+	synth "$T/base/summary.json" "100, 101, 99" "0.001, 0.00101, 0.00099"
+	synth "$T/worse/summary.json" "80, 81, 79" "0.0015, 0.00151, 0.00149"
+	cmp "$T/base" "$T/worse" --junit "$T/synth.xml" --json "$T/synth.json"
+	expect_rc 1
+	"$PY" "$HERE/check_junit.py" "$T/synth.xml" "$HERE/junit.xsd" --json "$T/synth.json" \
+		--failures bandwidth,latency_p99 || fail "check_junit.py (synthetic regression)"
+	# The slowed run: whatever failed (compare.slowed judges what should) is in the file.
+	cmp "$(R faulty0)" "$(R faulty20)" --junit "$T/slowed.xml" --json "$T/slowed.json"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+	"$PY" "$HERE/check_junit.py" "$T/slowed.xml" "$HERE/junit.xsd" --json "$T/slowed.json" ||
+		fail "check_junit.py (slowed run)"
+	cmp "$(R ci01)" "$(R ci01)" --junit "$T/ok.xml" --json "$T/ok.json"
+	expect_rc 0
+	"$PY" "$HERE/check_junit.py" "$T/ok.xml" "$HERE/junit.xsd" --json "$T/ok.json" \
+		--failures "" || fail "check_junit.py (no regression)"
+	cmp "$(R ci01)" "$(R ci02)" --junit "$T/real.xml" --json "$T/real.json"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
+	"$PY" "$HERE/check_junit.py" "$T/real.xml" "$HERE/junit.xsd" --json "$T/real.json" ||
+		fail "check_junit.py (two runs)"
+	cmp "$(R ci01)" "$(R ranks1)" --junit "$T/refused.xml"
+	expect_rc 3
+	"$PY" "$HERE/check_junit.py" "$T/refused.xml" "$HERE/junit.xsd" --incomparable ||
+		fail "check_junit.py (incomparable)"
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+exit 0
