@@ -86,7 +86,8 @@ static void compare_usage(FILE *f)
 	    "metric\n"
 	    "  --alpha A          significance level of Welch's t-test (default %g)\n"
 	    "  --run-noise PCT    run-to-run noise the repetitions of one run cannot show\n"
-	    "                     (stddev of a run's mean, %% of it; default 0); METRIC=PCT\n"
+	    "                     (stddev of a run's mean, %% of it; default 5 for rates and\n"
+	    "                     AU, 15 for p99s); METRIC=PCT for one; 0: repetitions alone\n"
 	    "  --allow-cached     compare results that may come from the page cache\n"
 	    "  --markdown FILE    the table in Markdown (for a merge-request comment)\n"
 	    "  --junit FILE       JUnit XML: one testcase per point and metric\n"
@@ -192,7 +193,7 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 	o->baselines_dir = CMP_BASELINES_DIR;
 	for (int i = 0; i < cmp_nmetrics; i++) {
 		o->tol[i] = CMP_DEFAULT_TOL;
-		o->run_noise[i] = CMP_DEFAULT_RUN_NOISE;
+		o->run_noise[i] = cmp_metrics[i].run_noise;
 		if (cmp_metrics[i].by_default)
 			o->metrics[o->nmetrics++] = i;
 	}
@@ -411,7 +412,9 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 	bool same = true;
 	for (int i = 1; i < r->opts->nmetrics; i++)
 		same &= r->opts->tol[r->opts->metrics[i]] == r->opts->tol[r->opts->metrics[0]];
-	fprintf(f, "%stest: Welch's t-test (two-sided, alpha %g) over repetitions; tolerance ",
+	fprintf(f,
+		"%stest: Welch's t-test (two-sided, alpha %g) over repetitions with a run-to-run "
+		"noise term; tolerance ",
 		bullet, r->opts->alpha);
 	if (same)
 		fprintf(f, "%g %%\n", r->opts->tol[r->opts->metrics[0]]);
@@ -427,7 +430,7 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 						 r->opts->run_noise[m]);
 	}
 	if (used)
-		fprintf(f, "%srun-to-run noise assumed (--run-noise): %s\n", bullet, noise);
+		fprintf(f, "%srun-to-run noise (--run-noise): %s\n", bullet, noise);
 }
 
 static void cmp_print_table(const struct cmp_report *r, FILE *f)

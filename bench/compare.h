@@ -22,7 +22,6 @@
 #define CMP_REASON_LEN	 512
 #define CMP_DEFAULT_TOL	 10.0 /* % */
 #define CMP_DEFAULT_ALPH 0.05
-#define CMP_DEFAULT_RUN_NOISE 0.0 /* %, see --run-noise */
 
 /* Exit status of `feedbench compare`. */
 enum cmp_exit {
@@ -40,7 +39,8 @@ struct cmp_metric {
 	const char *unit;    /* "MiB/s" */
 	double scale;	     /* stored value x scale = shown value (seconds -> us) */
 	bool higher_better;
-	bool by_default; /* compared without --metric */
+	bool by_default;  /* compared without --metric */
+	double run_noise; /* default --run-noise, % (see compare_stats.c) */
 };
 extern const struct cmp_metric cmp_metrics[];
 extern const int cmp_nmetrics;

@@ -373,10 +373,11 @@ static void cmp_check_pair(const struct cmp_point *b, const struct cmp_point *c,
 	for (int side = 0; side < 2; side++) {
 		const struct cmp_point *p = side ? c : b;
 		if (p->cache_resident && allow_cached)
-			cmp_add(m->notes, &m->nnotes,
-				"the %s is cache-resident (compared as --allow-cached asks): it may "
-				"measure memory, not storage",
-				side ? "current" : "baseline");
+			cmp_add(
+			    m->notes, &m->nnotes,
+			    "the %s is cache-resident (compared as --allow-cached asks): it may "
+			    "measure memory, not storage",
+			    side ? "current" : "baseline");
 		else if (p->cache_resident)
 			cmp_add(
 			    m->reasons, &m->nreasons,

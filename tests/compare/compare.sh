@@ -352,6 +352,7 @@ verdicts)
 	# Repetition values chosen so that the verdict of the rule is known (bandwidth in MiB/s,
 	# 3 repetitions a side): beyond the tolerance AND p < alpha -> regressed/improved; beyond
 	# it without significance -> noise; within it -> ok. Welch: equal n and variances, df = 4.
+	# --run-noise 0: the repetitions alone (the default run-to-run term is checked last).
 	synth "$T/base/summary.json" "100, 101, 99" "0.001, 0.00101, 0.00099"
 	synth "$T/down20/summary.json" "80, 81, 79" "0.001, 0.00101, 0.00099"
 	synth "$T/down5/summary.json" "95, 96, 94" "0.001, 0.00101, 0.00099"
@@ -360,7 +361,7 @@ verdicts)
 	synth "$T/wide/summary.json" "100, 110, 90" "0.001, 0.00101, 0.00099"
 	synth "$T/wide15/summary.json" "85, 95, 75" "0.001, 0.00101, 0.00099"
 	B=$T/base/summary.json
-	cmp "$B" "$T/down20/summary.json" --json "$T/r.json"
+	cmp "$B" "$T/down20/summary.json" --run-noise 0 --json "$T/r.json"
 	expect_rc 1
 	jcheck "$T/r.json" '
 r = row("bandwidth")
@@ -370,14 +371,14 @@ for c in d["comparisons"]:
     if c["metric"] != "bandwidth":
         assert c["verdict"] == "ok", c
 '
-	cmp "$B" "$T/down5/summary.json" --json "$T/r.json"
+	cmp "$B" "$T/down5/summary.json" --run-noise 0 --json "$T/r.json"
 	expect_rc 0
 	jcheck "$T/r.json" 'r = row("bandwidth"); assert r["verdict"] == "ok" and r["p_value"] < 0.05, r'
-	cmp "$B" "$T/up20/summary.json" --json "$T/r.json"
+	cmp "$B" "$T/up20/summary.json" --run-noise 0 --json "$T/r.json"
 	expect_rc 0
 	jcheck "$T/r.json" 'r = row("bandwidth"); assert r["verdict"] == "improved", r'
 	# Lower is better for latency: +50 % is a regression.
-	cmp "$B" "$T/lat50/summary.json" --json "$T/r.json"
+	cmp "$B" "$T/lat50/summary.json" --run-noise 0 --json "$T/r.json"
 	expect_rc 1
 	jcheck "$T/r.json" '
 r = row("latency_p99")
@@ -386,7 +387,7 @@ assert row("bandwidth")["verdict"] == "ok"
 '
 	# -15 % but the spread is wide: t = 1.837, df = 4, p = 0.140; 95 % CI of the change:
 	# -15 +- 2.776 x 8.165 = [-37.67, +7.67] %.
-	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --json "$T/r.json"
+	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --run-noise 0 --json "$T/r.json"
 	expect_rc 0
 	expect_out "noise"
 	jcheck "$T/r.json" '
@@ -399,20 +400,38 @@ assert r["baseline"]["n"] == 3 and r["baseline"]["values"] == [100, 110, 90], r
 assert abs(r["baseline"]["mean"] - 100) < 1e-9 and abs(r["baseline"]["stddev"] - 10) < 1e-9, r
 '
 	# ... significant at alpha = 0.2.
-	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --alpha 0.2 --json "$T/r.json"
+	cmp "$T/wide/summary.json" "$T/wide15/summary.json" --alpha 0.2 --run-noise 0 --json "$T/r.json"
 	expect_rc 1
 	jcheck "$T/r.json" 'assert row("bandwidth")["verdict"] == "regressed" and d["alpha"] == 0.2'
 	# Tolerances: all metrics, one metric, with a % sign.
 	for tol in 25 25% bandwidth=25 bandwidth=25%; do
-		cmp "$B" "$T/down20/summary.json" --tolerance "$tol" --json "$T/r.json"
+		cmp "$B" "$T/down20/summary.json" --tolerance "$tol" --run-noise 0 --json "$T/r.json"
 		expect_rc 0
 		jcheck "$T/r.json" 'assert row("bandwidth")["verdict"] == "ok"'
 	done
-	cmp "$B" "$T/down20/summary.json" --tolerance latency_p99=25 --json "$T/r.json"
+	cmp "$B" "$T/down20/summary.json" --tolerance latency_p99=25 --run-noise 0 --json "$T/r.json"
 	expect_rc 1
-	cmp "$B" "$T/lat50/summary.json" --tolerance bandwidth=1 --tolerance latency_p99=60
+	cmp "$B" "$T/lat50/summary.json" --tolerance bandwidth=1 --tolerance latency_p99=60 --run-noise 0
 	expect_rc 0
+	# The default run-to-run noise term (5 % of each mean for rates): -20 % with tight
+	# repetitions stays a regression, se^2 = 1/3 + 1/3 + 5^2 + 4^2, t = -3.098, p = 0.00195
+	# (the assumed part adds no uncertainty: a normal tail); with 10 % it is noise, p = 0.119.
+	cmp "$B" "$T/down20/summary.json" --json "$T/r.json"
+	expect_rc 1
+	expect_out "run-to-run noise (--run-noise): bandwidth 5 %"
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["verdict"] == "regressed" and r["run_noise_pct"] == 5, r
+assert abs(r["p_value"] - 0.00195) < 0.0001, r["p_value"]
+'
+	cmp "$B" "$T/down20/summary.json" --run-noise 10 --json "$T/r.json"
+	expect_rc 0
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["verdict"] == "noise" and abs(r["p_value"] - 0.1192) < 0.002, r
+'
 	;;
+
 refusals)
 	C1=$(R ci01)
 	# Another config: the differing key is named.
@@ -772,7 +791,7 @@ junit)
 	fi
 	synth "$T/base/summary.json" "100, 101, 99" "0.001, 0.00101, 0.00099"
 	synth "$T/worse/summary.json" "80, 81, 79" "0.0015, 0.00151, 0.00149"
-	cmp "$T/base" "$T/worse" --junit "$T/synth.xml" --json "$T/synth.json"
+	cmp "$T/base" "$T/worse" --run-noise 0 --junit "$T/synth.xml" --json "$T/synth.json"
 	expect_rc 1
 	"$PY" "$HERE/check_junit.py" "$T/synth.xml" "$HERE/junit.xsd" --json "$T/synth.json" \
 		--failures bandwidth,latency_p99 || fail "check_junit.py (synthetic regression)"
