@@ -251,22 +251,6 @@ static void hy_print(const struct hy *h, const char *folder)
 	}
 }
 
-/* A CSV field: quoted when it holds a comma, a quote or a newline. */
-static void hy_csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static int hy_write_csv(const struct hy *h, const char *path)
 {
 	const struct cmp_metric *m = &cmp_metrics[h->metric];
@@ -283,22 +267,22 @@ static int hy_write_csv(const struct hy *h, const char *path)
 		const struct hy_run *r = &h->runs[i];
 		const char *fields[] = {r->p.start, r->p.run_id, r->p.git_commit};
 		for (size_t k = 0; k < 3; k++) {
-			hy_csv_field(f, fields[k]);
+			util_csv_field(f, fields[k]);
 			fputc(',', f);
 		}
 		fprintf(f, "%d,", r->series + 1);
-		hy_csv_field(f, h->series[r->series]);
+		util_csv_field(f, h->series[r->series]);
 		fputc(',', f);
-		hy_csv_field(f, r->p.workload);
+		util_csv_field(f, r->p.workload);
 		fputc(',', f);
-		hy_csv_field(f, r->p.label);
+		util_csv_field(f, r->p.label);
 		fprintf(f, ",%s,%s,%s,%d,", r->p.config_hash, m->name, m->unit, r->s.n);
 		if (r->s.n)
 			fprintf(f, "%.10g,%.10g,%.10g,%.10g,", r->s.mean, r->s.stddev, r->s.min,
 				r->s.max);
 		else
 			fprintf(f, "NaN,NaN,NaN,NaN,");
-		hy_csv_field(f, r->p.path);
+		util_csv_field(f, r->p.path);
 		fputc('\n', f);
 	}
 	fclose(f);

@@ -658,23 +658,6 @@ static void report_print_table(FILE *out, const struct sweep_plan *p, const stru
 	free(cells);
 }
 
-/* CSV fields are plain here (values come from the key table's syntax), but quote anyway when
- * a value could break the row. */
-static void report_csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void report_write_csv(FILE *f, const struct sweep_plan *p, const struct sweep_result *r)
 {
 	char buf[512];
@@ -692,17 +675,17 @@ static void report_write_csv(FILE *f, const struct sweep_plan *p, const struct s
 		sweep_point_index(p, i, idx);
 		fprintf(f, "%ld,", i + 1);
 		sweep_point_dir(p, i, buf, sizeof(buf));
-		report_csv_field(f, buf);
+		util_csv_field(f, buf);
 		fputc(',', f);
 		sweep_point_label(p, i, -1, buf, sizeof(buf));
-		report_csv_field(f, buf);
+		util_csv_field(f, buf);
 		fprintf(f, ",%d,%d", r[i].done, r[i].repetitions);
 		for (int o = 0; o < p->naxes; o++)
 			for (int a = 0; a < p->naxes; a++)
 				if (p->axes[a].order == o) {
 					/* Canonical: bytes and seconds, so plots get numbers. */
 					fputc(',', f);
-					report_csv_field(f, p->axes[a].canon[idx[a]]);
+					util_csv_field(f, p->axes[a].canon[idx[a]]);
 				}
 		for (int m = 0; m < SWM_COUNT; m++) {
 			if (r[i].done && r[i].m[m].n > 0)

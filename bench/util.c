@@ -114,6 +114,21 @@ void util_utc_compact(char *buf, size_t len)
 	strftime(buf, len, "%Y%m%dT%H%M%SZ", &tm);
 }
 
+void util_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 /* ---- the host ------------------------------------------------------------------------- */
 
 static void util_trim(char *s)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* mkdir -p; 0 or -errno. */
 int util_mkdirs(const char *path, unsigned mode);
@@ -17,6 +18,10 @@ int util_remove_tree(const char *path);
 /* Current UTC time as ISO-8601 ("2026-11-30T10:41:07Z") and compact ("20261130T104107Z"). */
 void util_utc_iso(char *buf, size_t len);
 void util_utc_compact(char *buf, size_t len);
+
+/* Writes one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or
+ * a newline. */
+void util_csv_field(FILE *f, const char *s);
 
 /* What a result says about the machine it ran on (summary.json "host", baseline fingerprints). */
 struct util_host {
