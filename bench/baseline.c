@@ -102,8 +102,13 @@ int baseline_fingerprint_diff(json_t *fingerprint, const struct cmp_point *cur, 
 
 /* ---- save ------------------------------------------------------------------------------------ */
 
+#define BL_MAX_RESULTS 64
+
 struct bl_save {
-	const char *result, *name, *dir;
+	const char *results[BL_MAX_RESULTS];
+	int nresults;
+	const char *result; /* the first */
+	const char *name, *dir;
 	bool force;
 };
 
@@ -111,14 +116,16 @@ static void baseline_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: feedbench baseline save RESULT --name NAME [--baselines DIR] [--force]\n"
+	    "usage: feedbench baseline save RESULT... --name NAME [--baselines DIR] [--force]\n"
 	    "       feedbench baseline list [--baselines DIR]\n"
 	    "\n"
-	    "save keeps the summaries of RESULT (a run folder, a sweep folder or a summary.json)\n"
-	    "with the fingerprint of the host they ran on (CPU model, memory, file system,\n"
-	    "feedbench version) as DIR/NAME (default DIR %s), for\n"
-	    "`feedbench compare --baseline NAME CURRENT`. An existing NAME is replaced only with\n"
-	    "--force. list prints the saved baselines.\n",
+	    "save keeps the summaries of RESULT (a run folder, a sweep folder, a summary.json\n"
+	    "or a folder of runs) with the fingerprint of the host they ran on (CPU model,\n"
+	    "memory, file system, feedbench version) as DIR/NAME (default DIR %s), for\n"
+	    "`feedbench compare --baseline NAME CURRENT`. Several runs of one config (several\n"
+	    "RESULTs, or a folder of them) make a baseline from which compare measures the\n"
+	    "run-to-run noise. An existing NAME is replaced only with --force. list prints the\n"
+	    "saved baselines.\n",
 	    CMP_BASELINES_DIR);
 }
 
@@ -169,6 +176,21 @@ static void bl_dirname(const char *path, char *out, size_t len)
 
 /* Copies what compare reads: the run's summary (and its config and table), or the sweep's
  * sweep_results.json and each finished point's summary in its own folder. */
+/* Several runs: each in tmp/runs/NNN/ (numbered over all the sides). */
+static int bl_copy_runs(const struct cmp_side *s, const char *tmp, int *next)
+{
+	char from[PATH_MAX], to[PATH_MAX + 64];
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < s->npoints; i++) {
+		const struct cmp_point *p = &s->points[i];
+		bl_dirname(p->path, from, sizeof(from));
+		snprintf(to, sizeof(to), "%s/runs/%03d", tmp, ++*next);
+		rc = bl_copy_point(strcmp(s->kind, "summary") == 0 ? NULL : from, to, p->path);
+	}
+	return rc;
+}
+
 static int bl_copy_side(const struct cmp_side *s, const char *tmp)
 {
 	char from[PATH_MAX], to[PATH_MAX + 300], src[PATH_MAX + 64], dst[PATH_MAX + 400];
@@ -198,25 +220,42 @@ static int bl_copy_side(const struct cmp_side *s, const char *tmp)
 	return rc;
 }
 
-static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *s, const char *tmp)
+static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *sides, int nsides,
+				const char *tmp)
 {
-	json_t *fp = bl_fingerprint_of(&s->points[0]), *hashes = json_array();
+	const struct cmp_side *s = &sides[0];
+	json_t *fp = bl_fingerprint_of(&s->points[0]), *hashes = json_array(), *srcs = json_array();
 	char path[PATH_MAX + 64], src[PATH_MAX], now[40];
 	char *text;
-	int rc, reps = 0;
+	int rc, reps = 0, runs = 0;
 
 	util_utc_iso(now, sizeof(now));
-	if (!realpath(o->result, src))
-		snprintf(src, sizeof(src), "%s", o->result);
-	for (int i = 0; i < s->npoints; i++) {
-		json_array_append_new(hashes, json_string(s->points[i].config_hash));
-		reps = s->points[i].nreps > reps ? s->points[i].nreps : reps;
+	for (int k = 0; k < nsides; k++) {
+		if (!realpath(o->results[k], src))
+			snprintf(src, sizeof(src), "%s", o->results[k]);
+		json_array_append_new(srcs, json_string(src));
+		for (int i = 0; i < sides[k].npoints; i++) {
+			const struct cmp_point *p = &sides[k].points[i];
+			bool seen = false;
+			for (size_t h = 0; h < json_array_size(hashes); h++)
+				seen |= strcmp(json_string_value(json_array_get(hashes, h)),
+					       p->config_hash) == 0;
+			if (!seen)
+				json_array_append_new(hashes, json_string(p->config_hash));
+			reps = p->nreps > reps ? p->nreps : reps;
+			runs++;
+		}
 	}
 	json_object_set_new(fp, "name", json_string(o->name));
 	json_object_set_new(fp, "saved", json_string(now));
 	json_object_set_new(fp, "saved_by", json_string(FEEDBENCH_VERSION));
-	json_object_set_new(fp, "source", json_string(src));
-	json_object_set_new(fp, "kind", json_string(s->kind));
+	json_object_set(fp, "source", json_array_get(srcs, 0));
+	json_object_set_new(fp, "sources", srcs);
+	json_object_set_new(fp, "kind",
+			    json_string(s->sweep   ? "sweep"
+					: runs > 1 ? "runs"
+						   : "run"));
+	json_object_set_new(fp, "runs", json_integer(s->sweep ? 1 : runs));
 	json_object_set_new(fp, "workload", json_string(s->points[0].workload));
 	json_object_set_new(fp, "run_start", json_string(s->points[0].start));
 	json_object_set_new(fp, "git_commit",
@@ -260,12 +299,76 @@ static int bl_install(const char *tmp, const char *final, const char *dir, const
 	return util_fsync_dir(dir);
 }
 
+static void bl_free_sides(struct cmp_side *sides, int n)
+{
+	for (int i = 0; i < n; i++)
+		cmp_side_free(&sides[i]);
+	free(sides);
+}
+
+/* Loads every RESULT; a sweep is saved alone. */
+static int bl_load(const struct bl_save *o, struct cmp_side *sides, int *nruns)
+{
+	char why[CMP_REASON_LEN * 2];
+
+	*nruns = 0;
+	for (int i = 0; i < o->nresults; i++) {
+		if (cmp_side_load(&sides[i], o->results[i], "result", why, sizeof(why)) < 0) {
+			fprintf(stderr, "feedbench baseline: cannot save: %s\n", why);
+			return 1;
+		}
+		if (sides[i].sweep && o->nresults > 1) {
+			fprintf(
+			    stderr,
+			    "feedbench baseline: '%s' is a sweep: a sweep is saved as a baseline "
+			    "of its own\n",
+			    o->results[i]);
+			return 2;
+		}
+		*nruns += sides[i].npoints;
+	}
+	return 0;
+}
+
+static void bl_report(const struct bl_save *o, const char *final, const struct cmp_side *sides,
+		      int nruns)
+{
+	const struct cmp_point *p0 = &sides[0].points[0];
+
+	if (sides[0].sweep)
+		printf("baseline '%s' saved: %s (sweep of workload %s, %d points, %d repetitions "
+		       "per point)\n",
+		       o->name, final, p0->workload, sides[0].npoints, p0->nreps);
+	else
+		printf("baseline '%s' saved: %s (workload %s, %d run%s, %d repetition%s in the "
+		       "first)\n",
+		       o->name, final, p0->workload, nruns, nruns == 1 ? "" : "s", p0->nreps,
+		       p0->nreps == 1 ? "" : "s");
+	if (!sides[0].sweep && nruns == 1)
+		printf("note: saved from several runs (baseline save RUN1 RUN2 ..., or a folder of "
+		       "runs), a baseline lets compare measure the run-to-run noise instead of "
+		       "assuming --run-noise\n");
+	if (p0->nreps < 2 && nruns < 2)
+		printf(
+		    "note: with one repetition, compare can only use the tolerance (low "
+		    "confidence); [output] repetitions = 3 or more gives it a statistical test\n");
+	for (int k = 0; k < o->nresults; k++)
+		for (int i = 0; i < sides[k].npoints; i++)
+			if (sides[k].points[i].cache_resident) {
+				printf(
+				    "note: '%s' is cache-resident; compare refuses it unless given "
+				    "--allow-cached\n",
+				    sides[k].points[i].path);
+				return;
+			}
+}
+
 static int bl_save(const struct bl_save *o)
 {
-	char final[PATH_MAX], tmp[PATH_MAX + 64], why[CMP_REASON_LEN * 2];
-	struct cmp_side side;
+	char final[PATH_MAX], tmp[PATH_MAX + 64];
+	struct cmp_side *sides;
 	struct stat sb;
-	int rc;
+	int rc, nruns, next = 0;
 
 	if (baseline_path(o->dir, o->name, final, sizeof(final)) < 0) {
 		fprintf(stderr,
@@ -280,10 +383,13 @@ static int bl_save(const struct bl_save *o)
 			o->name, final);
 		return 2;
 	}
-	rc = cmp_side_load(&side, o->result, "result", why, sizeof(why));
-	if (rc < 0) {
-		fprintf(stderr, "feedbench baseline: cannot save: %s\n", why);
+	sides = calloc((size_t)o->nresults, sizeof(*sides));
+	if (!sides)
 		return 1;
+	rc = bl_load(o, sides, &nruns);
+	if (rc) {
+		bl_free_sides(sides, o->nresults);
+		return rc;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp-%ld", o->dir, o->name, (long)getpid());
 	rc = util_mkdirs(o->dir, 0755);
@@ -291,37 +397,22 @@ static int bl_save(const struct bl_save *o)
 		util_remove_tree(tmp);
 		rc = util_mkdirs(tmp, 0755);
 	}
+	for (int i = 0; rc == 0 && i < o->nresults; i++)
+		rc = sides[0].sweep || nruns == 1 ? bl_copy_side(&sides[i], tmp)
+						  : bl_copy_runs(&sides[i], tmp, &next);
 	if (rc == 0)
-		rc = bl_copy_side(&side, tmp);
-	if (rc == 0)
-		rc = bl_write_fingerprint(o, &side, tmp);
+		rc = bl_write_fingerprint(o, sides, o->nresults, tmp);
 	if (rc == 0)
 		rc = bl_install(tmp, final, o->dir, o->name);
 	if (rc < 0) {
 		fprintf(stderr, "feedbench baseline: cannot save '%s' as '%s': %s\n", o->result,
 			final, fb_strerror(rc));
 		util_remove_tree(tmp);
-		cmp_side_free(&side);
-		return 1;
+	} else {
+		bl_report(o, final, sides, nruns);
 	}
-	printf("baseline '%s' saved: %s (%s of workload %s, %d point%s, %d repetition%s per "
-	       "point)\n",
-	       o->name, final, side.kind, side.points[0].workload, side.npoints,
-	       side.npoints == 1 ? "" : "s", side.points[0].nreps,
-	       side.points[0].nreps == 1 ? "" : "s");
-	if (side.points[0].nreps < 2)
-		printf(
-		    "note: with one repetition, compare can only use the tolerance (low "
-		    "confidence); [output] repetitions = 3 or more gives it a statistical test\n");
-	for (int i = 0; i < side.npoints; i++)
-		if (side.points[i].cache_resident) {
-			printf(
-			    "note: the result is cache-resident; compare refuses it unless given "
-			    "--allow-cached\n");
-			break;
-		}
-	cmp_side_free(&side);
-	return 0;
+	bl_free_sides(sides, o->nresults);
+	return rc < 0 ? 1 : 0;
 }
 
 /* ---- list ------------------------------------------------------------------------------------ */
@@ -351,11 +442,13 @@ static int bl_list(const char *dir)
 		if (!fp)
 			continue;
 		if (n++ == 0)
-			printf("%-20s %-21s %-16s %-6s %-5s %s\n", "name", "saved", "workload",
-			       "ranks", "reps", "host");
-		printf("%-20s %-21s %-16s %-6lld %-5lld %s, %s, %s\n", e->d_name,
+			printf("%-20s %-21s %-16s %-6s %-5s %-5s %s\n", "name", "saved", "workload",
+			       "ranks", "runs", "reps", "host");
+		json_t *runs = json_object_get(fp, "runs");
+		printf("%-20s %-21s %-16s %-6lld %-5lld %-5lld %s, %s, %s\n", e->d_name,
 		       bl_str(fp, "saved"), bl_str(fp, "workload"),
 		       (long long)json_integer_value(json_object_get(fp, "num_ranks")),
+		       runs ? (long long)json_integer_value(runs) : 1LL,
 		       (long long)json_integer_value(json_object_get(fp, "repetitions")),
 		       bl_str(fp, "hostname"), bl_str(fp, "cpu_model"), bl_str(fp, "fs_type"));
 		json_decref(fp);
@@ -390,13 +483,15 @@ int baseline_main(int argc, char **argv)
 			fprintf(stderr, "feedbench baseline: unknown or incomplete option '%s'\n",
 				a);
 			return 2;
-		} else if (!o.result) {
-			o.result = a;
+		} else if (o.nresults < BL_MAX_RESULTS) {
+			o.results[o.nresults++] = a;
 		} else {
-			fprintf(stderr, "feedbench baseline: unexpected argument '%s'\n", a);
+			fprintf(stderr, "feedbench baseline: more than %d results\n",
+				BL_MAX_RESULTS);
 			return 2;
 		}
 	}
+	o.result = o.nresults ? o.results[0] : NULL;
 	if (strcmp(verb, "list") == 0)
 		return bl_list(o.dir);
 	if (!o.result || !o.name) {

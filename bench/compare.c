@@ -277,19 +277,24 @@ static int cmp_decimals(double v)
 	return a >= 1000 ? 0 : a >= 100 ? 1 : a >= 1 || a == 0 ? 2 : a >= 0.01 ? 4 : 6;
 }
 
-/* "812.3 ± 4.1 MiB/s (n=3)" */
-static void cmp_stat_text(const struct summary_stat *s, const struct cmp_metric *m, char *buf,
-			  size_t len)
+/* "812.3 ± 4.1 MiB/s (n=3)", or "(5 runs)" for run means */
+static void cmp_stat_text(const struct summary_stat *s, const struct cmp_metric *m, bool runs,
+			  char *buf, size_t len)
 {
 	int d = cmp_decimals(s->mean * m->scale);
+	char n[32];
 
+	if (runs)
+		snprintf(n, sizeof(n), "%d run%s", s->n, s->n == 1 ? "" : "s");
+	else
+		snprintf(n, sizeof(n), "n=%d", s->n);
 	if (s->n == 0)
 		snprintf(buf, len, "not recorded");
 	else if (s->n > 1)
-		snprintf(buf, len, "%.*f ± %.*f %s (n=%d)", d, s->mean * m->scale, d,
-			 s->stddev * m->scale, m->unit, s->n);
+		snprintf(buf, len, "%.*f ± %.*f %s (%s)", d, s->mean * m->scale, d,
+			 s->stddev * m->scale, m->unit, n);
 	else
-		snprintf(buf, len, "%.*f %s (n=1)", d, s->mean * m->scale, m->unit);
+		snprintf(buf, len, "%.*f %s (%s)", d, s->mean * m->scale, m->unit, n);
 }
 
 static void cmp_change_text(const struct cmp_outcome *o, char *buf, size_t len)
@@ -323,10 +328,10 @@ static void cmp_test_text(const struct cmp_outcome *o, double alpha, char *buf, 
 	else {
 		cmp_p_text(o->p, p, sizeof(p));
 		if (isnan(o->ci_lo_pct))
-			snprintf(buf, len, "%s", p);
+			snprintf(buf, len, "%s%s", p, o->by_runs ? ", run means" : "");
 		else
-			snprintf(buf, len, "%s, %g%% CI [%+.1f, %+.1f] %%", p, 100 * (1 - alpha),
-				 o->ci_lo_pct, o->ci_hi_pct);
+			snprintf(buf, len, "%s, %g%% CI [%+.1f, %+.1f] %%%s", p, 100 * (1 - alpha),
+				 o->ci_lo_pct, o->ci_hi_pct, o->by_runs ? ", run means" : "");
 	}
 }
 
@@ -339,33 +344,71 @@ static const char *cmp_row_label(const struct cmp_report *r, const struct cmp_ro
 
 /* ---- verdicts ---------------------------------------------------------------------------- */
 
+/* The values a row tests on one side: the repetitions of its run, or with several runs of the
+ * config on either side, the mean of each run (NAN repetitions left out). Returns the count. */
+static int cmp_side_values(const struct cmp_side *s, int first, enum sweep_metric m, bool by_runs,
+			   double *out)
+{
+	const struct cmp_point *p0 = &s->points[first];
+	int n = 0;
+
+	if (!by_runs) {
+		for (int i = 0; i < p0->nreps && n < CMP_MAX_REPS; i++)
+			out[n++] = p0->v[i][m];
+		return n;
+	}
+	for (int j = first; j < s->npoints && n < CMP_MAX_REPS; j++) {
+		const struct cmp_point *p = &s->points[j];
+		double sum = 0;
+		int k = 0;
+
+		if (p->group != first)
+			continue;
+		for (int i = 0; i < p->nreps; i++)
+			if (!isnan(p->v[i][m])) {
+				sum += p->v[i][m];
+				k++;
+			}
+		out[n++] = k ? sum / k : NAN;
+	}
+	return n;
+}
+
+static bool cmp_pair_by_runs(const struct cmp_report *r, int pair)
+{
+	return r->base.points[r->match.pairs[pair].b].nruns > 1 ||
+	       r->cur.points[r->match.pairs[pair].c].nruns > 1;
+}
+
 static int cmp_judge_all(struct cmp_report *r)
 {
 	const struct cmp_opts *o = r->opts;
+	double vb[CMP_MAX_REPS], vc[CMP_MAX_REPS];
 
 	r->rows = calloc((size_t)r->match.npairs * (size_t)o->nmetrics, sizeof(*r->rows));
 	if (!r->rows)
 		return -ENOMEM;
 	for (int p = 0; p < r->match.npairs; p++) {
-		const struct cmp_point *b = &r->base.points[r->match.pairs[p].b];
-		const struct cmp_point *c = &r->cur.points[r->match.pairs[p].c];
-		double vb[CMP_MAX_REPS], vc[CMP_MAX_REPS];
+		int b0 = r->match.pairs[p].b, c0 = r->match.pairs[p].c;
+		bool by_runs = cmp_pair_by_runs(r, p);
 
-		r->labelled |= c->label[0] != '\0';
+		r->labelled |= r->cur.points[c0].label[0] != '\0';
 		for (int k = 0; k < o->nmetrics; k++) {
 			const struct cmp_metric *m = &cmp_metrics[o->metrics[k]];
 			struct cmp_row *row = &r->rows[r->nrows++];
+			int nb = cmp_side_values(&r->base, b0, m->m, by_runs, vb);
+			int nc = cmp_side_values(&r->cur, c0, m->m, by_runs, vc);
 
-			for (int i = 0; i < b->nreps; i++)
-				vb[i] = b->v[i][m->m];
-			for (int i = 0; i < c->nreps; i++)
-				vc[i] = c->v[i][m->m];
 			row->pair = p;
 			row->metric = o->metrics[k];
 			row->tol = o->tol[o->metrics[k]];
-			row->run_noise = o->run_noise[o->metrics[k]];
-			cmp_judge(vb, b->nreps, vc, c->nreps, m->higher_better, row->tol, o->alpha,
-				  row->run_noise, &row->o);
+			row->run_noise = by_runs ? 0 : o->run_noise[o->metrics[k]];
+			if (by_runs)
+				cmp_judge_runs(vb, nb, vc, nc, m->higher_better, row->tol, o->alpha,
+					       &row->o);
+			else
+				cmp_judge(vb, nb, vc, nc, m->higher_better, row->tol, o->alpha,
+					  row->run_noise, &row->o);
 			r->count[row->o.verdict]++;
 		}
 	}
@@ -394,6 +437,17 @@ static void cmp_counts_text(const struct cmp_report *r, char *buf, size_t len)
 					     r->count[order[i]], cmp_verdict_name(order[i]));
 }
 
+/* "run", "5 runs", "sweep, 4 points", "summary" */
+static void cmp_side_desc(const struct cmp_side *s, char *buf, size_t len)
+{
+	if (s->sweep)
+		snprintf(buf, len, "sweep, %d point%s", s->npoints, s->npoints == 1 ? "" : "s");
+	else if (strcmp(s->kind, "runs") == 0)
+		snprintf(buf, len, "%d run%s", s->npoints, s->npoints == 1 ? "" : "s");
+	else
+		snprintf(buf, len, "%s", s->kind);
+}
+
 /* ---- terminal ------------------------------------------------------------------------------ */
 
 static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bullet)
@@ -401,8 +455,9 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 	const struct cmp_point *c = &r->cur.points[0];
 
 	fprintf(f, "%sbaseline: %s\n", bullet, r->base_desc);
-	fprintf(f, "%scurrent:  %s (%s, %d point%s)\n", bullet, r->cur.path, r->cur.kind,
-		r->cur.npoints, r->cur.npoints == 1 ? "" : "s");
+	char kind[64];
+	cmp_side_desc(&r->cur, kind, sizeof(kind));
+	fprintf(f, "%scurrent:  %s (%s)\n", bullet, r->cur.path, kind);
 	fprintf(f, "%sworkload: %s, %d rank%s on %d node%s, %s, accelerator %s, %s\n", bullet,
 		c->workload, c->num_ranks, c->num_ranks == 1 ? "" : "s", c->num_nodes,
 		c->num_nodes == 1 ? "" : "s", c->fs_type, c->accel,
@@ -412,10 +467,17 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 	bool same = true;
 	for (int i = 1; i < r->opts->nmetrics; i++)
 		same &= r->opts->tol[r->opts->metrics[i]] == r->opts->tol[r->opts->metrics[0]];
-	fprintf(f,
-		"%stest: Welch's t-test (two-sided, alpha %g) over repetitions with a run-to-run "
-		"noise term; tolerance ",
-		bullet, r->opts->alpha);
+	bool by_runs = false, by_reps = false;
+	for (int p = 0; p < r->match.npairs; p++) {
+		by_runs |= cmp_pair_by_runs(r, p);
+		by_reps |= !cmp_pair_by_runs(r, p);
+	}
+	fprintf(f, "%stest: Welch's t-test (two-sided, alpha %g) %s%s%s; tolerance ", bullet,
+		r->opts->alpha,
+		by_runs ? "over run means (several runs of a config: run-to-run noise measured)"
+			: "",
+		by_runs && by_reps ? ", else " : "",
+		by_reps ? "over repetitions with a run-to-run noise term" : "");
 	if (same)
 		fprintf(f, "%g %%\n", r->opts->tol[r->opts->metrics[0]]);
 	else
@@ -429,7 +491,7 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 						 used ? ", " : "", cmp_metrics[m].name,
 						 r->opts->run_noise[m]);
 	}
-	if (used)
+	if (used && by_reps)
 		fprintf(f, "%srun-to-run noise (--run-noise): %s\n", bullet, noise);
 }
 
@@ -440,20 +502,20 @@ static void cmp_print_table(const struct cmp_report *r, FILE *f)
 	fprintf(f, "\n");
 	if (r->labelled)
 		fprintf(f, "%-28s ", "point");
-	fprintf(f, "%-13s %-28s %-28s %-10s %5s  %-40s %s\n", "metric", "baseline", "current",
+	fprintf(f, "%-13s %-28s %-28s %-10s %5s  %-50s %s\n", "metric", "baseline", "current",
 		"change", "tol", "test", "verdict");
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
 		const struct cmp_metric *m = &cmp_metrics[row->metric];
 
-		cmp_stat_text(&row->o.base, m, base, sizeof(base));
-		cmp_stat_text(&row->o.cur, m, cur, sizeof(cur));
+		cmp_stat_text(&row->o.base, m, row->o.by_runs, base, sizeof(base));
+		cmp_stat_text(&row->o.cur, m, row->o.by_runs, cur, sizeof(cur));
 		cmp_change_text(&row->o, change, sizeof(change));
 		cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
 		if (r->labelled)
 			fprintf(f, "%-28s ", cmp_row_label(r, row));
 		/* ± is two bytes in UTF-8 and one column: widen by one. */
-		fprintf(f, "%-13s %-*s %-*s %-10s %4g%%  %-40s %s\n", m->name,
+		fprintf(f, "%-13s %-*s %-*s %-10s %4g%%  %-50s %s\n", m->name,
 			row->o.base.n > 1 ? 29 : 28, base, row->o.cur.n > 1 ? 29 : 28, cur, change,
 			row->tol, test, cmp_verdict_name(row->o.verdict));
 	}
@@ -506,8 +568,8 @@ static void cmp_markdown(const struct cmp_report *r, FILE *f)
 		const struct cmp_metric *m = &cmp_metrics[row->metric];
 		bool bad = row->o.verdict == CMP_REGRESSED;
 
-		cmp_stat_text(&row->o.base, m, base, sizeof(base));
-		cmp_stat_text(&row->o.cur, m, cur, sizeof(cur));
+		cmp_stat_text(&row->o.base, m, row->o.by_runs, base, sizeof(base));
+		cmp_stat_text(&row->o.cur, m, row->o.by_runs, cur, sizeof(cur));
 		cmp_change_text(&row->o, change, sizeof(change));
 		cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
 		if (r->labelled)
@@ -589,8 +651,8 @@ static void cmp_row_detail(const struct cmp_report *r, const struct cmp_row *row
 	char sb[96], sc[96], change[48], test[96];
 	size_t used;
 
-	cmp_stat_text(&row->o.base, m, sb, sizeof(sb));
-	cmp_stat_text(&row->o.cur, m, sc, sizeof(sc));
+	cmp_stat_text(&row->o.base, m, row->o.by_runs, sb, sizeof(sb));
+	cmp_stat_text(&row->o.cur, m, row->o.by_runs, sc, sizeof(sc));
 	cmp_change_text(&row->o, change, sizeof(change));
 	cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
 	used = (size_t)snprintf(buf, len,
@@ -599,9 +661,12 @@ static void cmp_row_detail(const struct cmp_report *r, const struct cmp_row *row
 				m->name, m->higher_better ? "higher" : "lower", sb, b->path, sc,
 				c->path, change, row->tol);
 	if (used < len && !row->o.low_confidence && row->o.verdict != CMP_MISSING)
-		used += (size_t)snprintf(
-		    buf + used, len - used, "Welch's t-test%s: t=%.3g, df=%.3g, %s\n",
-		    row->run_noise > 0 ? " with run-to-run noise" : "", row->o.t, row->o.df, test);
+		used += (size_t)snprintf(buf + used, len - used,
+					 "Welch's t-test%s: t=%.3g, df=%.3g, %s\n",
+					 row->o.by_runs	      ? " over run means"
+					 : row->run_noise > 0 ? " with run-to-run noise"
+							      : "",
+					 row->o.t, row->o.df, test);
 	else if (used < len)
 		used += (size_t)snprintf(buf + used, len - used, "%s\n", test);
 	if (used < len)
@@ -640,8 +705,8 @@ static void cmp_junit_pair(const struct cmp_report *r, FILE *f, int pair)
 			continue;
 		}
 		cmp_change_text(&row->o, change, sizeof(change));
-		cmp_stat_text(&row->o.base, m, sb, sizeof(sb));
-		cmp_stat_text(&row->o.cur, m, sc, sizeof(sc));
+		cmp_stat_text(&row->o.base, m, row->o.by_runs, sb, sizeof(sb));
+		cmp_stat_text(&row->o.cur, m, row->o.by_runs, sc, sizeof(sc));
 		if (row->o.low_confidence)
 			snprintf(p, sizeof(p), "low confidence");
 		else
@@ -710,19 +775,28 @@ static json_t *cmp_json_num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *cmp_json_stat(const struct summary_stat *s, const struct cmp_point *p,
-			     enum sweep_metric m)
+/* One side of a row: n, mean, stddev, the values tested (repetitions, or run means) and the
+ * summary.json files they come from. */
+static json_t *cmp_json_stat(const struct summary_stat *s, const struct cmp_side *side, int first,
+			     enum sweep_metric m, bool by_runs)
 {
-	json_t *o = json_object(), *vals = json_array();
+	json_t *o = json_object(), *vals = json_array(), *files = json_array();
+	double v[CMP_MAX_REPS];
+	int n = cmp_side_values(side, first, m, by_runs, v);
 
 	json_object_set_new(o, "n", json_integer(s->n));
+	json_object_set_new(o, "unit_of_n", json_string(by_runs ? "runs" : "repetitions"));
 	json_object_set_new(o, "mean", s->n ? cmp_json_num(s->mean) : json_null());
 	json_object_set_new(o, "stddev", s->n > 1 ? cmp_json_num(s->stddev) : json_null());
-	for (int i = 0; i < p->nreps; i++)
-		if (!isnan(p->v[i][m]))
-			json_array_append_new(vals, json_real(p->v[i][m]));
+	for (int i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			json_array_append_new(vals, json_real(v[i]));
 	json_object_set_new(o, "values", vals);
-	json_object_set_new(o, "summary", json_string(p->path));
+	for (int j = first; j < side->npoints; j++)
+		if (side->points[j].group == first)
+			json_array_append_new(files, json_string(side->points[j].path));
+	json_object_set_new(o, "summary", json_string(side->points[first].path));
+	json_object_set_new(o, "summaries", files);
 	return o;
 }
 
@@ -757,7 +831,6 @@ static json_t *cmp_json(const struct cmp_report *r)
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
 		const struct cmp_metric *m = &cmp_metrics[row->metric];
-		const struct cmp_point *b = &r->base.points[r->match.pairs[row->pair].b];
 		const struct cmp_point *c = &r->cur.points[r->match.pairs[row->pair].c];
 		json_t *o = json_object();
 
@@ -770,8 +843,15 @@ static json_t *cmp_json(const struct cmp_report *r)
 				    json_string(m->higher_better ? "higher" : "lower"));
 		json_object_set_new(o, "tolerance_pct", json_real(row->tol));
 		json_object_set_new(o, "run_noise_pct", json_real(row->run_noise));
-		json_object_set_new(o, "baseline", cmp_json_stat(&row->o.base, b, m->m));
-		json_object_set_new(o, "current", cmp_json_stat(&row->o.cur, c, m->m));
+		json_object_set_new(o, "method",
+				    json_string(row->o.by_runs ? "run means" : "repetitions"));
+		json_object_set_new(o, "baseline",
+				    cmp_json_stat(&row->o.base, &r->base,
+						  r->match.pairs[row->pair].b, m->m,
+						  row->o.by_runs));
+		json_object_set_new(o, "current",
+				    cmp_json_stat(&row->o.cur, &r->cur, r->match.pairs[row->pair].c,
+						  m->m, row->o.by_runs));
 		json_object_set_new(o, "change_pct", cmp_json_num(row->o.change_pct));
 		json_object_set_new(o, "p_value", cmp_json_num(row->o.p));
 		json_object_set_new(o, "t", cmp_json_num(row->o.t));
@@ -857,7 +937,7 @@ static void cmp_warn(struct cmp_report *r, const char *fmt, ...)
 static int cmp_load(struct cmp_report *r)
 {
 	const struct cmp_opts *o = r->opts;
-	char path[PATH_MAX];
+	char path[PATH_MAX], kind[64];
 	const char *base = o->base_path;
 	int rc;
 
@@ -881,13 +961,12 @@ static int cmp_load(struct cmp_report *r)
 	rc = cmp_side_load(&r->base, base, "baseline", r->error, sizeof(r->error));
 	if (rc < 0)
 		return rc;
+	cmp_side_desc(&r->base, kind, sizeof(kind));
 	if (o->baseline_name)
-		snprintf(r->base_desc, sizeof(r->base_desc), "baseline '%s' (%s, %s, %d point%s)",
-			 o->baseline_name, base, r->base.kind, r->base.npoints,
-			 r->base.npoints == 1 ? "" : "s");
+		snprintf(r->base_desc, sizeof(r->base_desc), "baseline '%s' (%s, %s)",
+			 o->baseline_name, base, kind);
 	else
-		snprintf(r->base_desc, sizeof(r->base_desc), "%s (%s, %d point%s)", base,
-			 r->base.kind, r->base.npoints, r->base.npoints == 1 ? "" : "s");
+		snprintf(r->base_desc, sizeof(r->base_desc), "%s (%s)", base, kind);
 	rc = cmp_side_load(&r->cur, o->cur_path, "current", r->error, sizeof(r->error));
 	if (rc < 0)
 		return rc;

@@ -99,8 +99,17 @@ struct cmp_outcome {
 	double t, df;	   /* NAN when not computed */
 	double ci_lo_pct, ci_hi_pct; /* confidence interval of the change, % of the baseline */
 	bool low_confidence;	     /* a single repetition on a side: tolerance alone decided */
+	bool by_runs;		     /* judged over run means (cmp_judge_runs) */
 	enum cmp_verdict verdict;
 };
+
+/* Judges one metric from whole runs: the means of kb baseline runs and kc current runs, at
+ * least one side with two or more. Both sides with several runs: Welch's test over the run
+ * means. One side with a single run: that run is taken to vary as the other side's runs do
+ * (their spread scaled to its mean), a prediction test with the other side's degrees of
+ * freedom. The run means carry the run-to-run noise, so no assumed term is added. */
+void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool higher_better,
+		    double tol_pct, double alpha, struct cmp_outcome *o);
 
 /* Judges one metric: NAN values are left out (a metric a side did not record: CMP_MISSING).
  * tol_pct is the tolerance in %, alpha the significance level, run_noise_pct the run-to-run
@@ -126,11 +135,13 @@ struct cmp_point {
 	int nreps;
 	double (*v)[SWM_COUNT]; /* nreps rows; NAN where a metric was not recorded */
 	struct json_t *root;	/* the parsed summary.json (config and host for messages) */
+	int group;		/* index of the first run of the side with this config (itself) */
+	int nruns;		/* on that first run: how many runs the side has of this config */
 };
 
 struct cmp_side {
 	char path[4096];  /* as given */
-	const char *kind; /* "run", "sweep", "summary" */
+	const char *kind; /* "run", "sweep", "summary", "runs" (a folder of several runs) */
 	bool sweep;
 	int npoints;
 	struct cmp_point *points;
@@ -139,9 +150,12 @@ struct cmp_side {
 	char warnings[CMP_MAX_REASONS][CMP_REASON_LEN];
 };
 
-/* Reads a run folder, a sweep folder or a summary.json. what ("baseline", "current") starts
- * the message. Returns 0; -ENOENT when the path or a file it needs is not there;
- * -FB_EFORMAT when one is not a complete feedbench result (message names the file). */
+/* Reads a run folder, a sweep folder, a summary.json, or a folder holding several run folders
+ * (every summary.json below it: repeated runs of one config, which measure the run-to-run
+ * noise, and a saved baseline of them). Runs of the same config hash form a group (group,
+ * nruns); points are paired by group. what ("baseline", "current") starts the message. Returns 0;
+ * -ENOENT when the path or a file it needs is not there; -FB_EFORMAT when one is not a complete
+ * feedbench result (message names the file). */
 int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *why, size_t len);
 void cmp_side_free(struct cmp_side *s);
 /* One summary.json as a point (used for sides and for history). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
@@ -179,6 +180,62 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 	return rc;
 }
 
+#define CMP_MAX_DEPTH 4 /* folders below a folder of runs that are searched */
+
+/* Every summary.json below dir (hidden folders, such as a baseline being saved, skipped). */
+static int cmp_side_walk(struct cmp_side *s, const char *dir, int depth, char *why, size_t len)
+{
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (depth > CMP_MAX_DEPTH || !(d = opendir(dir)))
+		return 0;
+	while (rc == 0 && (e = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat sb;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			rc = cmp_side_walk(s, path, depth + 1, why, len);
+		else if (strcmp(e->d_name, "summary.json") == 0)
+			rc = cmp_side_add(s, path, "", why, len);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int cmp_by_start(const void *a, const void *b)
+{
+	const struct cmp_point *x = a, *y = b;
+	int c = strcmp(x->start, y->start);
+
+	return c ? c : strcmp(x->path, y->path);
+}
+
+/* Runs of one config hash form a group led by the first of them (in start order). */
+static void cmp_side_group(struct cmp_side *s)
+{
+	if (!s->sweep && s->npoints > 1)
+		qsort(s->points, (size_t)s->npoints, sizeof(s->points[0]), cmp_by_start);
+	for (int i = 0; i < s->npoints; i++) {
+		struct cmp_point *p = &s->points[i];
+		p->group = i;
+		p->nruns = 0;
+		for (int j = 0; j < i && !s->sweep; j++)
+			if (s->points[j].group == j &&
+			    strcmp(s->points[j].config_hash, p->config_hash) == 0) {
+				p->group = j;
+				break;
+			}
+		s->points[p->group].nruns++;
+	}
+}
+
 int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *why, size_t len)
 {
 	char file[PATH_MAX + 32], msg[CMP_REASON_LEN + 64];
@@ -204,11 +261,19 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 			if (cmp_is_file(file)) {
 				rc = cmp_side_add(s, file, "", msg, sizeof(msg));
 			} else {
-				snprintf(msg, sizeof(msg),
-					 "'%s' holds neither summary.json (a run) nor "
-					 "sweep_results.json (a finished sweep)",
-					 path);
-				rc = -ENOENT;
+				/* A folder of runs: repeated runs, or a baseline saved from them.
+				 */
+				s->kind = "runs";
+				rc = cmp_side_walk(s, path, 0, msg, sizeof(msg));
+				if (rc == 0 && s->npoints == 0) {
+					snprintf(
+					    msg, sizeof(msg),
+					    "'%s' holds neither summary.json (a run) nor "
+					    "sweep_results.json (a finished sweep), nor runs below "
+					    "it",
+					    path);
+					rc = -ENOENT;
+				}
 			}
 		}
 		snprintf(file, sizeof(file), "%s/fingerprint.json", path);
@@ -234,6 +299,8 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 		snprintf(msg, sizeof(msg), "'%s' has no finished point", path);
 		rc = -FB_EFORMAT;
 	}
+	if (rc == 0)
+		cmp_side_group(s);
 	if (rc < 0) {
 		snprintf(why, len, "%s: %s", what, msg);
 		cmp_side_free(s);
@@ -401,12 +468,23 @@ static int cmp_pair_add(struct cmp_match *m, int b, int c)
 	return 0;
 }
 
-/* Index of the point of s whose label (by_label) or config hash equals that of p; -1. */
+static int cmp_ngroups(const struct cmp_side *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->npoints; i++)
+		n += s->points[i].group == i;
+	return n;
+}
+
+/* Index of the first run of a group of s whose label (by_label) or config hash equals that of p;
+ * -1. */
 static int cmp_find(const struct cmp_side *s, const struct cmp_point *p, bool by_label)
 {
 	for (int i = 0; i < s->npoints; i++)
-		if (by_label ? strcmp(s->points[i].label, p->label) == 0
-			     : strcmp(s->points[i].config_hash, p->config_hash) == 0)
+		if (s->points[i].group == i && by_label
+			? strcmp(s->points[i].label, p->label) == 0
+			: strcmp(s->points[i].config_hash, p->config_hash) == 0)
 			return i;
 	return -1;
 }
@@ -418,12 +496,14 @@ int cmp_match_sides(const struct cmp_side *base, const struct cmp_side *cur, boo
 	char who[600];
 
 	memset(m, 0, sizeof(*m));
-	if (!by_label && base->npoints == 1 && cur->npoints == 1) {
+	if (!by_label && cmp_ngroups(base) == 1 && cmp_ngroups(cur) == 1) {
 		/* Two runs: always a pair; whatever differs is a reason. */
 		if (cmp_pair_add(m, 0, 0) < 0)
 			return -ENOMEM;
 	} else {
 		for (int c = 0; c < cur->npoints; c++) {
+			if (cur->points[c].group != c)
+				continue;
 			int b = cmp_find(base, &cur->points[c], by_label);
 			if (b < 0) {
 				cmp_add(m->notes, &m->nnotes, "%sonly in the current result",
@@ -434,7 +514,8 @@ int cmp_match_sides(const struct cmp_side *base, const struct cmp_side *cur, boo
 				return -ENOMEM;
 		}
 		for (int b = 0; b < base->npoints; b++)
-			if (cmp_find(cur, &base->points[b], by_label) < 0)
+			if (base->points[b].group == b &&
+			    cmp_find(cur, &base->points[b], by_label) < 0)
 				cmp_add(m->notes, &m->nnotes, "%sonly in the baseline",
 					cmp_point_name(&base->points[b], who, sizeof(who)));
 	}
@@ -449,8 +530,18 @@ int cmp_match_sides(const struct cmp_side *base, const struct cmp_side *cur, boo
 				base->points[0].config_hash, cur->points[0].config_hash);
 		return 0;
 	}
-	for (int i = 0; i < m->npairs; i++)
-		cmp_check_pair(&base->points[m->pairs[i].b], &cur->points[m->pairs[i].c], by_label,
-			       allow_cached, m);
+	/* Every run of a group against the other side's first run: repeated runs share a config
+	 * hash, yet may differ in ranks, file system or cache state. */
+	for (int i = 0; i < m->npairs; i++) {
+		int b0 = m->pairs[i].b, c0 = m->pairs[i].c;
+		for (int b = b0; b < base->npoints; b++)
+			if (base->points[b].group == b0)
+				cmp_check_pair(&base->points[b], &cur->points[c0], by_label,
+					       allow_cached, m);
+		for (int c = c0 + 1; c < cur->npoints; c++)
+			if (cur->points[c].group == c0)
+				cmp_check_pair(&base->points[b0], &cur->points[c], by_label,
+					       allow_cached, m);
+	}
 	return 0;
 }

@@ -228,3 +228,66 @@ void cmp_judge(const double *base, int nb, const double *cur, int nc, bool highe
 	else
 		o->verdict = CMP_NOISE;
 }
+
+void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool higher_better,
+		    double tol_pct, double alpha, struct cmp_outcome *o)
+{
+	double a[CMP_MAX_REPS], b[CMP_MAX_REPS], va, vb, df, q;
+	bool beyond, worse;
+
+	memset(o, 0, sizeof(*o));
+	o->p = o->t = o->df = o->ci_lo_pct = o->ci_hi_pct = o->change_pct = NAN;
+	o->by_runs = true;
+	kb = cmp_finite(base, kb < CMP_MAX_REPS ? kb : CMP_MAX_REPS, a);
+	kc = cmp_finite(cur, kc < CMP_MAX_REPS ? kc : CMP_MAX_REPS, b);
+	o->base = stat_summarise(a, kb);
+	o->cur = stat_summarise(b, kc);
+	if (kb == 0 || kc == 0) {
+		o->verdict = CMP_MISSING;
+		return;
+	}
+	o->change_pct = cmp_pct(o->cur.mean - o->base.mean, o->base.mean);
+	worse = higher_better ? o->change_pct < 0 : o->change_pct > 0;
+	beyond = fabs(o->change_pct) > tol_pct;
+	if (kb < 2 && kc < 2) {
+		o->low_confidence = true;
+		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
+		return;
+	}
+	if (kb >= 2 && kc >= 2) {
+		va = o->base.stddev * o->base.stddev / kb;
+		vb = o->cur.stddev * o->cur.stddev / kc;
+		double den = va * va / (kb - 1) + vb * vb / (kc - 1);
+		df = den > 0 ? (va + vb) * (va + vb) / den : kb + kc - 2;
+	} else {
+		/* One run against several: it varies as they do, relative to its mean. */
+		const struct summary_stat *many = kb >= 2 ? &o->base : &o->cur;
+		const struct summary_stat *one = kb >= 2 ? &o->cur : &o->base;
+		double rel = many->mean != 0 ? one->mean / many->mean : 1.0;
+		double s2 = many->stddev * many->stddev;
+		va = s2 / many->n;
+		vb = s2 * rel * rel;
+		df = many->n - 1;
+	}
+	double diff = o->cur.mean - o->base.mean, se = sqrt(va + vb);
+	o->df = df;
+	if (se == 0.0) {
+		o->p = diff == 0.0 ? 1.0 : 0.0;
+		o->t = NAN;
+		q = 0;
+	} else {
+		o->t = diff / se;
+		o->p = cmp_t_two_sided(o->t, df);
+		q = cmp_t_quantile(1.0 - alpha / 2.0, df) * se;
+	}
+	if (o->base.mean != 0.0) {
+		o->ci_lo_pct = cmp_pct(diff - q, o->base.mean);
+		o->ci_hi_pct = cmp_pct(diff + q, o->base.mean);
+	}
+	if (!beyond)
+		o->verdict = CMP_OK;
+	else if (o->p < alpha)
+		o->verdict = worse ? CMP_REGRESSED : CMP_IMPROVED;
+	else
+		o->verdict = CMP_NOISE;
+}

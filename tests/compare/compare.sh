@@ -813,6 +813,51 @@ junit)
 	"$PY" "$HERE/check_junit.py" "$T/refused.xml" "$HERE/junit.xsd" --incomparable ||
 		fail "check_junit.py (incomparable)"
 	;;
+multi_run)
+	# A baseline of several runs of one config: compare judges run means, so the run-to-run
+	# noise is measured, not assumed. Five of the identical runs as the baseline; a sixth is
+	# "ok", the 20 % slower run (same config hash: the faulty knobs are not hashed) regressed.
+	fb baseline save "$(R ci01)" "$(R ci02)" "$(R ci03)" "$(R ci04)" "$(R ci05)" --name five \
+		--baselines "$T/bl"
+	expect_rc 0
+	expect_out "5 runs"
+	[ "$(find "$T/bl/five/runs" -name summary.json | wc -l)" -eq 5 ] ||
+		fail "the baseline does not hold 5 summaries"
+	fb baseline list --baselines "$T/bl"
+	expect_rc 0
+	grep -qE '^five +[^ ]+ +ci +2 +5 +3 ' "$T/out" || fail "list does not show 5 runs"
+	cmp --baseline five --baselines "$T/bl" "$(R ci06)" --json "$T/r.json"
+	expect_rc 0
+	expect_out "(5 runs)"
+	expect_out "over run means"
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["method"] == "run means", r
+assert r["baseline"]["n"] == 5 and r["baseline"]["unit_of_n"] == "runs", r["baseline"]
+assert len(r["baseline"]["values"]) == 5 and len(r["baseline"]["summaries"]) == 5, r
+assert r["current"]["n"] == 1 and r["confidence"] == "normal", r
+assert r["run_noise_pct"] == 0, r
+'
+	cmp --baseline five --baselines "$T/bl" "$(R faulty20)" --json "$T/r.json"
+	expect_rc 1
+	jcheck "$T/r.json" '
+r = row("bandwidth")
+assert r["verdict"] == "regressed" and r["method"] == "run means" and r["change_pct"] < -10, r
+'
+	# A folder of runs given directly: all ten identical runs against the slowed one.
+	cmp "$F/ci" "$(R faulty20)"
+	expect_rc 1
+	expect_out "(10 runs)"
+	# A sweep is saved alone.
+	mkdir -p "$T/sw/point-001"
+	cp "$(S ci01)" "$T/sw/point-001/summary.json"
+	echo '{"points": [{"dir": "point-001", "label": "x=1", "done": true}]}' \
+		>"$T/sw/sweep_results.json"
+	fb baseline save "$(R ci01)" "$T/sw" --name mixed --baselines "$T/bl"
+	expect_rc 2
+	expect_err "is a sweep"
+	[ ! -e "$T/bl/mixed" ] || fail "a refused save left $T/bl/mixed"
+	;;
 *)
 	fail "unknown case"
 	;;

@@ -245,6 +245,30 @@ static void test_run_noise(void **state)
 	assert_close(o.p, 0.1192, 2e-2);
 }
 
+/* Several runs of a config on a side: judged over run means (SciPy: ttest_ind on the means;
+ * the prediction test by hand, t = (x - m) / (s sqrt(1/k + (x/m)^2)), df = k - 1). */
+static void test_runs(void **state)
+{
+	double base[] = {100, 104, 98, 101, 97}, one[] = {80}, three[] = {90, 93, 88};
+	struct cmp_outcome o;
+
+	(void)state;
+	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, &o);
+	assert_true(o.by_runs && !o.low_confidence);
+	assert_int_equal(o.verdict, CMP_REGRESSED);
+	assert_close(o.t, -7.9681907289, 1e-9);
+	assert_close(o.p, 0.00134410693696, 1e-7);
+	assert_close(o.df, 4, 1e-12);
+	assert_close(o.ci_lo_pct, -26.9688219062, 1e-8);
+	assert_close(o.ci_hi_pct, -13.0311780938, 1e-8);
+	cmp_judge_runs(base, 5, three, 3, true, 10, 0.05, &o);
+	assert_close(o.t, -5.08693651198, 1e-9);
+	assert_close(o.p, 0.00461159544663, 1e-7);
+	/* the same run on both sides of a single-run pair: tolerance only */
+	cmp_judge_runs(one, 1, one, 1, true, 10, 0.05, &o);
+	assert_true(o.low_confidence && o.verdict == CMP_OK);
+}
+
 static void test_metrics(void **state)
 {
 	(void)state;
@@ -510,6 +534,7 @@ int main(void)
 	    cmocka_unit_test(test_welch),
 	    cmocka_unit_test(test_judge),
 	    cmocka_unit_test(test_run_noise),
+	    cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_metrics),
 	    cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
