@@ -176,14 +176,22 @@ static void bl_dirname(const char *path, char *out, size_t len)
 
 /* Copies what compare reads: the run's summary (and its config and table), or the sweep's
  * sweep_results.json and each finished point's summary in its own folder. */
-/* Several runs: each in tmp/runs/NNN/ (numbered over all the sides). */
-static int bl_copy_runs(const struct cmp_side *s, const char *tmp, int *next)
+/* Several runs: each in tmp/runs/NNN/ (numbered over all the sides); a run given twice (a
+ * copy of it in another folder) is kept once. */
+static int bl_copy_runs(const struct cmp_side *sides, int k, const char *tmp, int *next)
 {
+	const struct cmp_side *s = &sides[k];
 	char from[PATH_MAX], to[PATH_MAX + 64];
 	int rc = 0;
 
 	for (int i = 0; rc == 0 && i < s->npoints; i++) {
 		const struct cmp_point *p = &s->points[i];
+		bool dup = false;
+		for (int j = 0; j < k && !dup; j++)
+			for (int q = 0; q < sides[j].npoints && !dup; q++)
+				dup = cmp_same_run(&sides[j].points[q], p);
+		if (dup)
+			continue;
 		bl_dirname(p->path, from, sizeof(from));
 		snprintf(to, sizeof(to), "%s/runs/%03d", tmp, ++*next);
 		rc = bl_copy_point(strcmp(s->kind, "summary") == 0 ? NULL : from, to, p->path);
@@ -221,13 +229,13 @@ static int bl_copy_side(const struct cmp_side *s, const char *tmp)
 }
 
 static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *sides, int nsides,
-				const char *tmp)
+				int nruns, const char *tmp)
 {
 	const struct cmp_side *s = &sides[0];
 	json_t *fp = bl_fingerprint_of(&s->points[0]), *hashes = json_array(), *srcs = json_array();
 	char path[PATH_MAX + 64], src[PATH_MAX], now[40];
 	char *text;
-	int rc, reps = 0, runs = 0;
+	int rc, reps = 0;
 
 	util_utc_iso(now, sizeof(now));
 	for (int k = 0; k < nsides; k++) {
@@ -243,7 +251,6 @@ static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *
 			if (!seen)
 				json_array_append_new(hashes, json_string(p->config_hash));
 			reps = p->nreps > reps ? p->nreps : reps;
-			runs++;
 		}
 	}
 	json_object_set_new(fp, "name", json_string(o->name));
@@ -399,9 +406,11 @@ static int bl_save(const struct bl_save *o)
 	}
 	for (int i = 0; rc == 0 && i < o->nresults; i++)
 		rc = sides[0].sweep || nruns == 1 ? bl_copy_side(&sides[i], tmp)
-						  : bl_copy_runs(&sides[i], tmp, &next);
+						  : bl_copy_runs(sides, i, tmp, &next);
+	if (rc == 0 && next)
+		nruns = next; /* copies of a run given twice left out */
 	if (rc == 0)
-		rc = bl_write_fingerprint(o, sides, o->nresults, tmp);
+		rc = bl_write_fingerprint(o, sides, o->nresults, nruns, tmp);
 	if (rc == 0)
 		rc = bl_install(tmp, final, o->dir, o->name);
 	if (rc < 0) {

@@ -158,6 +158,8 @@ struct cmp_side {
  * feedbench result (message names the file). */
 int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *why, size_t len);
 void cmp_side_free(struct cmp_side *s);
+/* True when two points are the same run (a copy of it: same run id, start and config hash). */
+bool cmp_same_run(const struct cmp_point *a, const struct cmp_point *b);
 /* One summary.json as a point (used for sides and for history). */
 int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len);
 void cmp_point_free(struct cmp_point *p);

@@ -217,6 +217,29 @@ static int cmp_by_start(const void *a, const void *b)
 	return c ? c : strcmp(x->path, y->path);
 }
 
+bool cmp_same_run(const struct cmp_point *a, const struct cmp_point *b)
+{
+	return strcmp(a->run_id, b->run_id) == 0 && strcmp(a->start, b->start) == 0 &&
+	       strcmp(a->config_hash, b->config_hash) == 0;
+}
+
+/* A copy of a run (a saved baseline below a results folder) counts once. */
+static void cmp_side_dedupe(struct cmp_side *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->npoints; i++) {
+		bool dup = false;
+		for (int j = 0; j < n && !dup; j++)
+			dup = cmp_same_run(&s->points[j], &s->points[i]);
+		if (dup)
+			cmp_point_free(&s->points[i]);
+		else
+			s->points[n++] = s->points[i];
+	}
+	s->npoints = n;
+}
+
 /* Runs of one config hash form a group led by the first of them (in start order). */
 static void cmp_side_group(struct cmp_side *s)
 {
@@ -299,6 +322,8 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 		snprintf(msg, sizeof(msg), "'%s' has no finished point", path);
 		rc = -FB_EFORMAT;
 	}
+	if (rc == 0 && !s->sweep)
+		cmp_side_dedupe(s);
 	if (rc == 0)
 		cmp_side_group(s);
 	if (rc < 0) {
