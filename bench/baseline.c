@@ -259,10 +259,10 @@ static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *
 	json_object_set(fp, "source", json_array_get(srcs, 0));
 	json_object_set_new(fp, "sources", srcs);
 	json_object_set_new(fp, "kind",
-			    json_string(s->sweep   ? "sweep"
-					: runs > 1 ? "runs"
-						   : "run"));
-	json_object_set_new(fp, "runs", json_integer(s->sweep ? 1 : runs));
+			    json_string(s->sweep    ? "sweep"
+					: nruns > 1 ? "runs"
+						    : "run"));
+	json_object_set_new(fp, "runs", json_integer(s->sweep ? 1 : nruns));
 	json_object_set_new(fp, "workload", json_string(s->points[0].workload));
 	json_object_set_new(fp, "run_start", json_string(s->points[0].start));
 	json_object_set_new(fp, "git_commit",
