@@ -848,6 +848,17 @@ assert r["verdict"] == "regressed" and r["method"] == "run means" and r["change_
 	cmp "$F/ci" "$(R faulty20)"
 	expect_rc 1
 	expect_out "(10 runs)"
+	# A copy of a run counts once (a results folder holding a saved baseline of its runs).
+	mkdir -p "$T/copies"
+	cp -r "$(R ci01)" "$T/copies/a"
+	cp -r "$(R ci01)" "$T/copies/b"
+	cp -r "$(R ci02)" "$T/copies/c"
+	cmp "$T/copies" "$(R ci06)"
+	expect_rc 0
+	expect_out "(2 runs)"
+	fb baseline save "$T/copies" "$(R ci02)" --name copies --baselines "$T/bl"
+	expect_rc 0
+	expect_out "2 runs"
 	# A sweep is saved alone.
 	mkdir -p "$T/sw/point-001"
 	cp "$(S ci01)" "$T/sw/point-001/summary.json"
