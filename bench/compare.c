@@ -73,8 +73,8 @@ static void compare_usage(FILE *f)
 	    "       feedbench compare --baseline NAME CURRENT [options]\n"
 	    "\n"
 	    "Compares two results for CI regression gates. BASELINE and CURRENT are run\n"
-	    "folders, sweep folders or summary.json files; points are matched by config hash\n"
-	    "(sweeps: by swept values).\n"
+	    "folders, sweep folders, summary.json files or folders of runs; points are matched\n"
+	    "by config hash (sweeps: by swept values).\n"
 	    "\n"
 	    "options:\n"
 	    "  --baseline NAME    the baseline saved with `feedbench baseline save` as NAME\n"
@@ -94,9 +94,11 @@ static void compare_usage(FILE *f)
 	    "  --json FILE        every number, machine-readable\n"
 	    "  --quiet            print the verdict line only\n"
 	    "\n"
-	    "A metric regresses when its change passes the tolerance and Welch's t-test over the\n"
-	    "repetitions gives p < alpha; beyond the tolerance but not significant is \"noise\".\n"
-	    "With one repetition on a side the tolerance alone decides (\"low confidence\").\n"
+	    "A metric regresses when its change passes the tolerance and Welch's t-test gives\n"
+	    "p < alpha: over the repetitions with the run-to-run noise term, or over the run\n"
+	    "means where a side has several runs of the config (the noise measured). Beyond\n"
+	    "the tolerance but not significant is \"noise\". With one repetition on both sides\n"
+	    "the tolerance alone decides (\"low confidence\").\n"
 	    "Exit status: 0 no regression, 1 regression, 2 usage error, 3 incomparable results.\n",
 	    CMP_BASELINES_DIR, CMP_DEFAULT_TOL, CMP_DEFAULT_ALPH);
 }
