@@ -404,10 +404,10 @@ static int cmp_judge_all(struct cmp_report *r)
 			row->pair = p;
 			row->metric = o->metrics[k];
 			row->tol = o->tol[o->metrics[k]];
-			row->run_noise = by_runs ? 0 : o->run_noise[o->metrics[k]];
+			row->run_noise = o->run_noise[o->metrics[k]];
 			if (by_runs)
 				cmp_judge_runs(vb, nb, vc, nc, m->higher_better, row->tol, o->alpha,
-					       &row->o);
+					       row->run_noise, &row->o);
 			else
 				cmp_judge(vb, nb, vc, nc, m->higher_better, row->tol, o->alpha,
 					  row->run_noise, &row->o);
@@ -493,8 +493,9 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 						 used ? ", " : "", cmp_metrics[m].name,
 						 r->opts->run_noise[m]);
 	}
-	if (used && by_reps)
-		fprintf(f, "%srun-to-run noise (--run-noise): %s\n", bullet, noise);
+	if (used)
+		fprintf(f, "%srun-to-run noise (--run-noise%s): %s\n", bullet,
+			by_runs ? "; over run means a floor under the measured spread" : "", noise);
 }
 
 static void cmp_print_table(const struct cmp_report *r, FILE *f)

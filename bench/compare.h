@@ -107,9 +107,10 @@ struct cmp_outcome {
  * least one side with two or more. Both sides with several runs: Welch's test over the run
  * means. One side with a single run: that run is taken to vary as the other side's runs do
  * (their spread scaled to its mean), a prediction test with the other side's degrees of
- * freedom. The run means carry the run-to-run noise, so no assumed term is added. */
+ * freedom. The variance of a run's mean is the measured one, but at least (run_noise_pct % of
+ * the mean)^2: a few runs made one after another can understate the drift between days. */
 void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool higher_better,
-		    double tol_pct, double alpha, struct cmp_outcome *o);
+		    double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o);
 
 /* Judges one metric: NAN values are left out (a metric a side did not record: CMP_MISSING).
  * tol_pct is the tolerance in %, alpha the significance level, run_noise_pct the run-to-run

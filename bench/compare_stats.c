@@ -230,8 +230,10 @@ void cmp_judge(const double *base, int nb, const double *cur, int nc, bool highe
 }
 
 void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool higher_better,
-		    double tol_pct, double alpha, struct cmp_outcome *o)
+		    double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o)
 {
+	double r = run_noise_pct / 100.0;
+
 	double a[CMP_MAX_REPS], b[CMP_MAX_REPS], va, vb, df, q;
 	bool beyond, worse;
 
@@ -254,19 +256,28 @@ void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool 
 		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
 		return;
 	}
+	/* The variance of one run's mean: measured, but never below the assumed run noise (runs
+	 * made one after another can understate how far runs drift apart over days). */
+	double rb = r * o->base.mean * r * o->base.mean, rc = r * o->cur.mean * r * o->cur.mean;
 	if (kb >= 2 && kc >= 2) {
-		va = o->base.stddev * o->base.stddev / kb;
-		vb = o->cur.stddev * o->cur.stddev / kc;
-		double den = va * va / (kb - 1) + vb * vb / (kc - 1);
+		va = fmax(o->base.stddev * o->base.stddev, rb) / kb;
+		vb = fmax(o->cur.stddev * o->cur.stddev, rc) / kc;
+		double ea = o->base.stddev * o->base.stddev / kb,
+		       eb = o->cur.stddev * o->cur.stddev / kc;
+		double den = ea * ea / (kb - 1) + eb * eb / (kc - 1);
 		df = den > 0 ? (va + vb) * (va + vb) / den : kb + kc - 2;
+		if (df > 1e9)
+			df = 1e9;
 	} else {
 		/* One run against several: it varies as they do, relative to its mean. */
 		const struct summary_stat *many = kb >= 2 ? &o->base : &o->cur;
 		const struct summary_stat *one = kb >= 2 ? &o->cur : &o->base;
 		double rel = many->mean != 0 ? one->mean / many->mean : 1.0;
 		double s2 = many->stddev * many->stddev;
-		va = s2 / many->n;
-		vb = s2 * rel * rel;
+		double r_many = kb >= 2 ? rb : rc, r_one = kb >= 2 ? rc : rb;
+		double v_many = fmax(s2, r_many) / many->n, v_one = fmax(s2 * rel * rel, r_one);
+		va = kb >= 2 ? v_many : v_one;
+		vb = kb >= 2 ? v_one : v_many;
 		df = many->n - 1;
 	}
 	double diff = o->cur.mean - o->base.mean, se = sqrt(va + vb);

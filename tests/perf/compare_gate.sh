@@ -14,13 +14,18 @@
 # emulated device, [storage.faulty] read_latency, so the gate is measured without the
 # storage's own drift; with DATA=/dev/shm/x the runs never touch a disk).
 #
+# Every run reads through the faulty back-end (a pass-through when nothing is injected), so all
+# runs share one config hash and any of them can serve as a baseline.
+#
 # 1. False alarms: N runs of CONFIG, every pair (N(N-1)/2) compared with the default options;
 #    a pair that exits 1 is a false alarm. Printed: the count, and the metric rows judged
-#    "noise" (beyond the tolerance, not significant).
+#    "noise" (beyond the tolerance, not significant). Then a baseline of the first half of
+#    the runs (run means: the run-to-run noise measured) against each run of the second half.
 # 2. Sensitivity: for each slowdown S, a baseline run with storage.backend = faulty
 #    (read_slowdown 0) and a run with storage.faulty.read_slowdown = S (the rank's reads pause
 #    so that its storage is busy 1/(1-S) as long), REPS repetitions each, made one after the
-#    other; compared. Printed per
+#    other; compared; the slowed run is also compared with the baseline of several runs.
+#    Printed per
 #    S: the measured bandwidth change, its p-value and confidence interval, the verdict; then
 #    the smallest S detected ("regressed").
 # Exit 1 when there was a false alarm or a slowdown of 0.20 or more went undetected (what the
@@ -50,9 +55,10 @@ mkdir -p "$dir"
 run() {
 	local out=$1 last
 	shift
-	local sets=(--set "dataset.data_dir=$data" --set "output.repetitions=$reps")
+	local sets=(--set "dataset.data_dir=$data" --set "output.repetitions=$reps"
+		--set storage.backend=faulty)
 	[ -z "$latency" ] ||
-		sets+=(--set storage.backend=faulty --set "storage.faulty.read_latency=$latency")
+		sets+=(--set "storage.faulty.read_latency=$latency")
 	for s in "$@"; do sets+=(--set "$s"); done
 	last=$("$mpiexec" --oversubscribe -n "$ranks" "$fb" run "$cfg" "${sets[@]}" \
 		--output "$dir/$out" 2>"$dir/$out.err" | tail -n 1)
@@ -90,6 +96,13 @@ PY
 
 echo "feedbench compare gate: $(basename "$cfg"), $ranks ranks, $reps repetitions per run," \
 	"data in $data${latency:+, emulated device of $latency per read}"
+# The dataset first, on the storage: a run that generated it would compete with its writeback.
+"$mpiexec" --oversubscribe -n "$ranks" "$fb" generate "$cfg" --set "dataset.data_dir=$data" \
+	>"$dir/generate.out" 2>&1 || {
+	cat "$dir/generate.out" >&2
+	exit 1
+}
+sync
 echo
 echo "== false alarms: $n identical runs"
 runs=()
@@ -113,18 +126,36 @@ for ((i = 0; i < n; i++)); do
 	done
 done
 echo "false alarms: $alarms of $pairs pairs ($noise metric rows judged noise)"
+half=$((n / 2))
+mkdir -p "$dir/baseline-runs"
+for ((i = 0; i < half; i++)); do
+	cp -r "${runs[i]}" "$dir/baseline-runs/$i"
+done
+multi_alarms=0
+for ((j = half; j < n; j++)); do
+	read -r rc verdict change p _ _ _ < <(judge "$dir/baseline-runs" "${runs[j]}")
+	if [ "$rc" -eq 1 ]; then
+		multi_alarms=$((multi_alarms + 1))
+		echo "  false alarm: $half-run baseline vs run $((j + 1)): bandwidth $change % ($verdict)"
+		grep -i regressed "$dir/cmp.out" | sed 's/^/    /' || true
+	fi
+done
+echo "false alarms against a baseline of $half runs: $multi_alarms of $((n - half)) runs"
 echo
 echo "== sensitivity: faulty back-end, read_slowdown S against 0"
-printf '%-9s %9s %10s %8s %18s  %s\n' slowdown expected bandwidth p-value "95% CI" verdict
+printf '%-9s %9s %10s %8s %18s  %-10s  %s\n' slowdown expected bandwidth p-value "95% CI" verdict \
+	"vs $half-run baseline"
 smallest=""
 missed_large=0
 for s in $slowdowns; do
-	base=$(run "base-$s" storage.backend=faulty storage.faulty.read_slowdown=0)
-	slow=$(run "slow-$s" storage.backend=faulty "storage.faulty.read_slowdown=$s")
+	base=$(run "base-$s" storage.faulty.read_slowdown=0)
+	slow=$(run "slow-$s" "storage.faulty.read_slowdown=$s")
+	read -r _ mverdict mchange _ _ _ _ < <(judge "$dir/baseline-runs" "$slow")
 	read -r rc verdict change p lo hi _ < <(judge "$base" "$slow")
 	expected=$(awk -v s="$s" 'BEGIN { printf "%+.1f %%", -s * 100 }')
-	printf '%-9s %9s %8s %% %8s %18s  %s\n' "$s" "$expected" "$change" "$p" \
-		"[$lo, $hi] %" "$verdict"
+	printf '%-9s %9s %8s %% %8s %18s  %-10s  %s\n' "$s" "$expected" "$change" "$p" \
+		"[$lo, $hi] %" "$verdict" "$mchange % $mverdict"
+	[ "$mverdict" != regressed ] || [ -n "${msmallest:-}" ] || msmallest=$s
 	if [ "$verdict" = regressed ]; then
 		if [ -z "$smallest" ]; then
 			smallest=$s
@@ -139,4 +170,5 @@ if [ -n "$smallest" ]; then
 else
 	echo "smallest slowdown detected: none"
 fi
-[ "$alarms" -eq 0 ] && [ "$missed_large" -eq 0 ]
+echo "smallest slowdown detected against the $half-run baseline: ${msmallest:-none}"
+[ "$alarms" -eq 0 ] && [ "$multi_alarms" -eq 0 ] && [ "$missed_large" -eq 0 ]

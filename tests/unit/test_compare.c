@@ -253,7 +253,7 @@ static void test_runs(void **state)
 	struct cmp_outcome o;
 
 	(void)state;
-	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, &o);
+	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, 0, &o);
 	assert_true(o.by_runs && !o.low_confidence);
 	assert_int_equal(o.verdict, CMP_REGRESSED);
 	assert_close(o.t, -7.9681907289, 1e-9);
@@ -261,12 +261,17 @@ static void test_runs(void **state)
 	assert_close(o.df, 4, 1e-12);
 	assert_close(o.ci_lo_pct, -26.9688219062, 1e-8);
 	assert_close(o.ci_hi_pct, -13.0311780938, 1e-8);
-	cmp_judge_runs(base, 5, three, 3, true, 10, 0.05, &o);
+	cmp_judge_runs(base, 5, three, 3, true, 10, 0.05, 0, &o);
 	assert_close(o.t, -5.08693651198, 1e-9);
 	assert_close(o.p, 0.00461159544663, 1e-7);
 	/* the same run on both sides of a single-run pair: tolerance only */
-	cmp_judge_runs(one, 1, one, 1, true, 10, 0.05, &o);
+	cmp_judge_runs(one, 1, one, 1, true, 10, 0.05, 0, &o);
 	assert_true(o.low_confidence && o.verdict == CMP_OK);
+	/* The assumed run noise is a floor: runs spread by 2.9 % (s = 2.92 on a mean of 100)
+	 * count as 10 % with a 10 % floor: t = -20 / (10 sqrt(1/5 + 0.64)) = -2.18, p = 0.094 */
+	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, 10, &o);
+	assert_int_equal(o.verdict, CMP_NOISE);
+	assert_close(o.t, -20.0 / sqrt(100.0 / 5 + 64.0), 1e-9);
 }
 
 static void test_metrics(void **state)
