@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
 
 #include "config.h"
 #include "errors.h"
+#include "util.h"
 
 static const char *cmp_str(json_t *o, const char *key, const char *def)
 {
@@ -182,31 +182,25 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 
 #define CMP_MAX_DEPTH 4 /* folders below a folder of runs that are searched */
 
-/* Every summary.json below dir (hidden folders, such as a baseline being saved, skipped). */
-static int cmp_side_walk(struct cmp_side *s, const char *dir, int depth, char *why, size_t len)
+struct cmp_walk {
+	struct cmp_side *s;
+	char *why;
+	size_t len;
+};
+
+static int cmp_side_walk_one(void *ctx, const char *path)
 {
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
+	struct cmp_walk *w = ctx;
 
-	if (depth > CMP_MAX_DEPTH || !(d = opendir(dir)))
-		return 0;
-	while (rc == 0 && (e = readdir(d))) {
-		char path[PATH_MAX];
-		struct stat sb;
+	return cmp_side_add(w->s, path, "", w->why, w->len);
+}
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &sb) < 0)
-			continue;
-		if (S_ISDIR(sb.st_mode))
-			rc = cmp_side_walk(s, path, depth + 1, why, len);
-		else if (strcmp(e->d_name, "summary.json") == 0)
-			rc = cmp_side_add(s, path, "", why, len);
-	}
-	closedir(d);
-	return rc;
+/* Every summary.json below dir. */
+static int cmp_side_walk(struct cmp_side *s, const char *dir, char *why, size_t len)
+{
+	struct cmp_walk w = {s, why, len};
+
+	return util_walk_files(dir, "summary.json", CMP_MAX_DEPTH, cmp_side_walk_one, &w);
 }
 
 static int cmp_by_start(const void *a, const void *b)
@@ -287,7 +281,7 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 				/* A folder of runs: repeated runs, or a baseline saved from them.
 				 */
 				s->kind = "runs";
-				rc = cmp_side_walk(s, path, 0, msg, sizeof(msg));
+				rc = cmp_side_walk(s, path, msg, sizeof(msg));
 				if (rc == 0 && s->npoints == 0) {
 					snprintf(
 					    msg, sizeof(msg),

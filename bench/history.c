@@ -7,7 +7,6 @@
  */
 #include "compare.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -124,31 +123,9 @@ static int hy_add(struct hy *h, const char *path)
 	return 0;
 }
 
-/* Every summary.json below dir (hidden folders, such as a baseline being saved, skipped). */
-static int hy_walk(struct hy *h, const char *dir, int depth)
+static int hy_walk_one(void *ctx, const char *path)
 {
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
-
-	if (depth > HY_MAX_DEPTH || !(d = opendir(dir)))
-		return 0;
-	while (rc == 0 && (e = readdir(d))) {
-		char path[PATH_MAX];
-		struct stat sb;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &sb) < 0)
-			continue;
-		if (S_ISDIR(sb.st_mode))
-			rc = hy_walk(h, path, depth + 1);
-		else if (strcmp(e->d_name, "summary.json") == 0)
-			rc = hy_add(h, path);
-	}
-	closedir(d);
-	return rc;
+	return hy_add(ctx, path);
 }
 
 static int hy_cmp_start(const void *a, const void *b)
@@ -384,7 +361,7 @@ int history_main(int argc, char **argv)
 		return 2;
 	}
 	outdir = outdir ? outdir : folder;
-	rc = hy_walk(&h, folder, 0);
+	rc = util_walk_files(folder, "summary.json", HY_MAX_DEPTH, hy_walk_one, &h);
 	if (rc == 0 && h.nruns == 0) {
 		fprintf(stderr, "feedbench history: no run below '%s' (no readable summary.json)\n",
 			folder);

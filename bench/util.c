@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -112,6 +113,39 @@ void util_utc_compact(char *buf, size_t len)
 
 	gmtime_r(&t, &tm);
 	strftime(buf, len, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+static int util_walk(const char *dir, const char *name, int depth,
+		     int (*fn)(void *ctx, const char *path), void *ctx)
+{
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (depth < 0 || !(d = opendir(dir)))
+		return 0;
+	while (rc == 0 && (e = readdir(d))) {
+		char path[4096];
+		struct stat sb;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			rc = util_walk(path, name, depth - 1, fn, ctx);
+		else if (strcmp(e->d_name, name) == 0)
+			rc = fn(ctx, path);
+	}
+	closedir(d);
+	return rc;
+}
+
+int util_walk_files(const char *dir, const char *name, int max_depth,
+		    int (*fn)(void *ctx, const char *path), void *ctx)
+{
+	return util_walk(dir, name, max_depth, fn, ctx);
 }
 
 void util_csv_field(FILE *f, const char *s)

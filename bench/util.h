@@ -19,6 +19,12 @@ int util_remove_tree(const char *path);
 void util_utc_iso(char *buf, size_t len);
 void util_utc_compact(char *buf, size_t len);
 
+/* Calls fn(ctx, path) for every file called name below dir, down to max_depth folders;
+ * hidden entries (a result being written, a baseline being saved) are skipped. Stops at the
+ * first non-zero return of fn and returns it; 0 otherwise. An unreadable folder is skipped. */
+int util_walk_files(const char *dir, const char *name, int max_depth,
+		    int (*fn)(void *ctx, const char *path), void *ctx);
+
 /* Writes one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or
  * a newline. */
 void util_csv_field(FILE *f, const char *s);
