@@ -4,13 +4,16 @@
  * a baseline is a few small JSON files.
  *
  * A baseline is written into a temporary folder beside its final place and renamed into it;
- * replacing one (--force) moves the old one aside first, so an interrupted save leaves either
- * the old baseline or the new one, never a mixture.
+ * replacing one (--force) exchanges the two names in one step (renameat2 RENAME_EXCHANGE), so
+ * an interrupted save leaves either the old baseline or the new one, never a mixture. Where
+ * the file system cannot exchange, the old one is moved aside first and a crash between the
+ * two renames leaves it whole under a hidden name.
  */
 #include "compare.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,8 +285,8 @@ static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *
 	return rc;
 }
 
-/* Renames tmp to final; an existing final (allowed by --force) is moved aside first and
- * removed after. */
+/* Renames tmp to final; an existing final (allowed by --force) is exchanged with it, then
+ * removed. */
 static int bl_install(const char *tmp, const char *final, const char *dir, const char *name)
 {
 	char old[PATH_MAX + 64];
@@ -291,12 +294,26 @@ static int bl_install(const char *tmp, const char *final, const char *dir, const
 	int rc;
 
 	if (stat(final, &sb) == 0) {
+		/* One atomic step where the kernel offers it: the new baseline takes the name,
+		 * the old one the temporary name, then goes. */
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+			util_remove_tree(tmp);
+			return util_fsync_dir(dir);
+		}
+		if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+			return -errno;
+		/* Without RENAME_EXCHANGE: aside, in, remove; a crash between the two renames
+		 * leaves the old baseline whole under .NAME.old-PID. */
 		snprintf(old, sizeof(old), "%s/.%s.old-%ld", dir, name, (long)getpid());
 		if (rename(final, old) < 0)
 			return -errno;
 		if (rename(tmp, final) < 0) {
 			rc = -errno;
-			rename(old, final);
+			if (rename(old, final) < 0)
+				fprintf(
+				    stderr,
+				    "feedbench baseline: the old baseline is kept as '%s': %s\n",
+				    old, strerror(errno));
 			return rc;
 		}
 		util_remove_tree(old);

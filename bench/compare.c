@@ -27,12 +27,17 @@
 #include "util.h"
 
 #define CMP_MAX_METRICS 16
+#define CMP_TEST_TEXT                                                                              \
+	"Welch's unequal-variance t-test, two-sided: over the repetitions of single runs with a "  \
+	"run-to-run noise term, or over run means where a side holds several runs of a config "    \
+	"(one run against several: a prediction test with their degrees of freedom)"
 
 struct cmp_opts {
 	const char *base_path, *cur_path;
 	const char *baseline_name, *baselines_dir;
 	const char *markdown, *junit, *json;
-	int metrics[CMP_MAX_METRICS]; /* indices into cmp_metrics */
+	int metrics[CMP_MAX_METRICS];				   /* indices into cmp_metrics */
+	bool tol_set[CMP_MAX_METRICS], noise_set[CMP_MAX_METRICS]; /* METRIC=PCT given */
 	int nmetrics;
 	double tol[CMP_MAX_METRICS]; /* % per cmp_metrics index */
 	double alpha;
@@ -123,7 +128,8 @@ static int cmp_parse_pct(const char *text, double *out)
 }
 
 /* --tolerance and --run-noise: "PCT" for every metric, "METRIC=PCT" for one. */
-static int cmp_opt_pct_per_metric(const char *opt, double *pct, double max, const char *arg)
+static int cmp_opt_pct_per_metric(const char *opt, double *pct, bool *set, double max,
+				  const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char name[64];
@@ -146,9 +152,12 @@ static int cmp_opt_pct_per_metric(const char *opt, double *pct, double max, cons
 			opt, arg, max);
 		return -1;
 	}
+	/* METRIC=PCT wins over a plain PCT, whichever comes first. */
 	for (int i = 0; i < cmp_nmetrics; i++)
-		if (m < 0 || i == m)
+		if ((m < 0 && !set[i]) || i == m)
 			pct[i] = v;
+	if (m >= 0)
+		set[m] = true;
 	return 0;
 }
 
@@ -229,7 +238,7 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 			if (cmp_opt_metrics(o, v) < 0)
 				return -1;
 		} else if (strcmp(a, "--tolerance") == 0) {
-			if (cmp_opt_pct_per_metric("--tolerance", o->tol, 1000, v) < 0)
+			if (cmp_opt_pct_per_metric("--tolerance", o->tol, o->tol_set, 1000, v) < 0)
 				return -1;
 		} else if (strcmp(a, "--alpha") == 0) {
 			char *end;
@@ -242,7 +251,8 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 				return -1;
 			}
 		} else if (strcmp(a, "--run-noise") == 0) {
-			if (cmp_opt_pct_per_metric("--run-noise", o->run_noise, 100, v) < 0)
+			if (cmp_opt_pct_per_metric("--run-noise", o->run_noise, o->noise_set, 100,
+						   v) < 0)
 				return -1;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "feedbench compare: unknown option '%s' (see --help)\n", a);
@@ -541,6 +551,19 @@ static void cmp_print(const struct cmp_report *r, FILE *f)
 		r->nrows == 1 ? "" : "s");
 }
 
+/* A table cell: '|' would end it, a newline the row. */
+static void cmp_md(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else if (*s == '\n' || *s == '\r')
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}
+
 /* ---- Markdown ------------------------------------------------------------------------------ */
 
 static void cmp_markdown(const struct cmp_report *r, FILE *f)
@@ -575,8 +598,11 @@ static void cmp_markdown(const struct cmp_report *r, FILE *f)
 		cmp_stat_text(&row->o.cur, m, row->o.by_runs, cur, sizeof(cur));
 		cmp_change_text(&row->o, change, sizeof(change));
 		cmp_test_text(&row->o, r->opts->alpha, test, sizeof(test));
-		if (r->labelled)
-			fprintf(f, "| %s ", cmp_row_label(r, row));
+		if (r->labelled) {
+			fprintf(f, "| ");
+			cmp_md(f, cmp_row_label(r, row));
+			fputc(' ', f);
+		}
 		fprintf(f, "| %s | %s | %s | %s%s%s | %g %% | %s | %s%s%s |\n", m->name, base, cur,
 			bad ? "**" : "", change, bad ? "**" : "", row->tol, test, bad ? "**" : "",
 			cmp_verdict_name(row->o.verdict), bad ? "**" : "");
@@ -634,7 +660,7 @@ static void cmp_junit_suite_open(const struct cmp_report *r, FILE *f, int id, co
 	const char *props[][2] = {
 	    {"baseline", r->base_desc},
 	    {"current", r->cur.path},
-	    {"test", "Welch's t-test, two-sided"},
+	    {"test", CMP_TEST_TEXT},
 	};
 	for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
 		fprintf(f, "      <property name=\"%s\" value=\"", props[i][0]);
@@ -821,9 +847,7 @@ static json_t *cmp_json(const struct cmp_report *r)
 	json_object_set_new(root, "verdict", json_string(cmp_overall(r)));
 	json_object_set_new(root, "exit_status", json_integer(r->status));
 	json_object_set_new(root, "test", json_string("welch"));
-	json_object_set_new(root, "test_description",
-			    json_string("Welch's unequal-variance t-test, two-sided, over "
-					"repetitions"));
+	json_object_set_new(root, "test_description", json_string(CMP_TEST_TEXT));
 	json_object_set_new(root, "alpha", json_real(r->opts->alpha));
 	json_object_set_new(root, "baseline", json_string(r->base_desc));
 	json_object_set_new(root, "current", json_string(r->opts->cur_path));
@@ -995,7 +1019,8 @@ static void cmp_fingerprint(struct cmp_report *r)
 	    0)
 		cmp_warn(r,
 			 "host fingerprint differs from the baseline's: %s; a difference may "
-			 "come from the machine, not the change under test",
+			 "come from the machine or the feedbench version, not the change under "
+			 "test",
 			 diff);
 }
 
@@ -1033,8 +1058,18 @@ int compare_main(int argc, char **argv)
 	} else {
 		cmp_fingerprint(r);
 		if (cmp_judge_all(r) < 0) {
+			/* Not 1: that would read as a regression. */
 			fprintf(stderr, "feedbench compare: out of memory\n");
-			r->status = 1;
+			r->status = CMP_EXIT_INCOMPARABLE;
+		} else if (r->count[CMP_MISSING] == r->nrows) {
+			/* A gate that compared nothing must not pass. */
+			r->status = CMP_EXIT_INCOMPARABLE;
+			snprintf(r->match.reasons[r->match.nreasons++], CMP_REASON_LEN,
+				 "nothing to compare: no metric of %s was recorded on both sides",
+				 r->opts->nmetrics == 1 ? cmp_metrics[r->opts->metrics[0]].name
+							: "those asked for");
+			fprintf(stderr, "feedbench compare: incomparable: %s\n",
+				r->match.reasons[r->match.nreasons - 1]);
 		} else {
 			r->status = r->count[CMP_REGRESSED] ? CMP_EXIT_REGRESSED : CMP_EXIT_OK;
 			for (int i = 0; i < r->nwarnings; i++)

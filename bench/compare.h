@@ -129,7 +129,7 @@ struct cmp_point {
 	char config_hash[65];
 	char fs_type[32];
 	char accel[16];	     /* "cpu", "cuda" */
-	char git_commit[64]; /* "" when not recorded */
+	char git_commit[96]; /* "" when not recorded; SHA-1 or SHA-256 hex */
 	int num_ranks, num_nodes;
 	bool cache_resident;
 	bool has_direct; /* storage.direct */

@@ -501,9 +501,9 @@ static int cmp_ngroups(const struct cmp_side *s)
 static int cmp_find(const struct cmp_side *s, const struct cmp_point *p, bool by_label)
 {
 	for (int i = 0; i < s->npoints; i++)
-		if (s->points[i].group == i && by_label
-			? strcmp(s->points[i].label, p->label) == 0
-			: strcmp(s->points[i].config_hash, p->config_hash) == 0)
+		if (s->points[i].group == i &&
+		    (by_label ? strcmp(s->points[i].label, p->label) == 0
+			      : strcmp(s->points[i].config_hash, p->config_hash) == 0))
 			return i;
 	return -1;
 }

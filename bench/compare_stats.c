@@ -188,6 +188,13 @@ static double cmp_pct(double delta, double base)
 	return delta > 0 ? INFINITY : -INFINITY;
 }
 
+/* A change passes the tolerance when it is larger than it, past rounding: histogram
+ * percentiles are bucket edges, and a change of exactly 10 % is common among them. */
+static bool cmp_beyond(double change_pct, double tol_pct)
+{
+	return fabs(change_pct) > tol_pct + 1e-9 * (1.0 + tol_pct);
+}
+
 void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
 	       double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o)
 {
@@ -207,7 +214,7 @@ void cmp_judge(const double *base, int nb, const double *cur, int nc, bool highe
 	}
 	o->change_pct = cmp_pct(o->cur.mean - o->base.mean, o->base.mean);
 	worse = higher_better ? o->change_pct < 0 : o->change_pct > 0;
-	beyond = fabs(o->change_pct) > tol_pct;
+	beyond = cmp_beyond(o->change_pct, tol_pct);
 	if (nb < 2 || nc < 2) {
 		o->low_confidence = true;
 		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
@@ -250,36 +257,40 @@ void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool 
 	}
 	o->change_pct = cmp_pct(o->cur.mean - o->base.mean, o->base.mean);
 	worse = higher_better ? o->change_pct < 0 : o->change_pct > 0;
-	beyond = fabs(o->change_pct) > tol_pct;
+	beyond = cmp_beyond(o->change_pct, tol_pct);
 	if (kb < 2 && kc < 2) {
 		o->low_confidence = true;
 		o->verdict = !beyond ? CMP_OK : worse ? CMP_REGRESSED : CMP_IMPROVED;
 		return;
 	}
 	/* The variance of one run's mean: measured, but never below the assumed run noise (runs
-	 * made one after another can understate how far runs drift apart over days). */
+	 * made one after another can understate how far runs drift apart over days). A part
+	 * taken from the measured spread carries its degrees of freedom; a floored part is
+	 * assumed and carries none (Welch-Satterthwaite, as for the repetitions' noise term). */
 	double rb = r * o->base.mean * r * o->base.mean, rc = r * o->cur.mean * r * o->cur.mean;
+	double sb2 = o->base.stddev * o->base.stddev, sc2 = o->cur.stddev * o->cur.stddev, den;
 	if (kb >= 2 && kc >= 2) {
-		va = fmax(o->base.stddev * o->base.stddev, rb) / kb;
-		vb = fmax(o->cur.stddev * o->cur.stddev, rc) / kc;
-		double ea = o->base.stddev * o->base.stddev / kb,
-		       eb = o->cur.stddev * o->cur.stddev / kc;
-		double den = ea * ea / (kb - 1) + eb * eb / (kc - 1);
-		df = den > 0 ? (va + vb) * (va + vb) / den : kb + kc - 2;
-		if (df > 1e9)
-			df = 1e9;
+		va = fmax(sb2, rb) / kb;
+		vb = fmax(sc2, rc) / kc;
+		double ea = sb2 >= rb ? va : 0, eb = sc2 >= rc ? vb : 0;
+		den = ea * ea / (kb - 1) + eb * eb / (kc - 1);
 	} else {
-		/* One run against several: it varies as they do, relative to its mean. */
+		/* One run against several: it varies as they do, relative to its mean; both parts
+		 * come from the one spread measured on the side with several runs. */
 		const struct summary_stat *many = kb >= 2 ? &o->base : &o->cur;
 		const struct summary_stat *one = kb >= 2 ? &o->cur : &o->base;
 		double rel = many->mean != 0 ? one->mean / many->mean : 1.0;
 		double s2 = many->stddev * many->stddev;
 		double r_many = kb >= 2 ? rb : rc, r_one = kb >= 2 ? rc : rb;
 		double v_many = fmax(s2, r_many) / many->n, v_one = fmax(s2 * rel * rel, r_one);
+		double est = (s2 >= r_many ? v_many : 0) + (s2 * rel * rel >= r_one ? v_one : 0);
 		va = kb >= 2 ? v_many : v_one;
 		vb = kb >= 2 ? v_one : v_many;
-		df = many->n - 1;
+		den = est * est / (many->n - 1);
 	}
+	df = den > 0 ? (va + vb) * (va + vb) / den : 1e9;
+	if (df > 1e9)
+		df = 1e9;
 	double diff = o->cur.mean - o->base.mean, se = sqrt(va + vb);
 	o->df = df;
 	if (se == 0.0) {

@@ -133,7 +133,9 @@ static int hy_cmp_start(const void *a, const void *b)
 	const struct hy_run *x = a, *y = b;
 	int c = strcmp(x->p.start, y->p.start);
 
-	return c ? c : strcmp(x->p.run_id, y->p.run_id);
+	if (!c)
+		c = strcmp(x->p.run_id, y->p.run_id);
+	return c ? c : strcmp(x->p.path, y->p.path); /* the points of one sweep */
 }
 
 /* Series by workload and config hash; titles say the workload and point, and the hash when two
@@ -368,6 +370,8 @@ int history_main(int argc, char **argv)
 		hy_free(&h);
 		return 1;
 	}
+	/* Time order first: series are numbered (and the first 16 drawn) as they appear. */
+	qsort(h.runs, (size_t)h.nruns, sizeof(h.runs[0]), hy_cmp_start);
 	if (rc == 0)
 		rc = hy_series(&h);
 	if (rc < 0) {
@@ -375,7 +379,6 @@ int history_main(int argc, char **argv)
 		hy_free(&h);
 		return 1;
 	}
-	qsort(h.runs, (size_t)h.nruns, sizeof(h.runs[0]), hy_cmp_start);
 	hy_stats(&h);
 	hy_print(&h, folder);
 	snprintf(csv, sizeof(csv), "%s/history.csv", outdir);

@@ -581,7 +581,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
 	json_t *s = json_object(), *st, *acc, *eps, *ranks;
-	char hash[65], commit[80], source[32];
+	char hash[65], commit[128], source[32];
 
 	json_object_set_new(s, "schema", json_integer(1));
 	json_object_set_new(s, "feedbench_version", json_string(FEEDBENCH_VERSION));

@@ -150,7 +150,7 @@ int util_walk_files(const char *dir, const char *name, int max_depth,
 
 void util_csv_field(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n")) {
+	if (!strpbrk(s, ",\"\r\n")) {
 		fputs(s, f);
 		return;
 	}

@@ -413,6 +413,14 @@ assert abs(r["baseline"]["mean"] - 100) < 1e-9 and abs(r["baseline"]["stddev"] -
 	expect_rc 1
 	cmp "$B" "$T/lat50/summary.json" --tolerance bandwidth=1 --tolerance latency_p99=60 --run-noise 0
 	expect_rc 0
+	# METRIC=PCT wins over a plain PCT, in either order.
+	cmp "$B" "$T/down20/summary.json" --tolerance bandwidth=25 --tolerance 5 --run-noise 0 \
+		--json "$T/r.json"
+	jcheck "$T/r.json" '
+assert row("bandwidth")["tolerance_pct"] == 25 and row("bandwidth")["verdict"] == "ok", row("bandwidth")
+assert row("iops")["tolerance_pct"] == 5, row("iops")
+'
+	expect_rc 0
 	# The default run-to-run noise term (5 % of each mean for rates): -20 % with tight
 	# repetitions stays a regression, se^2 = 1/3 + 1/3 + 5^2 + 4^2, t = -3.098, p = 0.00195
 	# (the assumed part adds no uncertainty: a normal tail); with 10 % it is noise, p = 0.119.
@@ -486,6 +494,18 @@ assert d["incomparable"] and any("train.epochs" in x for x in d["incomparable"])
 	cmp "$T/corrupt" "$C1"
 	expect_rc 3
 	expect_err "$T/corrupt/summary.json"
+	# A gate that compared nothing does not pass: no metric recorded on both sides.
+	jedit "$(S ci01)" "$T/nolat/summary.json" '
+for r in d["repetitions"]:
+    r.pop("latency_p99_seconds", None)
+    r.get("latency_seconds", {}).pop("p99", None)
+for e in d["epochs"]:
+    e.get("latency_seconds", {}).pop("p99", None)
+d["metric"]["train_latency_seconds"].pop("p99", None)
+'
+	cmp "$T/nolat" "$T/nolat" --metric latency_p99
+	expect_rc 3
+	expect_err "nothing to compare"
 	# A refusal is an error in JUnit too (checked against the schema in compare.junit).
 	cmp "$C1" "$(R ranks1)" --junit "$T/r.xml"
 	expect_rc 3

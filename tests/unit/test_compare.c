@@ -197,6 +197,15 @@ static void test_judge(void **state)
 	     CMP_REGRESSED,
 	     false},
 	    {"not recorded", {NAN, NAN}, 2, {1, 2}, 2, true, 10, CMP_MISSING, false},
+	    {"exactly the tolerance (bucket edges)",
+	     {40.96e-6},
+	     1,
+	     {36.864e-6},
+	     1,
+	     false,
+	     10,
+	     CMP_OK,
+	     true},
 	};
 
 	(void)state;
@@ -268,10 +277,22 @@ static void test_runs(void **state)
 	cmp_judge_runs(one, 1, one, 1, true, 10, 0.05, 0, &o);
 	assert_true(o.low_confidence && o.verdict == CMP_OK);
 	/* The assumed run noise is a floor: runs spread by 2.9 % (s = 2.92 on a mean of 100)
-	 * count as 10 % with a 10 % floor: t = -20 / (10 sqrt(1/5 + 0.64)) = -2.18, p = 0.094 */
+	 * count as 10 % with a 10 % floor, an assumed part: t = -20 / (10 sqrt(1/5 + 0.64)) =
+	 * -2.18 on a normal tail, p = 0.029 */
 	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, 10, &o);
-	assert_int_equal(o.verdict, CMP_NOISE);
+	assert_int_equal(o.verdict, CMP_REGRESSED);
+	assert_close(o.p, 0.0290, 2e-2);
 	assert_close(o.t, -20.0 / sqrt(100.0 / 5 + 64.0), 1e-9);
+	/* A floored part is assumed, not estimated: the same verdict whether the runs agree
+	 * exactly or nearly (the degrees of freedom do not jump). */
+	double same[] = {100, 100}, near[] = {100, 100.000001}, lo[] = {89, 89},
+	       lo_near[] = {89, 89.000001};
+	struct cmp_outcome o2;
+	cmp_judge_runs(same, 2, lo, 2, true, 10, 0.05, 5, &o);
+	cmp_judge_runs(near, 2, lo_near, 2, true, 10, 0.05, 5, &o2);
+	assert_int_equal(o.verdict, o2.verdict);
+	assert_close(o.p, o2.p, 1e-6);
+	assert_true(o.df >= 1e8);
 }
 
 static void test_metrics(void **state)
