@@ -41,13 +41,6 @@ int baseline_path(const char *dir, const char *name, char *out, size_t len)
 
 /* ---- fingerprints ---------------------------------------------------------------------------- */
 
-static const char *bl_str(json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* The fingerprint of the host a result ran on, from its summary.json ("host", written since
  * feedbench 0.2); what an older summary lacks is left out. */
 static json_t *bl_fingerprint_of(const struct cmp_point *p)
@@ -56,7 +49,7 @@ static json_t *bl_fingerprint_of(const struct cmp_point *p)
 	json_t *o = json_object();
 
 	st = json_object_get(root, "storage");
-	json_object_set_new(o, "hostname", json_string(bl_str(root, "hostname")));
+	json_object_set_new(o, "hostname", json_string(summary_str(root, "hostname", "")));
 	if (host) {
 		json_object_set(o, "cpu_model", json_object_get(host, "cpu_model"));
 		json_object_set(o, "cpus", json_object_get(host, "cpus"));
@@ -66,8 +59,9 @@ static json_t *bl_fingerprint_of(const struct cmp_point *p)
 		json_object_set(o, "memory_bytes", json_object_get(st, "host_memory_bytes"));
 	}
 	json_object_set_new(o, "fs_type", json_string(p->fs_type));
-	json_object_set_new(o, "mount", json_string(bl_str(st, "mount")));
-	json_object_set_new(o, "feedbench_version", json_string(bl_str(root, "feedbench_version")));
+	json_object_set_new(o, "mount", json_string(summary_str(st, "mount", "")));
+	json_object_set_new(o, "feedbench_version",
+			    json_string(summary_str(root, "feedbench_version", "")));
 	return o;
 }
 
@@ -472,11 +466,12 @@ static int bl_list(const char *dir)
 			       "ranks", "runs", "reps", "host");
 		json_t *runs = json_object_get(fp, "runs");
 		printf("%-20s %-21s %-16s %-6lld %-5lld %-5lld %s, %s, %s\n", e->d_name,
-		       bl_str(fp, "saved"), bl_str(fp, "workload"),
+		       summary_str(fp, "saved", ""), summary_str(fp, "workload", ""),
 		       (long long)json_integer_value(json_object_get(fp, "num_ranks")),
 		       runs ? (long long)json_integer_value(runs) : 1LL,
 		       (long long)json_integer_value(json_object_get(fp, "repetitions")),
-		       bl_str(fp, "hostname"), bl_str(fp, "cpu_model"), bl_str(fp, "fs_type"));
+		       summary_str(fp, "hostname", ""), summary_str(fp, "cpu_model", ""),
+		       summary_str(fp, "fs_type", ""));
 		json_decref(fp);
 	}
 	closedir(d);

@@ -18,13 +18,6 @@
 #include "errors.h"
 #include "util.h"
 
-static const char *cmp_str(json_t *o, const char *key, const char *def)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : def;
-}
-
 static bool cmp_is_file(const char *path)
 {
 	struct stat sb;
@@ -91,17 +84,18 @@ int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len)
 	p->nreps = summary_repetition_values(root, p->v, CMP_MAX_REPS);
 	p->root = root;
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	snprintf(p->workload, sizeof(p->workload), "%s", cmp_str(root, "workload", "?"));
-	snprintf(p->run_id, sizeof(p->run_id), "%s", cmp_str(root, "run_id", "?"));
-	snprintf(p->start, sizeof(p->start), "%s", cmp_str(root, "start", ""));
-	snprintf(p->config_hash, sizeof(p->config_hash), "%s", cmp_str(root, "config_hash", ""));
-	snprintf(p->git_commit, sizeof(p->git_commit), "%s", cmp_str(root, "git_commit", ""));
+	snprintf(p->workload, sizeof(p->workload), "%s", summary_str(root, "workload", "?"));
+	snprintf(p->run_id, sizeof(p->run_id), "%s", summary_str(root, "run_id", "?"));
+	snprintf(p->start, sizeof(p->start), "%s", summary_str(root, "start", ""));
+	snprintf(p->config_hash, sizeof(p->config_hash), "%s",
+		 summary_str(root, "config_hash", ""));
+	snprintf(p->git_commit, sizeof(p->git_commit), "%s", summary_str(root, "git_commit", ""));
 	st = json_object_get(root, "storage");
-	snprintf(p->fs_type, sizeof(p->fs_type), "%s", cmp_str(st, "fs_type", "?"));
+	snprintf(p->fs_type, sizeof(p->fs_type), "%s", summary_str(st, "fs_type", "?"));
 	p->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
 	p->has_direct = json_is_true(json_object_get(st, "direct"));
 	snprintf(p->accel, sizeof(p->accel), "%s",
-		 cmp_str(json_object_get(root, "accelerator"), "kind", "?"));
+		 summary_str(json_object_get(root, "accelerator"), "kind", "?"));
 	p->num_ranks = (int)json_integer_value(json_object_get(root, "num_ranks"));
 	p->num_nodes = (int)json_integer_value(json_object_get(root, "num_nodes"));
 	return 0;
@@ -157,7 +151,8 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 	}
 	json_array_foreach(points, i, pt)
 	{
-		const char *sub = cmp_str(pt, "dir", NULL), *label = cmp_str(pt, "label", "");
+		const char *sub = summary_str(pt, "dir", NULL),
+			   *label = summary_str(pt, "label", "");
 		if (!sub) {
 			snprintf(why, len, "'%s' is corrupt: point %zu has no \"dir\"", results,
 				 i + 1);

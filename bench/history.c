@@ -86,9 +86,7 @@ static void hy_point_label(const char *summary, char *label, size_t len)
 static bool hy_seen(const struct hy *h, const struct cmp_point *p)
 {
 	for (int i = 0; i < h->nruns; i++)
-		if (strcmp(h->runs[i].p.run_id, p->run_id) == 0 &&
-		    strcmp(h->runs[i].p.config_hash, p->config_hash) == 0 &&
-		    strcmp(h->runs[i].p.start, p->start) == 0)
+		if (cmp_same_run(&h->runs[i].p, p))
 			return true;
 	return false;
 }

@@ -220,28 +220,13 @@ static int plot_run_script(struct plot_env *env, const char *script, char *vars)
 
 /* ---- run folders ------------------------------------------------------------------------ */
 
-static double plot_num(json_t *o, const char *a, const char *b)
-{
-	json_t *v = json_object_get(json_object_get(o, a), b);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *plot_str(json_t *o, const char *a, const char *b)
-{
-	json_t *v = a ? json_object_get(o, a) : o;
-	const char *s = json_string_value(json_object_get(v, b));
-
-	return s ? s : "?";
-}
-
 /* "quickstart: raw per_rank, 4 ranks" from summary.json. */
 static void plot_run_subject(json_t *s, char *buf, size_t len)
 {
 	json_t *ds = json_object_get(json_object_get(s, "config"), "dataset");
 
-	snprintf(buf, len, "%s: %s, %s, %lld rank%s", plot_str(s, NULL, "workload"),
-		 plot_str(ds, NULL, "format"), plot_str(ds, NULL, "file_access"),
+	snprintf(buf, len, "%s: %s, %s, %lld rank%s", summary_str(s, "workload", "?"),
+		 summary_str(ds, "format", "?"), summary_str(ds, "file_access", "?"),
 		 (long long)json_integer_value(json_object_get(s, "num_ranks")),
 		 json_integer_value(json_object_get(s, "num_ranks")) == 1 ? "" : "s");
 }
@@ -262,7 +247,7 @@ static bool plot_has_rows(const char *path)
 static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 {
 	char path[PATH_MAX + 64], subject[512], title[768], *vars;
-	double thr = plot_num(json_object_get(s, "config"), "train", "au_threshold");
+	double thr = summary_num(s, "config.train.au_threshold");
 	size_t len;
 	FILE *f;
 
@@ -275,7 +260,7 @@ static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 		snprintf(path, sizeof(path), "%s/au", dir);
 		plot_var(f, "out", path);
 		snprintf(title, sizeof(title), "Accelerator utilisation per epoch (%s): %s",
-			 plot_str(s, NULL, "verdict"), subject);
+			 summary_str(s, "verdict", "?"), subject);
 		plot_var(f, "title_text", title);
 		fprintf(f, "threshold = %g", isnan(thr) ? 90.0 : thr * 100);
 		fclose(f);
@@ -362,12 +347,12 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 			if (k == skip || k == skip2)
 				continue;
 			fprintf(fs, "%sstrcol(", any ? " && " : "");
-			plot_quote(fs, plot_str(key, NULL, "key"));
+			plot_quote(fs, summary_str(key, "key", "?"));
 			fprintf(fs, ") eq ");
 			plot_quote(fs, json_string_value(json_array_get(
 					   json_object_get(key, "canonical"), (size_t)idx[k])));
 			int w = snprintf(label + used, sizeof(label) - used, "%s%s=%s",
-					 used ? " " : "", plot_str(key, NULL, "name"),
+					 used ? " " : "", summary_str(key, "name", "?"),
 					 json_string_value(json_array_get(
 					     json_object_get(key, "values"), (size_t)idx[k])));
 			if (w > 0 && (size_t)w < sizeof(label) - used)
@@ -438,7 +423,7 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 
 	snprintf(csv, sizeof(csv), "%s/sweep.csv", dir);
 	snprintf(subject, sizeof(subject), "%s, %lld ranks, %lld repetition%s per point",
-		 plot_str(res, NULL, "workload"),
+		 summary_str(res, "workload", "?"),
 		 (long long)json_integer_value(json_object_get(sw, "num_ranks")),
 		 (long long)json_integer_value(json_object_get(res, "repetitions")),
 		 json_integer_value(json_object_get(res, "repetitions")) == 1 ? "" : "s");
@@ -453,14 +438,14 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 		f = open_memstream(&vars, &len);
 		plot_var(f, "csv", csv);
 		snprintf(path, sizeof(path), "%s/sweep_bandwidth_%s", dir,
-			 plot_str(key, NULL, "name"));
+			 summary_str(key, "name", "?"));
 		plot_var(f, "out", path);
 		snprintf(title, sizeof(title), "Read bandwidth against %s: %s",
-			 plot_str(key, NULL, "name"), subject);
+			 summary_str(key, "name", "?"), subject);
 		plot_var(f, "title_text", title);
-		plot_var(f, "xcol", plot_str(key, NULL, "key"));
-		snprintf(title, sizeof(title), "%s%s", plot_str(key, NULL, "key"),
-			 plot_unit(plot_str(key, NULL, "key")));
+		plot_var(f, "xcol", summary_str(key, "key", "?"));
+		snprintf(title, sizeof(title), "%s%s", summary_str(key, "key", "?"),
+			 plot_unit(summary_str(key, "key", "?")));
 		plot_var(f, "xlabel_text", title);
 		fprintf(f, "xlog = %d; ", plot_logx(canon));
 		int n = plot_series(f, keys, k, -1);
@@ -487,7 +472,7 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 	fprintf(f, "threshold = %g; ", threshold);
 	int n = cat >= 0 ? plot_series(f, keys, cat, -1) : 0;
 	if (n > 0) {
-		plot_var(f, "catcol", plot_str(json_array_get(keys, (size_t)cat), NULL, "key"));
+		plot_var(f, "catcol", summary_str(json_array_get(keys, (size_t)cat), "key", "?"));
 	} else {
 		plot_var(f, "catcol", "label");
 		fprintf(f, "nseries = 1; sel(i) = 1; stitle(i) = 'mean ± stddev'; ");
@@ -526,7 +511,7 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 	{
 		json_t *s;
 
-		snprintf(point, sizeof(point), "%s/%s", dir, plot_str(v, NULL, "dir"));
+		snprintf(point, sizeof(point), "%s/%s", dir, summary_str(v, "dir", "?"));
 		snprintf(path, sizeof(path), "%s/summary.json", point);
 		s = json_load_file(path, 0, NULL);
 		if (!json_is_object(s)) {
@@ -534,8 +519,7 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 			continue;
 		}
 		if (isnan(threshold))
-			threshold =
-			    plot_num(json_object_get(s, "config"), "train", "au_threshold") * 100;
+			threshold = summary_num(s, "config.train.au_threshold") * 100;
 		json_decref(s);
 		plot_run_dir(env, point);
 	}

@@ -36,8 +36,7 @@ const char *const sweep_metric_title[SWM_COUNT] = {
 
 /* ---- reading summary.json -------------------------------------------------------------- */
 
-/* Number at a dotted path ("latency_seconds.p99"); NAN when missing. */
-static double json_num(json_t *obj, const char *path)
+double summary_num(json_t *obj, const char *path)
 {
 	char key[128];
 	const char *dot;
@@ -51,7 +50,7 @@ static double json_num(json_t *obj, const char *path)
 	return json_is_number(obj) ? json_number_value(obj) : NAN;
 }
 
-static const char *json_str(json_t *obj, const char *key, const char *def)
+const char *summary_str(json_t *obj, const char *key, const char *def)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 
@@ -80,18 +79,18 @@ static const char *json_text(json_t *obj, const char *key, char *buf, size_t len
  * epochs[] nests them ("latency_seconds.p99"). */
 static double json_num2(json_t *o, const char *flat, const char *nested)
 {
-	double v = json_num(o, flat);
+	double v = summary_num(o, flat);
 
-	return isnan(v) ? json_num(o, nested) : v;
+	return isnan(v) ? summary_num(o, nested) : v;
 }
 
 /* One repetition's (or one epoch's) metrics, NAN where summary.json has none. */
 static void report_metrics_of(json_t *o, double v[SWM_COUNT])
 {
-	v[SWM_BANDWIDTH] = json_num(o, "bandwidth_MiB_per_second");
-	v[SWM_IOPS] = json_num(o, "iops");
-	v[SWM_SAMPLES] = json_num(o, "samples_per_second");
-	v[SWM_AU] = json_num(o, "au_percentage");
+	v[SWM_BANDWIDTH] = summary_num(o, "bandwidth_MiB_per_second");
+	v[SWM_IOPS] = summary_num(o, "iops");
+	v[SWM_SAMPLES] = summary_num(o, "samples_per_second");
+	v[SWM_AU] = summary_num(o, "au_percentage");
 	v[SWM_WAIT_P99] = json_num2(o, "data_wait_p99_seconds", "data_wait_seconds.p99");
 	v[SWM_LAT_P99] = json_num2(o, "latency_p99_seconds", "latency_seconds.p99");
 	v[SWM_LAT_P50] = json_num2(o, "latency_p50_seconds", "latency_seconds.p50");
@@ -116,13 +115,13 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 			v[n][m] = NAN;
 		json_array_foreach(epochs, i, e)
 		{
-			double r = json_num(e, "repetition");
+			double r = summary_num(e, "repetition");
 			if ((isnan(r) ? 1 : (int)r) != rep)
 				continue;
-			bytes += json_num(e, "bytes_read");
-			ops += json_num(e, "read_ops");
-			samples += json_num(e, "samples");
-			wall += json_num(e, "wall_seconds");
+			bytes += summary_num(e, "bytes_read");
+			ops += summary_num(e, "read_ops");
+			samples += summary_num(e, "samples");
+			wall += summary_num(e, "wall_seconds");
 			report_metrics_of(e, ep);
 			au += ep[SWM_AU];
 			for (int m = SWM_WAIT_P99; m < SWM_COUNT; m++)
@@ -175,15 +174,15 @@ int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int m
 	}
 	if (n == 0 && max > 0) {
 		json_t *m = json_object_get(root, "metric");
-		v[0][SWM_BANDWIDTH] = json_num(m, "train_bandwidth_MiB_per_second");
-		v[0][SWM_IOPS] = json_num(m, "train_iops");
-		v[0][SWM_SAMPLES] = json_num(m, "train_throughput_mean_samples_per_second");
-		v[0][SWM_AU] = json_num(m, "train_au_mean_percentage");
-		v[0][SWM_WAIT_P99] = json_num(m, "train_data_wait_seconds.p99");
-		v[0][SWM_LAT_P99] = json_num(m, "train_latency_seconds.p99");
-		v[0][SWM_LAT_P50] = json_num(m, "train_latency_seconds.p50");
-		v[0][SWM_LAT_P90] = json_num(m, "train_latency_seconds.p90");
-		v[0][SWM_LAT_P999] = json_num(m, "train_latency_seconds.p999");
+		v[0][SWM_BANDWIDTH] = summary_num(m, "train_bandwidth_MiB_per_second");
+		v[0][SWM_IOPS] = summary_num(m, "train_iops");
+		v[0][SWM_SAMPLES] = summary_num(m, "train_throughput_mean_samples_per_second");
+		v[0][SWM_AU] = summary_num(m, "train_au_mean_percentage");
+		v[0][SWM_WAIT_P99] = summary_num(m, "train_data_wait_seconds.p99");
+		v[0][SWM_LAT_P99] = summary_num(m, "train_latency_seconds.p99");
+		v[0][SWM_LAT_P50] = summary_num(m, "train_latency_seconds.p50");
+		v[0][SWM_LAT_P90] = summary_num(m, "train_latency_seconds.p90");
+		v[0][SWM_LAT_P999] = summary_num(m, "train_latency_seconds.p999");
 		n = 1;
 	}
 	return n;
@@ -233,18 +232,18 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 	r->repetitions = n;
 	st = json_object_get(root, "storage");
 	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
-	snprintf(r->fs_type, sizeof(r->fs_type), "%s", json_str(st, "fs_type", "?"));
+	snprintf(r->fs_type, sizeof(r->fs_type), "%s", summary_str(st, "fs_type", "?"));
 	se = json_object_get(st, "stripe_effective");
 	if (json_is_string(se))
 		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
 			 json_string_value(se));
 	else if (json_is_object(se))
 		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "count %.0f, size %.0f",
-			 json_num(se, "count"), json_num(se, "size"));
+			 summary_num(se, "count"), summary_num(se, "size"));
 	r->au_pass =
-	    strcmp(json_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
+	    strcmp(summary_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
 		   "success") == 0;
-	snprintf(r->verdict, sizeof(r->verdict), "%s", json_str(root, "verdict", ""));
+	snprintf(r->verdict, sizeof(r->verdict), "%s", summary_str(root, "verdict", ""));
 	r->nwarnings = (int)json_array_size(json_object_get(root, "warnings"));
 	r->done = true;
 	json_decref(root);
@@ -935,8 +934,8 @@ static void report_embed(FILE *f, const char *dir, const char *file, const char 
 static void report_stat_row(FILE *f, const char *name, json_t *metric, const char *mean_key,
 			    const char *sd_key, const char *unit, double scale)
 {
-	double mean = json_num(metric, mean_key) * scale;
-	double sd = sd_key ? json_num(metric, sd_key) * scale : NAN;
+	double mean = summary_num(metric, mean_key) * scale;
+	double sd = sd_key ? summary_num(metric, sd_key) * scale : NAN;
 	char a[32], b[32];
 
 	if (isnan(mean))
@@ -956,14 +955,14 @@ static void report_run_context(FILE *f, json_t *root)
 	json_t *acc = json_object_get(root, "accelerator");
 
 	fprintf(f, "## What ran\n\n| | |\n|---|---|\n");
-	fprintf(f, "| workload | %s |\n", json_str(root, "workload", "?"));
-	fprintf(f, "| start, end (UTC) | %s, %s |\n", json_str(root, "start", "?"),
-		json_str(root, "end", "?"));
+	fprintf(f, "| workload | %s |\n", summary_str(root, "workload", "?"));
+	fprintf(f, "| start, end (UTC) | %s, %s |\n", summary_str(root, "start", "?"),
+		summary_str(root, "end", "?"));
 	fprintf(f, "| ranks, nodes | %.0f rank%s on %.0f node%s (rank 0 on %s) |\n",
-		json_num(root, "num_ranks"), json_num(root, "num_ranks") == 1 ? "" : "s",
-		json_num(root, "num_nodes"), json_num(root, "num_nodes") == 1 ? "" : "s",
-		json_str(root, "hostname", "?"));
-	fprintf(f, "| accelerator | %s |\n", json_str(acc, "kind", "?"));
+		summary_num(root, "num_ranks"), summary_num(root, "num_ranks") == 1 ? "" : "s",
+		summary_num(root, "num_nodes"), summary_num(root, "num_nodes") == 1 ? "" : "s",
+		summary_str(root, "hostname", "?"));
+	fprintf(f, "| accelerator | %s |\n", summary_str(acc, "kind", "?"));
 	char t[6][64];
 	fprintf(f,
 		"| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
@@ -973,23 +972,23 @@ static void report_run_context(FILE *f, json_t *root)
 		json_text(ds, "record_length_bytes_stdev", t[4], 64),
 		json_text(ds, "file_access", t[5], 64));
 	fprintf(f, "| data folder | `%s` |\n", json_text(ds, "data_dir", t[0], 64));
-	fprintf(f, "| file system | %s at `%s` |\n", json_str(st, "fs_type", "?"),
-		json_str(st, "mount", "?"));
-	fprintf(f, "| back-end | %s |\n", json_str(st, "backend", "?"));
+	fprintf(f, "| file system | %s at `%s` |\n", summary_str(st, "fs_type", "?"),
+		summary_str(st, "mount", "?"));
+	fprintf(f, "| back-end | %s |\n", summary_str(st, "backend", "?"));
 	if (json_is_object(req))
 		fprintf(f, "| stripe requested | count %.0f, size %.0f bytes |\n",
-			json_num(req, "count"), json_num(req, "size"));
+			summary_num(req, "count"), summary_num(req, "size"));
 	if (json_is_string(eff))
 		fprintf(f, "| stripe effective | %s |\n", json_string_value(eff));
 	else if (json_is_object(eff))
 		fprintf(f, "| stripe effective | count %.0f, size %.0f bytes |\n",
-			json_num(eff, "count"), json_num(eff, "size"));
+			summary_num(eff, "count"), summary_num(eff, "size"));
 	fprintf(f,
 		"| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
 		"bytes: %s |\n",
 		json_is_true(json_object_get(st, "direct")) ? "true" : "false",
-		json_str(st, "page_cache", "?"), json_num(st, "dataset_bytes"),
-		json_num(st, "host_memory_bytes"),
+		summary_str(st, "page_cache", "?"), summary_num(st, "dataset_bytes"),
+		summary_num(st, "host_memory_bytes"),
 		json_is_true(json_object_get(st, "cache_resident"))
 		    ? "**cache-resident** (the page cache can serve it)"
 		    : "not cache-resident");
@@ -999,7 +998,7 @@ static void report_run_context(FILE *f, json_t *root)
 	fprintf(f, "| training | %s epochs, computation_time %s s, %s repetitions |\n",
 		json_text(tr, "epochs", t[0], 64), json_text(tr, "computation_time", t[1], 64),
 		json_text(out, "repetitions", t[2], 64));
-	fprintf(f, "| config hash | `%s` |\n\n", json_str(root, "config_hash", "?"));
+	fprintf(f, "| config hash | `%s` |\n\n", summary_str(root, "config_hash", "?"));
 }
 
 int report_write_run(const char *run_dir)
@@ -1022,12 +1021,12 @@ int report_write_run(const char *run_dir)
 		json_decref(root);
 		return -ENOMEM;
 	}
-	fprintf(f, "# feedbench run: %s\n\n", json_str(root, "workload", "?"));
+	fprintf(f, "# feedbench run: %s\n\n", summary_str(root, "workload", "?"));
 	fprintf(f,
 		"Verdict: **%s**; AU %s the threshold. Files: `summary.json` (everything), "
 		"`epochs.csv`, `ranks.csv`, `latency.csv`, `config.ini`.\n\n",
-		json_str(root, "verdict", "?"),
-		strcmp(json_str(metric, "train_au_meet_expectation", ""), "success") == 0
+		summary_str(root, "verdict", "?"),
+		strcmp(summary_str(metric, "train_au_meet_expectation", ""), "success") == 0
 		    ? "meets"
 		    : "misses");
 	report_run_context(f, root);
@@ -1059,15 +1058,15 @@ int report_write_run(const char *run_dir)
 		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	json_array_foreach(json_object_get(root, "epochs"), i, v)
 	{
-		double rep = json_num(v, "repetition");
-		double vals[] = {json_num(v, "wall_seconds"),
-				 json_num(v, "bandwidth_MiB_per_second"),
-				 json_num(v, "iops"),
-				 json_num(v, "samples_per_second"),
-				 json_num(v, "au_percentage"),
-				 json_num(v, "latency_seconds.p99") * 1e6,
-				 json_num(v, "data_wait_seconds.p99") * 1e6};
-		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, json_num(v, "epoch"));
+		double rep = summary_num(v, "repetition");
+		double vals[] = {summary_num(v, "wall_seconds"),
+				 summary_num(v, "bandwidth_MiB_per_second"),
+				 summary_num(v, "iops"),
+				 summary_num(v, "samples_per_second"),
+				 summary_num(v, "au_percentage"),
+				 summary_num(v, "latency_seconds.p99") * 1e6,
+				 summary_num(v, "data_wait_seconds.p99") * 1e6};
+		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, summary_num(v, "epoch"));
 		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
 			report_fmt_num(vals[k], a, sizeof(a));
 			fprintf(f, " %s |", a);
@@ -1113,7 +1112,7 @@ int report_write_sweep(const char *sweep_dir)
 		if (!json_is_true(json_object_get(v, "done")))
 			continue;
 		snprintf(first, sizeof(first), "%s/%s/summary.json", sweep_dir,
-			 json_str(v, "dir", ""));
+			 summary_str(v, "dir", ""));
 		summary = json_load_file(first, 0, NULL);
 		break;
 	}
@@ -1124,13 +1123,14 @@ int report_write_sweep(const char *sweep_dir)
 		rc = -ENOMEM;
 		goto out_put;
 	}
-	fprintf(f, "# feedbench sweep: %s\n\n", json_str(sw, "workload", "?"));
+	fprintf(f, "# feedbench sweep: %s\n\n", summary_str(sw, "workload", "?"));
 	fprintf(f,
 		"Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
 		"repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
 		"run folder per point.\n\n",
-		json_str(sw, "config", "?"), json_str(sw, "config_hash", "?"),
-		json_str(sw, "created", "?"), json_integer_value(json_object_get(sw, "num_ranks")),
+		summary_str(sw, "config", "?"), summary_str(sw, "config_hash", "?"),
+		summary_str(sw, "created", "?"),
+		json_integer_value(json_object_get(sw, "num_ranks")),
 		json_array_size(json_object_get(sw, "points")),
 		json_integer_value(json_object_get(sw, "repetitions")),
 		json_integer_value(json_object_get(sw, "repetitions")) == 1 ? "" : "s");
@@ -1141,12 +1141,12 @@ int report_write_sweep(const char *sweep_dir)
 		json_t *vals = json_object_get(v, "values"), *x;
 		size_t j;
 
-		fprintf(f, "- `%s` =", json_str(v, "key", "?"));
+		fprintf(f, "- `%s` =", summary_str(v, "key", "?"));
 		json_array_foreach(vals, j, x)
 		{
 			fprintf(f, "%s %s", j ? "," : "", json_string_value(x));
 		}
-		fprintf(f, " (default %s%s)\n", json_str(v, "default", "?"),
+		fprintf(f, " (default %s%s)\n", summary_str(v, "default", "?"),
 			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
 	}
 	fprintf(f, "\n");
@@ -1167,9 +1167,9 @@ int report_write_sweep(const char *sweep_dir)
 			if (!json_is_true(json_object_get(v, "numeric")))
 				continue;
 			snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png",
-				 json_str(v, "name", ""));
+				 summary_str(v, "name", ""));
 			snprintf(path, sizeof(path), "Bandwidth against %s",
-				 json_str(v, "name", ""));
+				 summary_str(v, "name", ""));
 			report_embed(f, sweep_dir, pat, path);
 		}
 		report_embed(f, sweep_dir, "sweep_bars.png",
@@ -1180,8 +1180,8 @@ int report_write_sweep(const char *sweep_dir)
 	fprintf(f, "## Points\n\n");
 	json_array_foreach(json_object_get(res, "points"), i, v)
 	{
-		fprintf(f, "%zu. [%s](%s/report.md)%s\n", i + 1, json_str(v, "label", "?"),
-			json_str(v, "dir", "?"),
+		fprintf(f, "%zu. [%s](%s/report.md)%s\n", i + 1, summary_str(v, "label", "?"),
+			summary_str(v, "dir", "?"),
 			json_is_true(json_object_get(v, "done")) ? "" : " — not run");
 	}
 	fclose(f);

@@ -768,12 +768,68 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 	return 0;
 }
 
+/* Collective: the warnings other ranks raised (a rank's own file system, nominal bytes on
+ * that rank) join rank 0's list, each once, prefixed with the rank; rank 0 prints the new
+ * ones as run_warn() printed its own. */
+static void gather_warnings(struct run *run)
+{
+	char *text = json_dumps(run->warnings, JSON_COMPACT);
+	int len = text ? (int)strlen(text) + 1 : 0, *lens = NULL, *displs = NULL, total = 0;
+	char *all = NULL;
+
+	if (run->rank == 0) {
+		lens = calloc((size_t)run->nranks, sizeof(int));
+		displs = calloc((size_t)run->nranks, sizeof(int));
+	}
+	MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, run->comm);
+	if (run->rank == 0 && lens && displs) {
+		for (int q = 0; q < run->nranks; q++) {
+			displs[q] = total;
+			total += lens[q];
+		}
+		all = malloc(total ? (size_t)total : 1);
+	}
+	MPI_Gatherv(text, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, run->comm);
+	for (int q = 1; run->rank == 0 && all && q < run->nranks; q++) {
+		json_t *list = lens[q] ? json_loads(all + displs[q], 0, NULL) : NULL;
+		json_t *w;
+		size_t i;
+
+		json_array_foreach(list, i, w)
+		{
+			const char *msg = json_string_value(w);
+			bool seen = false;
+			for (size_t j = 0; msg && j < json_array_size(run->warnings); j++) {
+				const char *have =
+				    json_string_value(json_array_get(run->warnings, j));
+				const char *tail = strstr(have, ": ");
+				seen |=
+				    strcmp(have, msg) == 0 || (strncmp(have, "rank ", 5) == 0 &&
+							       tail && strcmp(tail + 2, msg) == 0);
+			}
+			if (msg && !seen) {
+				char line[1100];
+				snprintf(line, sizeof(line), "rank %d: %s", q, msg);
+				json_array_append_new(run->warnings, json_string(line));
+				if (run->verbose >= 0)
+					fprintf(stderr, "feedbench: warning: %s\n", line);
+			}
+		}
+		json_decref(list);
+	}
+	free(all);
+	free(lens);
+	free(displs);
+	free(text);
+}
+
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
 	struct report_data d = {.run = run};
 	int nep = 0, rc = 0;
 
+	gather_warnings(run);
 	for (int r = 0; r < nreps; r++)
 		nep += reps[r].epochs;
 	d.nep = nep;

@@ -108,6 +108,10 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
  * summary. NAN where the summary has no value. Returns the number of repetitions (<= max). */
 struct json_t;
 int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int max);
+/* Readers of summary.json and sweep files: the number at a dotted path
+ * ("latency_seconds.p99", NAN when missing), a string member (def when missing). */
+double summary_num(struct json_t *obj, const char *dotted);
+const char *summary_str(struct json_t *obj, const char *key, const char *def);
 
 /* The recommendation of one group: the points that share every non-numeric value. */
 struct sweep_reco {

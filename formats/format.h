@@ -26,6 +26,22 @@ struct run;
 struct fgen;	/* format private: one file being generated */
 struct freader; /* format private: one file open for reading on one thread */
 
+/* What a reader of one dataset file opened through the io wrappers holds; formats that read
+ * that way (raw, tfrecord) make it the first member of their reader. */
+struct freader_file {
+	struct run *run;
+	struct ds_file *file;
+	struct io *io;
+	struct sfile *sf;
+};
+
+/* Allocates a zeroed reader of size bytes (a struct starting with struct freader_file) and
+ * opens file through io_open_file(). 0 and *out, or a negative code (recorded in run). */
+int freader_file_open(size_t size, struct run *run, struct ds_file *file, struct io *io,
+		      void **out);
+/* Closes the file with io_close_file(); the caller frees its reader. */
+int freader_file_close(struct freader_file *b);
+
 #define FORMAT_OPS_VERSION 1
 
 #define FORMAT_CAP_SHARED	   0x01 /* ranks may read disjoint samples of the same files */

@@ -21,10 +21,7 @@ struct raw_gen {
 };
 
 struct raw_reader {
-	struct run *run;
-	struct ds_file *file;
-	struct io *io;
-	struct sfile *sf;
+	struct freader_file b; /* first: freader_file_open() */
 };
 
 /* Per-file offsets when sizes vary (8 bytes per sample); NULL when every sample has the same
@@ -91,20 +88,12 @@ static int raw_append(struct fgen *fg, uint64_t index, const void *sample, size_
 static int raw_finish(struct fgen *fg)
 {
 	struct raw_gen *g = (struct raw_gen *)fg;
-	const struct sfile_base *b = (const struct sfile_base *)g->sf;
 	int rc = io_sync(&g->io, g->sf);
+	/* Closed even after a failed fsync; a shared handle closes collectively (mpiio). */
+	int crc = io_close(&g->io, g->sf);
 
-	/* A shared handle is closed by its own back-end (collectively), not skipped. */
-	if (b->flags & STORAGE_O_SHARED) {
-		int crc = b->ops->close(g->sf);
-		if (crc < 0 && rc == 0)
-			rc = run_fail(g->run, crc, "cannot close '%s': %s", g->file->path,
-				      fb_strerror(crc));
-	} else {
-		int crc = io_close(&g->io, g->sf);
-		if (rc == 0)
-			rc = crc;
-	}
+	if (rc == 0)
+		rc = crc;
 	free(g->owned);
 	free(g);
 	return rc;
@@ -128,20 +117,7 @@ static void raw_unindex(struct ds_file *file)
 
 static int raw_open(struct freader **out, struct run *run, struct ds_file *file, struct io *io)
 {
-	struct raw_reader *r = calloc(1, sizeof(*r));
-	int rc;
-
-	if (!r)
-		return run_fail(run, -ENOMEM, "out of memory");
-	r->run = run;
-	r->file = file;
-	r->io = io;
-	if ((rc = io_open_file(io, file, &r->sf)) < 0) {
-		free(r);
-		return rc;
-	}
-	*out = (struct freader *)r;
-	return 0;
+	return freader_file_open(sizeof(struct raw_reader), run, file, io, (void **)out);
 }
 
 static int raw_extent(struct run *run, struct ds_file *file, uint64_t index, uint64_t *off,
@@ -159,18 +135,18 @@ static int raw_read_sample(struct freader *fr, uint64_t index, void *buf, size_t
 	struct raw_reader *r = (struct raw_reader *)fr;
 	uint64_t off, n;
 
-	raw_extent(r->run, r->file, index, &off, &n);
+	raw_extent(r->b.run, r->b.file, index, &off, &n);
 	if (n > cap)
-		return run_fail(r->run, -FB_EINTERNAL, "sample of %" PRIu64 " bytes exceeds buffer",
-				n);
+		return run_fail(r->b.run, -FB_EINTERNAL,
+				"sample of %" PRIu64 " bytes exceeds buffer", n);
 	*len = n;
-	return io_pread(r->io, r->sf, buf, n, off);
+	return io_pread(r->b.io, r->b.sf, buf, n, off);
 }
 
 static int raw_close(struct freader *fr)
 {
 	struct raw_reader *r = (struct raw_reader *)fr;
-	int rc = io_close_file(r->io, r->file, r->sf);
+	int rc = freader_file_close(&r->b);
 
 	free(r);
 	return rc;

@@ -1,7 +1,12 @@
 /* The only place that knows which formats exist. One line per format. */
 #include "format.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 extern const struct format_ops raw_format;
 extern const struct format_ops npy_format;
@@ -20,4 +25,28 @@ const struct format_ops *format_find(const char *name)
 		if (strcmp(format_registry[i]->name, name) == 0)
 			return format_registry[i];
 	return NULL;
+}
+
+int freader_file_open(size_t size, struct run *run, struct ds_file *file, struct io *io, void **out)
+{
+	struct freader_file *b = calloc(1, size);
+	int rc;
+
+	if (!b)
+		return run_fail(run, -ENOMEM, "out of memory opening '%s'", file->path);
+	b->run = run;
+	b->file = file;
+	b->io = io;
+	rc = io_open_file(io, file, &b->sf);
+	if (rc < 0) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+int freader_file_close(struct freader_file *b)
+{
+	return io_close_file(b->io, b->file, b->sf);
 }

@@ -698,11 +698,8 @@ static void tfrecord_unindex(struct ds_file *file)
 /* ---- reading ---- */
 
 struct tfrecord_reader {
-	struct run *run;
-	struct ds_file *file;
-	struct io *io;
-	struct sfile *sf;
-	uint8_t *buf; /* one framed record */
+	struct freader_file b; /* first: freader_file_open() */
+	uint8_t *buf;	       /* one framed record */
 	size_t cap;
 	struct tfrecord_arena arena;
 };
@@ -715,16 +712,9 @@ static int tfrecord_open(struct freader **out, struct run *run, struct ds_file *
 	if (!file->meta)
 		return run_fail(run, -FB_EINTERNAL, "tfrecord: '%s' read before it was indexed",
 				file->path);
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return run_fail(run, -ENOMEM, "out of memory");
-	r->run = run;
-	r->file = file;
-	r->io = io;
-	if ((rc = io_open_file(io, file, &r->sf)) < 0) {
-		free(r);
+	rc = freader_file_open(sizeof(*r), run, file, io, (void **)&r);
+	if (rc < 0)
 		return rc;
-	}
 	*out = (struct freader *)r;
 	return 0;
 }
@@ -796,24 +786,24 @@ static int tfrecord_read_sample(struct freader *fr, uint64_t index, void *buf, s
 	struct tfrecord_reader *r = (struct tfrecord_reader *)fr;
 	uint64_t off = 0, n = 0;
 	size_t got;
-	int rc = tfrecord_extent(r->run, r->file, index, &off, &n);
+	int rc = tfrecord_extent(r->b.run, r->b.file, index, &off, &n);
 
 	if (rc < 0)
 		return rc;
 	if (tfrecord_grow((void **)&r->buf, &r->cap, n) < 0)
-		return run_fail(r->run, -ENOMEM, "out of memory reading '%s'", r->file->path);
-	rc = io_pread_upto(r->io, r->sf, r->buf, n, off, &got);
+		return run_fail(r->b.run, -ENOMEM, "out of memory reading '%s'", r->b.file->path);
+	rc = io_pread_upto(r->b.io, r->b.sf, r->buf, n, off, &got);
 	if (rc < 0)
 		return rc;
 	if (got < n)
-		return tfrecord_truncated(r->run, r->file->path, off);
-	return tfrecord_decode(r->run, r->file, off, r->buf, n, &r->arena, buf, cap, len);
+		return tfrecord_truncated(r->b.run, r->b.file->path, off);
+	return tfrecord_decode(r->b.run, r->b.file, off, r->buf, n, &r->arena, buf, cap, len);
 }
 
 static int tfrecord_close(struct freader *fr)
 {
 	struct tfrecord_reader *r = (struct tfrecord_reader *)fr;
-	int rc = io_close_file(r->io, r->file, r->sf);
+	int rc = freader_file_close(&r->b);
 
 	tfrecord_arena_free(&r->arena);
 	free(r->buf);

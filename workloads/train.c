@@ -708,18 +708,19 @@ static int open_shared(struct run *run)
 	bool want = run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
 		    run->cfg.storage.backend == BACKEND_MPIIO &&
 		    !(run->format->caps & FORMAT_CAP_OWNS_IO);
+	struct io io = {.run = run}; /* not measured: the epochs' opens are not these */
 	int rc = 0;
 
 	if (!want)
 		return 0;
-	/* Collective opens, in the same order on every rank. */
+	/* Collective opens, in the same order on every rank; every rank opens every file even
+	 * after a failure, so that none is left waiting in a collective open. */
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
 		struct sfile *sf = NULL;
-		int orc = run->storage->open(&sf, run->ds.files[i].path,
-					     STORAGE_O_READ | STORAGE_O_SHARED, run);
+		int orc =
+		    io_open(&io, &sf, run->ds.files[i].path, STORAGE_O_READ | STORAGE_O_SHARED);
 		if (orc < 0 && rc == 0)
-			rc = run_fail(run, orc, "cannot open '%s': %s", run->ds.files[i].path,
-				      fb_strerror(orc));
+			rc = orc;
 		run->ds.files[i].shared = orc < 0 ? NULL : sf;
 	}
 	return rc;
@@ -727,16 +728,13 @@ static int open_shared(struct run *run)
 
 static int close_shared(struct run *run)
 {
+	struct io io = {.run = run};
 	int rc = 0;
 
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		struct sfile *sf = run->ds.files[i].shared;
-		if (!sf)
-			continue;
-		int crc = ((struct sfile_base *)sf)->ops->close(sf);
+		int crc = io_close(&io, run->ds.files[i].shared);
 		if (crc < 0 && rc == 0)
-			rc = run_fail(run, crc, "cannot close '%s': %s", run->ds.files[i].path,
-				      fb_strerror(crc));
+			rc = crc;
 		run->ds.files[i].shared = NULL;
 	}
 	return rc;

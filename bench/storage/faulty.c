@@ -70,6 +70,7 @@ struct faulty_file {
 	struct sfile *inner;
 	const struct storage_ops *inner_ops;
 	struct run *run;
+	int fail_op, fail_errno; /* resolved at open */
 };
 
 static struct faulty_state *faulty_state_of(struct run *run)
@@ -128,16 +129,16 @@ static int faulty_config(struct run *run, int *op, int *err, const struct storag
 }
 
 /* Counts a call of op on this rank; returns the injected -errno when it is the one to fail. */
-static int faulty_hit(struct run *run, int op)
+/* fop and err: [storage.faulty] fail_op and fail_errno, resolved once at open (this runs
+ * inside the timed read call). */
+static int faulty_hit(struct run *run, int op, int fop, int err)
 {
 	const struct config *cfg = &run->cfg;
 	struct faulty_state *s = faulty_state_of(run);
 	uint64_t n;
-	int fop, err;
-	const struct storage_ops *inner;
 
-	if (!s || faulty_config(run, &fop, &err, &inner))
-		return -FB_ECONFIG;
+	if (!s)
+		return -ENOMEM;
 	n = __atomic_add_fetch(&s->calls[op], 1, __ATOMIC_RELAXED);
 	if (op != fop || cfg->faulty.fail_nth <= 0 || (uint64_t)cfg->faulty.fail_nth != n)
 		return 0;
@@ -148,14 +149,14 @@ static int faulty_hit(struct run *run, int op)
 
 static int faulty_open(struct sfile **out, const char *path, int flags, struct run *run)
 {
-	const struct storage_ops *inner;
+	const struct storage_ops *inner = NULL;
 	struct faulty_file *f;
-	int op, err, rc;
+	int op = -1, err = 0, rc;
 
 	rc = faulty_config(run, &op, &err, &inner);
 	if (rc)
 		return rc;
-	rc = faulty_hit(run, FAULT_OPEN);
+	rc = faulty_hit(run, FAULT_OPEN, op, err);
 	if (rc)
 		return rc;
 	f = calloc(1, sizeof(*f));
@@ -172,6 +173,8 @@ static int faulty_open(struct sfile **out, const char *path, int flags, struct r
 	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
 	f->inner_ops = inner;
 	f->run = run;
+	f->fail_op = op;
+	f->fail_errno = err;
 	*out = (struct sfile *)f;
 	return 0;
 }
@@ -260,7 +263,7 @@ static ssize_t faulty_pread(struct sfile *sf, void *buf, size_t len, uint64_t of
 {
 	struct faulty_file *f = (struct faulty_file *)sf;
 	const struct config *cfg = &f->run->cfg;
-	int rc = faulty_hit(f->run, FAULT_READ);
+	int rc = faulty_hit(f->run, FAULT_READ, f->fail_op, f->fail_errno);
 
 	if (rc)
 		return rc;
@@ -281,7 +284,7 @@ static ssize_t faulty_pread(struct sfile *sf, void *buf, size_t len, uint64_t of
 static ssize_t faulty_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
 {
 	struct faulty_file *f = (struct faulty_file *)sf;
-	int rc = faulty_hit(f->run, FAULT_WRITE);
+	int rc = faulty_hit(f->run, FAULT_WRITE, f->fail_op, f->fail_errno);
 
 	if (rc)
 		return rc;
@@ -291,7 +294,7 @@ static ssize_t faulty_pwrite(struct sfile *sf, const void *buf, size_t len, uint
 static int faulty_sync(struct sfile *sf)
 {
 	struct faulty_file *f = (struct faulty_file *)sf;
-	int rc = faulty_hit(f->run, FAULT_FSYNC);
+	int rc = faulty_hit(f->run, FAULT_FSYNC, f->fail_op, f->fail_errno);
 
 	if (rc)
 		return rc;
@@ -302,7 +305,7 @@ static int faulty_sync(struct sfile *sf)
 static int faulty_close(struct sfile *sf)
 {
 	struct faulty_file *f = (struct faulty_file *)sf;
-	int fault = faulty_hit(f->run, FAULT_CLOSE);
+	int fault = faulty_hit(f->run, FAULT_CLOSE, f->fail_op, f->fail_errno);
 	int rc = f->inner_ops->close(f->inner);
 
 	free(f);

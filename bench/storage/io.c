@@ -73,9 +73,12 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 	while (done < len) {
 		size_t piece = len - done < piece_max ? len - done : piece_max;
 		size_t pdone = 0;
+		unsigned calls = 0; /* calls that returned data */
 		uint64_t t0 = timer_now_ns();
 
-		/* Loop over short reads until the transfer is complete or the file ends. */
+		/* Loop over short reads until the transfer is complete or the file ends. A short
+		 * read is a retry only when another call brings more data; the call that finds
+		 * the end of the file is not one. */
 		while (pdone < piece) {
 			ssize_t n = io_call_read(io, f, (char *)buf + done + pdone, piece - pdone,
 						 off + done + pdone);
@@ -85,11 +88,12 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 				    io_path(f), off + done + pdone, fb_strerror((int)n));
 			if (n == 0)
 				break;
-			if ((size_t)n < piece - pdone && io->stats)
-				io->stats->retries++;
+			calls++;
 			pdone += (size_t)n;
 		}
 		if (io->stats) {
+			if (calls > 1)
+				io->stats->retries += calls - 1;
 			io->stats->bytes += pdone;
 			io->stats->ops++;
 			hist_add(&io->stats->latency, timer_now_ns() - t0);
@@ -157,9 +161,6 @@ int io_close(struct io *io, struct sfile *f)
 
 	if (!f)
 		return 0;
-	/* Shared handles belong to the dataset; train.c closes them collectively. */
-	if (b->flags & STORAGE_O_SHARED)
-		return 0;
 	snprintf(path, sizeof(path), "%s", b->path);
 	rc = b->ops->close(f);
 	if (rc < 0)
@@ -183,14 +184,12 @@ void io_account_calls(struct io *io, uint64_t bytes, uint64_t calls, uint64_t ns
 		return;
 	io->stats->bytes += bytes;
 	io->stats->ops += calls;
-	hist_add(&io->stats->latency, ns);
+	/* No read call reached the storage (a library cache hit): no latency to record. */
+	if (calls > 0)
+		hist_add(&io->stats->latency, ns);
 }
 
 void io_account(struct io *io, uint64_t bytes, uint64_t ns)
 {
-	if (!io->stats)
-		return;
-	io->stats->bytes += bytes;
-	io->stats->ops++;
-	hist_add(&io->stats->latency, ns);
+	io_account_calls(io, bytes, 1, ns);
 }

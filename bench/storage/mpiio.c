@@ -12,6 +12,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -246,36 +247,33 @@ static ssize_t mpiio_count(struct mpiio_file *f, MPI_Status *st, const char *wha
 	return n;
 }
 
-static ssize_t mpiio_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
+/* One independent read or write of at most MPIIO_MAX_CALL bytes (MPI counts are int). */
+static ssize_t mpiio_xfer(struct sfile *sf, void *buf, size_t len, uint64_t off, bool write)
 {
 	struct mpiio_file *f = (struct mpiio_file *)sf;
 	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
+	const char *what = write ? "write" : "read";
 	MPI_Status st;
 	char where[48];
 	int mrc;
 
-	mrc = MPI_File_read_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
+	mrc = write ? MPI_File_write_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st)
+		    : MPI_File_read_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
 	if (mrc != MPI_SUCCESS) {
 		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
-		return mpiio_fail(f->run, mrc, "read", f->base.path, where);
+		return mpiio_fail(f->run, mrc, what, f->base.path, where);
 	}
-	return mpiio_count(f, &st, "read", off);
+	return mpiio_count(f, &st, what, off);
+}
+
+static ssize_t mpiio_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	return mpiio_xfer(sf, buf, len, off, false);
 }
 
 static ssize_t mpiio_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
 {
-	struct mpiio_file *f = (struct mpiio_file *)sf;
-	int count = (int)(len > MPIIO_MAX_CALL ? MPIIO_MAX_CALL : len);
-	MPI_Status st;
-	char where[48];
-	int mrc;
-
-	mrc = MPI_File_write_at(f->fh, (MPI_Offset)off, buf, count, MPI_BYTE, &st);
-	if (mrc != MPI_SUCCESS) {
-		snprintf(where, sizeof(where), " at offset %llu", (unsigned long long)off);
-		return mpiio_fail(f->run, mrc, "write", f->base.path, where);
-	}
-	return mpiio_count(f, &st, "write", off);
+	return mpiio_xfer(sf, (void *)buf, len, off, true);
 }
 
 /* Collective on shared handles. */
