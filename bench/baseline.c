@@ -132,7 +132,7 @@ static int bl_copy(const char *src, const char *dst, bool optional)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = sweep_slurp(src, &text, &len);
+	int rc = util_read_file(src, &text, &len);
 
 	if (rc == -ENOENT && optional)
 		return 0;

@@ -938,8 +938,8 @@ int cfg_read_file(const char *path, char **text, size_t *len, struct fb_errbuf *
 	size_t got = 0;
 
 	if (fd < 0)
-		return fb_fail(err, -errno == -ENOENT ? -FB_EUSAGE : -FB_EUSAGE,
-			       "cannot open config '%s': %s", path, strerror(errno));
+		return fb_fail(err, -FB_EUSAGE, "cannot open config '%s': %s", path,
+			       strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return fb_fail(err, -FB_EUSAGE, "cannot read config '%s': not a regular file",
@@ -958,7 +958,14 @@ int cfg_read_file(const char *path, char **text, size_t *len, struct fb_errbuf *
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return fb_fail(err, -FB_EUSAGE, "cannot read config '%s': %s", path,
+				       strerror(e));
+		}
+		if (n == 0)
 			break;
 		got += (size_t)n;
 	}

@@ -1117,7 +1117,7 @@ int report_write_sweep(const char *sweep_dir)
 		break;
 	}
 	snprintf(path, sizeof(path), "%s/sweep.md", sweep_dir);
-	sweep_slurp(path, &table, NULL);
+	util_read_file(path, &table, NULL);
 	f = open_memstream(&buf, &len);
 	if (!f) {
 		rc = -ENOMEM;

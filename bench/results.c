@@ -194,7 +194,11 @@ static int write_stream(const char *dir, const char *name, char **buf, FILE *mem
 {
 	int rc;
 
-	fclose(mem);
+	if (fclose(mem) != 0) {
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
 	rc = write_text(dir, name, *buf ? *buf : "");
 	free(*buf);
 	*buf = NULL;
@@ -371,6 +375,8 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 	int rc;
 
 	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
 	fprintf(m, "repetition,epoch,wall_seconds,bytes_read,read_ops,samples,"
 		   "bandwidth_MiB_per_second,iops,samples_per_second,au_percentage,"
 		   "latency_p50_seconds,latency_p90_seconds,latency_p99_seconds,"
@@ -393,6 +399,8 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 
 	buf = NULL;
 	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
 	fprintf(m, "rank,host,wall_seconds,bytes_read,read_ops,samples,bandwidth_MiB_per_second,"
 		   "au_percentage,compute_seconds,step_seconds,barrier_seconds,"
 		   "data_wait_p99_seconds,latency_p99_seconds\n");
@@ -409,6 +417,8 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 
 	buf = NULL;
 	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
 	fprintf(m, "bucket_upper_seconds,count,cumulative_fraction\n");
 	uint64_t cum = 0;
 	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
@@ -424,6 +434,8 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 	static const char *const kinds[] = {"read", "wait", "compute", "barrier"};
 	buf = NULL;
 	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
 	fprintf(m, "rank,thread,kind,start_seconds,end_seconds\n");
 	for (int r = 0; r < run->nranks; r++)
 		for (int k = 0; k < tl_count[r]; k++) {
@@ -706,9 +718,23 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	return s;
 }
 
+/* report.md and the plots, in the temporary folder: a folder that has its final name is
+ * complete, pictures included. Neither is the result: a failure is a warning. */
+static void write_pictures(const char *tmp, bool plots)
+{
+	char why[512];
+	int rc = plots ? plot_render(tmp, why, sizeof(why)) : 0;
+
+	if (rc != 0)
+		fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
+	/* plot_render writes report.md once the pictures exist; without plots, here. */
+	if ((!plots || rc != 0) && report_write_run(tmp) < 0)
+		fprintf(stderr, "feedbench: warning: cannot write report.md\n");
+}
+
 static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 			const char *final_dir, const struct timeline_event *tl, const int *tlc,
-			const int *tld, bool quiet)
+			const int *tld, bool quiet, bool plots)
 {
 	char tmp[4096], parent[4096], *buf = NULL;
 	size_t len = 0;
@@ -734,15 +760,26 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		rc = write_csvs(tmp, d, tl, tlc, tld);
 	if (rc == 0) {
 		m = open_memstream(&buf, &len);
+		if (!m) {
+			rc = -ENOMEM;
+			goto out_written;
+		}
 		cfg_write_ini(&run->cfg, m);
 		rc = write_stream(tmp, "config.ini", &buf, m);
 	}
 	if (rc == 0) {
 		buf = NULL;
 		m = open_memstream(&buf, &len);
+		if (!m) {
+			rc = -ENOMEM;
+			goto out_written;
+		}
 		table_write(m, d, summary);
 		rc = write_stream(tmp, "table.md", &buf, m);
 	}
+out_written:
+	if (rc == 0)
+		write_pictures(tmp, plots);
 	if (rc == 0 && rename(tmp, final_dir) < 0)
 		rc = -errno;
 	if (rc == 0)
@@ -932,7 +969,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
-		rc = write_folder(run, &d, summary, final_dir, tl, tlc, tld, quiet);
+		rc = write_folder(run, &d, summary, final_dir, tl, tlc, tld, quiet, ctx->plots);
 		json_decref(summary);
 	}
 	free(tl);

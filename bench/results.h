@@ -5,6 +5,7 @@
 #ifndef FEEDBENCH_RESULTS_H
 #define FEEDBENCH_RESULTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../workloads/workloads.h"
@@ -16,6 +17,7 @@ struct results_ctx {
 	char end_iso[32];
 	char run_id[64];
 	double gen_s; /* generation time (0 when reused) */
+	bool plots;   /* render the plots (gnuplot) into the folder before it is renamed */
 };
 
 /* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`

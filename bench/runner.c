@@ -197,12 +197,44 @@ static void run_folder(struct run *run, const struct runner_opts *o, char *dir, 
 	} else {
 		const char *parent = o->output_dir ? o->output_dir : cfg->output.dir;
 		snprintf(dir, len, "%s/%s", parent, run_id);
-		/* Never overwrite an earlier run started in the same second. */
-		for (int i = 2; access(dir, F_OK) == 0 && i < 1000; i++)
+		/* Never overwrite an earlier run started in the same second (rank 0 decides; the
+		 * others would only add metadata calls). */
+		for (int i = 2; run->rank == 0 && access(dir, F_OK) == 0 && i < 1000; i++)
 			snprintf(dir, len, "%s/%s-%d", parent, run_id, i);
 	}
 	MPI_Bcast(dir, (int)len, MPI_CHAR, 0, run->comm);
 	MPI_Bcast(run_id, (int)idlen, MPI_CHAR, 0, run->comm);
+}
+
+/* The folder results will go to, made and checked before the first epoch: a typo in --output
+ * or a read-only target must not cost the whole run. Collective. */
+static int check_output(struct run *run, const struct runner_opts *o)
+{
+	char parent[4096];
+	int rc = 0;
+
+	if (run->rank == 0) {
+		if (o->run_dir) {
+			snprintf(parent, sizeof(parent), "%s", o->run_dir);
+			char *slash = strrchr(parent, '/');
+			if (slash)
+				*slash = '\0';
+			else
+				snprintf(parent, sizeof(parent), ".");
+		} else {
+			snprintf(parent, sizeof(parent), "%s",
+				 o->output_dir ? o->output_dir : run->cfg.output.dir);
+		}
+		rc = util_mkdirs(parent, 0755);
+		if (rc == 0 && access(parent, W_OK) < 0)
+			rc = -errno;
+		if (rc < 0)
+			rc = run_fail(run, rc,
+				      "cannot write results into '%s': %s (checked before "
+				      "the run; nothing was measured)",
+				      parent, strerror(-rc));
+	}
+	return agree(run, rc);
 }
 
 static int runner_train(struct run *run, const struct runner_opts *o, struct results_ctx *ctx,
@@ -215,6 +247,8 @@ static int runner_train(struct run *run, const struct runner_opts *o, struct res
 
 	if (!reps)
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
+	if ((rc = check_output(run, o)) < 0)
+		goto out;
 	size_t max_batch =
 	    ((run->ds.max_sample + 4095) / 4096 * 4096) * (size_t)cfg->reader.batch_size;
 	rc = run->compute_ops->init(&run->compute, run, max_batch);
@@ -228,15 +262,10 @@ static int runner_train(struct run *run, const struct runner_opts *o, struct res
 		run->compute_ops->describe(run->compute, run->info_accel);
 	util_utc_iso(ctx->end_iso, sizeof(ctx->end_iso));
 	run_folder(run, o, dir, sizeof(dir), ctx->run_id, sizeof(ctx->run_id));
+	ctx->plots = cfg->output.plots && !o->no_plots;
 	rc = results_write(run, reps, nreps, ctx, dir, o->quiet);
 	if (rc == 0 && run->rank == 0) {
-		char why[512];
 		snprintf(dir_out, dir_len, "%s", dir);
-		if (report_write_run(dir) < 0)
-			fprintf(stderr, "feedbench: warning: cannot write report.md in '%s'\n",
-				dir);
-		if (cfg->output.plots && !o->no_plots && plot_render(dir, why, sizeof(why)) != 0)
-			fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
 		if (!o->quiet)
 			printf("\nresults: %s\n", dir);
 	}

@@ -557,44 +557,6 @@ static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *w
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-int sweep_slurp(const char *path, char **text, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (cap - n < 4096) {
-			char *nb = realloc(buf, cap ? cap * 2 : 8192);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 8192;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		int e = errno ? -errno : -EIO;
-		free(buf);
-		fclose(f);
-		return e;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*text = buf;
-	if (len)
-		*len = n;
-	return 0;
-}
-
 static void sweep_fmt_duration(double s, char *buf, size_t len)
 {
 	long t = (long)(s + 0.5);
@@ -758,7 +720,7 @@ static int sweep_check_resume(struct sweep_state *s)
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/sweep.json", s->dir);
-	if ((rc = sweep_slurp(path, &text, NULL)) < 0)
+	if ((rc = util_read_file(path, &text, NULL)) < 0)
 		return fb_fail(&s->err, -FB_EUSAGE,
 			       "cannot resume '%s': cannot read sweep.json: %s", s->dir,
 			       strerror(-rc));
@@ -809,7 +771,7 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 				 n);
 		if (mkdir(s->dir, 0755) == 0)
 			break;
-		if (errno != EEXIST)
+		if (errno != EEXIST || n == 99)
 			return fb_fail(&s->err, -errno, "cannot create '%s': %s", s->dir,
 				       strerror(errno));
 	}
@@ -900,7 +862,7 @@ static int sweep_load_stored_sets(struct sweep_state *s, char **store, size_t le
 	if (s->args.config || s->rank != 0)
 		return 0;
 	snprintf(path, sizeof(path), "%s/sweep.json", s->args.resume);
-	if (sweep_slurp(path, &text, NULL) < 0)
+	if (util_read_file(path, &text, NULL) < 0)
 		return 0; /* the resume check names the problem */
 	json_t *root = json_loads(text, 0, NULL), *v;
 	size_t i;

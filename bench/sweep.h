@@ -139,8 +139,4 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 /* report.md of a sweep folder from its sweep_results.json (bench/report.c). */
 int report_write_sweep(const char *sweep_dir);
 
-/* Helpers shared by report.c and plot.c. */
-/* Reads a whole small file (NUL-terminated, malloc'd). */
-int sweep_slurp(const char *path, char **text, size_t *len);
-
 #endif

@@ -148,6 +148,44 @@ int util_walk_files(const char *dir, const char *name, int max_depth,
 	return util_walk(dir, name, max_depth, fn, ctx);
 }
 
+int util_read_file(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (cap - n < 4096) {
+			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		int e = errno ? -errno : -EIO;
+		free(buf);
+		fclose(f);
+		return e;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*text = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
 void util_csv_field(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\r\n")) {

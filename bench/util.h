@@ -25,6 +25,9 @@ void util_utc_compact(char *buf, size_t len);
 int util_walk_files(const char *dir, const char *name, int max_depth,
 		    int (*fn)(void *ctx, const char *path), void *ctx);
 
+/* Reads a whole file (NUL-terminated, malloc'd); len may be NULL. 0 or -errno. */
+int util_read_file(const char *path, char **text, size_t *len);
+
 /* Writes one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or
  * a newline. */
 void util_csv_field(FILE *f, const char *s);

@@ -269,7 +269,8 @@ int dataset_discover(struct run *run, struct dataset *ds)
 		return rc;
 	}
 	MPI_Bcast(&nfiles, 1, MPI_UINT64_T, 0, run->comm);
-	if (run->rank != 0 && (rc = dataset_alloc(run, ds, nfiles)) < 0)
+	/* Agreed: a rank that could not allocate must not leave the others in the broadcast. */
+	if ((rc = agree(run, run->rank != 0 ? dataset_alloc(run, ds, nfiles) : 0)) < 0)
 		return rc;
 	if ((rc = discover_bcast(run, ds)) < 0)
 		return rc;

@@ -78,12 +78,26 @@ int manifest_check(struct run *run, char *why, size_t len)
 		json_decref(m);
 		return 1;
 	}
-	json_decref(m);
+	json_t *sizes = json_object_get(m, "file_bytes"); /* absent in older manifests */
+	bool sized = json_array_size(sizes) == run->ds.nfiles;
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
 		struct stat st;
-		if (stat(run->ds.files[i].path, &st) < 0)
+		json_t *want = sized ? json_array_get(sizes, i) : NULL;
+		if (stat(run->ds.files[i].path, &st) < 0) {
 			missing++;
+		} else if (json_is_integer(want) &&
+			   (json_int_t)st.st_size != json_integer_value(want)) {
+			/* Not a reason to regenerate: another tool may have rewritten it (numpy,
+			 * h5py), and a truncated file fails with its own message, naming the
+			 * offset. Said before the run, so a failure mid-epoch is no surprise. */
+			run_warn(run,
+				 "'%s' is %lld bytes, the manifest says %lld: changed since it was "
+				 "generated; read as it is",
+				 run->ds.files[i].path, (long long)st.st_size,
+				 (long long)json_integer_value(want));
+		}
 	}
+	json_decref(m);
 	if (missing) {
 		snprintf(why, len, "data folder '%s' has %u of the %u files the manifest lists",
 			 run->cfg.dataset.data_dir, run->ds.nfiles - missing, run->ds.nfiles);
@@ -111,6 +125,16 @@ static int manifest_write(struct run *run)
 	json_object_set_new(m, "generated", json_string(when));
 	json_object_set_new(m, "ranks", json_integer(run->nranks));
 	json_object_set_new(m, "feedbench_version", json_string(FEEDBENCH_VERSION));
+	/* The size of every file as written: a file truncated or changed later is reported
+	 * before a run reads it. */
+	json_t *sizes = json_array();
+	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+		struct stat st;
+		json_array_append_new(sizes, stat(run->ds.files[i].path, &st) == 0
+						 ? json_integer((json_int_t)st.st_size)
+						 : json_null());
+	}
+	json_object_set_new(m, "file_bytes", sizes);
 	text = json_dumps(m, JSON_INDENT(2));
 	json_decref(m);
 	if (!text)

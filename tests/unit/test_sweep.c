@@ -20,6 +20,7 @@
 #include "bench/config.h"
 #include "bench/report.h"
 #include "bench/sweep.h"
+#include "bench/util.h"
 #include "build_config.h"
 
 static const struct cfg_key *key(const char *dotted)
@@ -314,7 +315,7 @@ static bool file_has(const char *path, const char *text)
 	char *buf = NULL;
 	bool found;
 
-	assert_int_equal(sweep_slurp(path, &buf, NULL), 0);
+	assert_int_equal(util_read_file(path, &buf, NULL), 0);
 	found = strstr(buf, text) != NULL;
 	free(buf);
 	return found;
@@ -457,7 +458,7 @@ static void test_report_run(void **state)
 		 FEEDBENCH_SOURCE_DIR);
 	snprintf(dst, sizeof(dst), "%s/run", tmpdir);
 	mkdir(dst, 0755);
-	assert_int_equal(sweep_slurp(src, &text, &len), 0);
+	assert_int_equal(util_read_file(src, &text, &len), 0);
 	snprintf(path, sizeof(path), "%s/summary.json", dst);
 	FILE *f = fopen(path, "w");
 	fwrite(text, 1, len, f);
