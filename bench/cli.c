@@ -61,37 +61,158 @@ static void usage(FILE *f)
 	       "  history FOLDER [--metric M]   every run below FOLDER by time, with a trend plot\n"
 	       "  keys             every config key (Markdown)\n"
 	       "  list             plug-ins built and not built\n"
+	       "  help [COMMAND], COMMAND --help   a command's own help\n"
 	       "  --help, --version\n"
 	       "\n"
-	       "Run under MPI: mpiexec -n 4 feedbench run configs/quickstart.ini\n"
+	       "Run under MPI: mpiexec -n 2 feedbench run configs/quickstart.ini\n"
 	       "Exit status: 0 success, 1 the run failed (compare: a regression), 2 usage or\n"
 	       "config error, 3 compare: incomparable results.\n");
 }
 
+/* The commands; `help` is each one's `feedbench CMD --help` (NULL: the command prints its own). */
+static const struct cli_cmd {
+	const char *name;
+	enum cli_command cmd;
+	const char *help;
+} cli_cmds[] = {
+    {"run", CLI_RUN,
+     "usage: feedbench run CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
+     "\n"
+     "Generates the dataset when needed (see [dataset] generate), trains for the configured\n"
+     "epochs and repetitions, and writes a run folder (summary.json, CSVs, report, plots)\n"
+     "under --output DIR or [output] dir. A config with a [sweep] section runs as a sweep.\n"
+     "\n"
+     "  --set, -s section.key=value   override one key (repeatable; see feedbench keys)\n"
+     "  --output, -o DIR              parent folder of the run folder\n"
+     "  --quiet, -q                   no table on stdout (the files are written)\n"
+     "\n"
+     "Run under MPI, one rank per emulated accelerator:\n"
+     "  mpiexec -n 2 feedbench run configs/quickstart.ini\n"
+     "Exit status: 0 success, 1 the run failed, 2 usage or config error.\n"},
+    {"generate", CLI_GENERATE,
+     "usage: feedbench generate CONFIG [--set section.key=value]...\n"
+     "\n"
+     "Writes the dataset the config describes (or checks the one that is there against its\n"
+     "manifest) and stops before training. Runs under MPI: ranks write files in parallel.\n"
+     "Exit status: 0 success, 1 the generation failed, 2 usage or config error.\n"},
+    {"validate", CLI_VALIDATE,
+     "usage: feedbench validate CONFIG [--set section.key=value]...\n"
+     "\n"
+     "Checks the config (unknown keys, units, ranges, impossible combinations for the rank\n"
+     "count it runs with) and prints the effective config, every key, as INI. Touches no file.\n"
+     "Exit status: 0 valid, 2 invalid (the message names the file and line).\n"},
+    {"sweep", CLI_SWEEP, NULL},
+    {"plot", CLI_PLOT, NULL},
+    {"compare", CLI_COMPARE, NULL},
+    {"baseline", CLI_BASELINE, NULL},
+    {"history", CLI_HISTORY, NULL},
+    {"keys", CLI_KEYS,
+     "usage: feedbench keys\n"
+     "\n"
+     "Prints every config key as Markdown: section, type, default, range or choices, help.\n"},
+    {"list", CLI_LIST,
+     "usage: feedbench list\n"
+     "\n"
+     "Prints the formats, storage back-ends and accelerators built into this binary, and why a\n"
+     "plug-in was not built.\n"},
+    {"help", CLI_HELP,
+     "usage: feedbench help [COMMAND]\n"
+     "\n"
+     "Prints the list of commands, or one command's help (same as feedbench COMMAND --help).\n"},
+    {"version", CLI_VERSION, "usage: feedbench version\n\nPrints the version of feedbench.\n"},
+    {"--help", CLI_HELP, NULL},
+    {"-h", CLI_HELP, NULL},
+    {"--version", CLI_VERSION, NULL},
+};
+
+#define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
+
+static const struct cli_cmd *cli_find(const char *name)
+{
+	for (size_t i = 0; i < CLI_NCMDS; i++)
+		if (strcmp(name, cli_cmds[i].name) == 0)
+			return &cli_cmds[i];
+	return NULL;
+}
+
+/* The command closest to a mistyped one ("rnu" -> "run"), or NULL when none is close. */
+static const char *cli_suggest(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 99, len = strlen(name);
+
+	for (size_t i = 0; i < CLI_NCMDS; i++) {
+		size_t d = cfg_edit_distance(name, cli_cmds[i].name);
+
+		if (cli_cmds[i].name[0] != '-' && d < best_d) {
+			best_d = d;
+			best = cli_cmds[i].name;
+		}
+	}
+	/* A prefix of a command ("gen", "val") is a near miss too. */
+	for (size_t i = 0; best_d > 0 && i < CLI_NCMDS; i++)
+		if (len >= 2 && strncmp(cli_cmds[i].name, name, len) == 0)
+			return cli_cmds[i].name;
+	return best_d <= (len <= 2 ? 1u : 2u) ? best : NULL;
+}
+
+static bool is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		enum cli_command cmd;
-	} cmds[] = {
-	    {"run", CLI_RUN},	      {"generate", CLI_GENERATE}, {"validate", CLI_VALIDATE},
-	    {"keys", CLI_KEYS},	      {"list", CLI_LIST},	  {"sweep", CLI_SWEEP},
-	    {"plot", CLI_PLOT},	      {"compare", CLI_COMPARE},	  {"baseline", CLI_BASELINE},
-	    {"history", CLI_HISTORY}, {"--help", CLI_HELP},	  {"-h", CLI_HELP},
-	    {"help", CLI_HELP},	      {"--version", CLI_VERSION}, {"version", CLI_VERSION}};
+	const struct cli_cmd *found;
 
 	memset(c, 0, sizeof(*c));
 	if (argc < 2) {
 		usage(stderr);
 		return -FB_EUSAGE;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0)
-			c->cmd = cmds[i].cmd;
-	if (c->cmd == CLI_NONE) {
-		fprintf(stderr, "feedbench: unknown command '%s' (see feedbench --help)\n",
-			argv[1]);
+	found = cli_find(argv[1]);
+	if (!found) {
+		const char *s = cli_suggest(argv[1]);
+
+		if (s)
+			fprintf(stderr,
+				"feedbench: unknown command '%s' (did you mean '%s'? see feedbench "
+				"--help)\n",
+				argv[1], s);
+		else
+			fprintf(stderr, "feedbench: unknown command '%s' (see feedbench --help)\n",
+				argv[1]);
 		return -FB_EUSAGE;
+	}
+	c->cmd = found->cmd;
+	/* `feedbench CMD --help` and `feedbench help CMD`: the command's help, exit 0. Commands
+	 * with their own parser (sweep, compare, ...) print theirs. */
+	if (found->help) {
+		for (int i = 2; i < argc; i++)
+			if (is_help(argv[i])) {
+				c->cmd = CLI_HELP;
+				c->help = found->help;
+				return 0;
+			}
+	}
+	if (c->cmd == CLI_HELP && argc > 2) {
+		const struct cli_cmd *topic = cli_find(argv[2]);
+
+		if (!topic || topic->name[0] == '-') {
+			fprintf(stderr,
+				"feedbench: help: unknown command '%s' (see feedbench --help)\n",
+				argv[2]);
+			return -FB_EUSAGE;
+		}
+		if (!topic->help) { /* its own parser prints its help */
+			c->cmd = topic->cmd;
+			c->argc = 2;
+			c->argv = argv + 1;
+			argv[2] = "--help";
+			return 0;
+		}
+		c->help = topic->help;
+		return 0;
 	}
 	c->argc = argc - 1;
 	c->argv = argv + 1;
@@ -213,7 +334,10 @@ int cli_dispatch(struct cli *c)
 
 	switch (c->cmd) {
 	case CLI_HELP:
-		usage(stdout);
+		if (c->help)
+			fputs(c->help, stdout);
+		else
+			usage(stdout);
 		return 0;
 	case CLI_VERSION:
 		printf("feedbench %s\n", FEEDBENCH_VERSION);

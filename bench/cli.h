@@ -25,7 +25,8 @@ enum cli_command {
 struct cli {
 	enum cli_command cmd;
 	struct runner_opts opts;
-	int argc; /* the subcommand's own arguments (sweep, plot) */
+	const char *help; /* CLI_HELP: the command's help text (NULL: the list of commands) */
+	int argc;	  /* the subcommand's own arguments (sweep, plot) */
 	char **argv;
 };
 

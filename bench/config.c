@@ -58,7 +58,7 @@ static bool cfg_section_known(const char *section)
 	return false;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+size_t cfg_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
 
@@ -86,7 +86,7 @@ const struct cfg_key *cfg_suggest(const char *section, const char *name)
 	size_t best_d = 99;
 
 	for (size_t i = 0; i < cfg_nkeys; i++) {
-		size_t d = edit_distance(name, cfg_keys[i].name);
+		size_t d = cfg_edit_distance(name, cfg_keys[i].name);
 
 		/* A key of the same section wins a tie. */
 		if (strcmp(cfg_keys[i].section, section) != 0)

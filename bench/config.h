@@ -187,6 +187,8 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err);
 const struct cfg_key *cfg_find(const char *section, const char *name);
 const struct cfg_key *cfg_find_dotted(const char *dotted);
 
+/* Case-insensitive Levenshtein distance (99 for names of 63 characters or more). */
+size_t cfg_edit_distance(const char *a, const char *b);
 /* Closest known key name for "did you mean" (NULL when nothing is close). */
 const struct cfg_key *cfg_suggest(const char *section, const char *name);
 

@@ -310,7 +310,8 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 	watchdog_start(run, run->cfg.train.watchdog);
 	if ((rc = runner_plugins(run)) < 0)
 		goto out;
-	if (run->rank == 0 && run->verbose >= 0)
+	/* Said once, where it matters: not by `generate`, which computes nothing. */
+	if (run->rank == 0 && !o->generate_only && (run->verbose >= 0 || o->say_accelerator))
 		fprintf(stderr, "feedbench: accelerator: %s\n", run->accel_why);
 	rc = fs_detect(run->cfg.dataset.data_dir, &run->fs);
 	if (rc < 0)

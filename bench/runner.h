@@ -15,11 +15,12 @@ struct runner_opts {
 	const char *sets[RUNNER_MAX_SETS]; /* "section.key=value" overrides, applied in order */
 	int nsets;
 	const char
-	    *output_dir;     /* --output: parent folder for the run folder (NULL: [output] dir) */
-	const char *run_dir; /* exact run folder to create (sweeps); overrides output_dir */
-	bool generate_only;  /* `feedbench generate` */
-	bool quiet;	     /* no table on stdout (sweeps print their own) */
-	bool no_plots;	     /* sweeps plot once at the end */
+	    *output_dir;      /* --output: parent folder for the run folder (NULL: [output] dir) */
+	const char *run_dir;  /* exact run folder to create (sweeps); overrides output_dir */
+	bool generate_only;   /* `feedbench generate` */
+	bool quiet;	      /* no table on stdout (sweeps print their own) */
+	bool no_plots;	      /* sweeps plot once at the end */
+	bool say_accelerator; /* quiet runs too: say which accelerator and why (a sweep's first) */
 };
 
 /* Loads and validates the config on every rank (rank 0 reads, broadcasts, all parse).

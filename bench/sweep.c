@@ -947,6 +947,7 @@ static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
 	char setbuf[CFG_MAX_SWEEP][CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
 	struct sweep_progress pr = {.start_ns = timer_now_ns(), .best = -1};
 	struct runner_opts o;
+	bool said = false; /* the accelerator choice, said by the first point run */
 	int rc = 0;
 
 	for (long i = 0; i < s->plan.npoints; i++) {
@@ -988,6 +989,8 @@ static int sweep_run_points(struct sweep_state *s, struct sweep_result *res)
 		o.run_dir = dir;
 		o.quiet = true;
 		o.no_plots = true;
+		o.say_accelerator = !said && !s->args.quiet;
+		said = true;
 		if (s->rank == 0 && s->tty)
 			sweep_progress_line(s, &pr, i, label, "running", -1);
 		else if (s->rank == 0)

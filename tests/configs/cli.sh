@@ -53,7 +53,70 @@ no_arguments)
 	;;
 unknown_command)
 	fb rnu configs/quickstart.ini
-	expect 2 "unknown command 'rnu'"
+	expect 2 "unknown command 'rnu' (did you mean 'run'?"
+	fb valdate x.ini
+	expect 2 "unknown command 'valdate' (did you mean 'validate'?"
+	fb gen x.ini
+	expect 2 "(did you mean 'generate'?"
+	fb xyzzy
+	expect 2 "unknown command 'xyzzy' (see feedbench --help)"
+	grep -q "did you mean" "$T/err" && fail "a suggestion for a name close to no command"
+	;;
+subcommand_help)
+	# Every command's --help (and -h, and `help CMD`) prints its usage on stdout and exits 0,
+	# also after other arguments; nothing is touched.
+	good_config
+	for cmd in run generate validate sweep plot compare baseline history keys list version help; do
+		for form in "$cmd --help" "$cmd -h" "help $cmd"; do
+			# shellcheck disable=SC2086
+			fb $form
+			expect 0 "usage: feedbench $cmd"
+			[ ! -s "$T/err" ] || fail "'$form' writes to stderr"
+		done
+	done
+	fb run "$T/good.ini" --set reader.batch_size=2 --help
+	expect 0 "usage: feedbench run CONFIG"
+	[ ! -e "$T/data" ] && [ ! -e "$T/results" ] || fail "--help touched files"
+	fb help nope
+	expect 2 "help: unknown command 'nope'"
+	;;
+accelerator_once)
+	# The accelerator choice (and the CUDA fallback reason) is said once, by rank 0, by run;
+	# generate and validate compute nothing and stay silent about it.
+	good_config
+	mpi() { (cd "$T/work" && "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@") >"$T/out" 2>"$T/err"; RC=$?; }
+	mpi generate "$T/good.ini" --set train.exclude_start_steps=0
+	expect 0
+	! grep -q "accelerator" "$T/err" "$T/out" || fail "generate talks about the accelerator"
+	mpi validate "$T/good.ini" --set train.exclude_start_steps=0
+	expect 0
+	! grep -q "accelerator:" "$T/err" || fail "validate talks about the accelerator"
+	mpi run "$T/good.ini" --set train.exclude_start_steps=0
+	expect 0
+	[ "$(grep -c '^feedbench: accelerator: ' "$T/err")" -eq 1 ] ||
+		fail "run does not say the accelerator exactly once on stderr"
+	;;
+readme_mpiexec)
+	# The README's mpiexec lines run on a two-core machine as written: at most 2 ranks unless
+	# --oversubscribe is on the line, and the root variables are stated before them.
+	readme=${FEEDBENCH_SOURCE_DIR:?}/README.md
+	grep -nE '(^|[^-])mpiexec [^`]*-n [0-9]+' "$readme" >"$T/out"
+	[ -s "$T/out" ] || fail "no mpiexec line found in the README"
+	while IFS= read -r line; do
+		n=$(sed -E 's/.*-n ([0-9]+).*/\1/' <<<"$line")
+		if [ "$n" -gt 2 ] && ! grep -q -- "--oversubscribe" <<<"$line"; then
+			fail "README line needs more than 2 cores: $line"
+		fi
+	done <"$T/out"
+	first=$(grep -n 'mpiexec -n' "$readme" | head -1 | cut -d: -f1)
+	vars=$(grep -n 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1' "$readme" | head -1 | cut -d: -f1)
+	[ -n "$vars" ] && [ "$vars" -lt "$first" ] || fail "the root variables are not stated before the first mpiexec line"
+	# And the first one runs as written (on a tiny config instead of the quickstart's 200 MiB).
+	good_config
+	cmdline=$(sed -n "${first}p" "$readme" | sed -E "s#build/feedbench#$FEEDBENCH#; s#configs/quickstart.ini#$T/good.ini --set train.exclude_start_steps=0 --quiet#")
+	(cd "$T/work" && eval "$cmdline") >"$T/out" 2>"$T/err"
+	RC=$?
+	expect 0
 	;;
 missing_config)
 	for cmd in run validate generate; do

@@ -26,11 +26,14 @@ foreach(case nul_byte empty crlf crlf_error_line missing_file)
 endforeach()
 
 foreach(case no_arguments unknown_command missing_config config_not_found unknown_option
-             extra_argument unknown_set_key set_bad_value set_applies keys list help version)
+             extra_argument unknown_set_key set_bad_value set_applies keys list help version
+             subcommand_help)
   add_test(NAME cli.${case} COMMAND bash ${FB_CLI_SH} ${case})
   set_tests_properties(cli.${case} PROPERTIES
     LABELS "configs;cli" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endforeach()
-add_test(NAME cli.validate_mpi COMMAND bash ${FB_CLI_SH} validate_mpi)
-set_tests_properties(cli.validate_mpi PROPERTIES
-  LABELS "configs;cli;mpi" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+foreach(case validate_mpi accelerator_once readme_mpiexec)
+  add_test(NAME cli.${case} COMMAND bash ${FB_CLI_SH} ${case})
+  set_tests_properties(cli.${case} PROPERTIES
+    LABELS "configs;cli;mpi" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endforeach()
