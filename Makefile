@@ -3,22 +3,26 @@
 #   make test         install missing packages, build (warnings are errors), run every test,
 #                     then the unit, MPI and fault tests again under address+undefined sanitizers
 #   make deps         install missing Debian packages only
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 300) with FUZZ_JOBS
+#                     processes each (default 2); findings stay under build-fuzz/fuzz/NAME/
 PRESET   ?= ci
 BUILD    ?= build
 NP       ?= 2
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 300
+FUZZ_JOBS    ?= 2
 
 DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-openmpi-dev \
 	libprotobuf-c-dev protobuf-c-compiler libinih-dev libisal-dev libjansson-dev \
 	libarchive-dev libzip-dev nettle-dev libcmocka-dev gnuplot-nox python3 python3-venv \
-	python3-pip fio clang-format
+	python3-pip fio clang-format clang libclang-rt-14-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 export OMPI_MCA_btl_vader_single_copy_mechanism = none
 
-.PHONY: all deps build quickstart test test-sanitize clean format format-check
+.PHONY: all deps build quickstart test test-sanitize test-fuzz fuzz clean format format-check
 
 all: build
 
@@ -42,6 +46,7 @@ quickstart: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) --no-print-directory test-sanitize
+	$(MAKE) --no-print-directory test-fuzz
 
 # The same code paths under AddressSanitizer and UndefinedBehaviorSanitizer (the `debug`
 # preset): any report fails the test. Leak reports are off: Open MPI's own allocations at exit
@@ -53,6 +58,23 @@ test-sanitize: deps
 	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs' -LE 'interop|sweep|gpu|compare'
+
+# The libFuzzer targets (tests/fuzz/, the `fuzz` preset: clang with fuzzer, address and
+# undefined sanitizers), each run briefly from its seed corpus: a parser regression fails here.
+test-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -L fuzz
+
+# Longer fuzzing: every target for FUZZ_SECONDS with FUZZ_JOBS processes; the corpus grows in
+# build-fuzz/fuzz/NAME/corpus from one `make fuzz` to the next.
+fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+	@fail=0; for bin in build-fuzz/fuzz/fuzz_*; do \
+		FEEDBENCH_BUILD_DIR=$(CURDIR)/build-fuzz bash tests/fuzz/run_fuzz.sh \
+			$${bin##*/fuzz_} $(FUZZ_SECONDS) $(FUZZ_JOBS) || fail=1; \
+	done; exit $$fail
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
