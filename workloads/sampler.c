@@ -21,7 +21,7 @@ static uint64_t epoch_seed(const struct sampler *s, int epoch, uint64_t salt)
 }
 
 /* Fisher-Yates with a seeded generator (Lemire's bounded draw, bias-free enough for
- * shuffling: the bias is below 2^-32 for n < 2^32). */
+ * shuffling: the bias is below 2^-32 for n < 2^32). Stream formats' shard order only. */
 static void shuffle_u64(uint64_t *v, uint64_t n, uint64_t seed)
 {
 	uint64_t st = seed;
@@ -32,6 +32,59 @@ static void shuffle_u64(uint64_t *v, uint64_t n, uint64_t seed)
 		v[i - 1] = v[j];
 		v[j] = t;
 	}
+}
+
+/* The round function: murmur3's 64-bit finaliser, a full-avalanche mix. */
+static inline uint64_t perm_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+void sampler_perm_init(struct sampler_perm *p, uint64_t n, uint64_t seed)
+{
+	unsigned bits = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (n < 2 || seed == 0)
+		return; /* identity */
+	while (bits < 64 && (n - 1) >> bits)
+		bits++;
+	p->n = n;
+	p->lo_bits = bits / 2;
+	p->hi_bits = bits - p->lo_bits;
+	for (int r = 0; r < SAMPLER_PERM_ROUNDS; r++)
+		p->key[r] = splitmix64(&seed);
+}
+
+static inline uint64_t perm_mask(unsigned bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+/* An unbalanced Feistel network: the rounds alternately xor the high half with a keyed mix of
+ * the low half and the low half with one of the high half; each round is its own inverse, so
+ * the whole is a bijection of [0, 2^bits). Values that land at n or above walk the cycle on
+ * until they fall below n: a bijection of [0, n), in fewer than two steps on average since
+ * 2^bits < 2n. */
+uint64_t sampler_perm_apply(const struct sampler_perm *p, uint64_t x)
+{
+	if (!p->n)
+		return x;
+	uint64_t mlo = perm_mask(p->lo_bits), mhi = perm_mask(p->hi_bits);
+	do {
+		uint64_t hi = x >> p->lo_bits, lo = x & mlo;
+		for (int r = 0; r < SAMPLER_PERM_ROUNDS; r += 2) {
+			hi ^= perm_mix(lo ^ p->key[r]) & mhi;
+			lo ^= perm_mix(hi ^ p->key[r + 1]) & mlo;
+		}
+		x = (hi << p->lo_bits) | lo;
+	} while (x >= p->n);
+	return x;
 }
 
 int sampler_init(struct sampler *s, struct run *run)
@@ -105,21 +158,21 @@ static void buffer_shuffle(uint64_t *v, uint64_t n, uint64_t size, uint64_t seed
 	free(buf);
 }
 
-/* The files rank `rank` reads in `epoch`, in read order (all files when shared). */
+/* Stream formats: the shards rank `rank` reads in `epoch` (i % nranks == rank), in order. */
 static int rank_files(const struct sampler *s, struct run *run, int epoch, int rank, int nranks,
 		      uint64_t **out, uint64_t *nout)
 {
 	const struct dataset *ds = &run->ds;
-	bool stream = run->format->caps & FORMAT_CAP_STREAM;
-	bool shared = run->cfg.dataset.file_access == FILE_ACCESS_SHARED && !stream;
 	uint64_t fseed = run->cfg.reader.file_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 1);
-	uint64_t *files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files)), nf = 0;
+	uint64_t own = (uint32_t)rank < ds->nfiles
+			   ? (ds->nfiles - (uint32_t)rank + (uint32_t)nranks - 1) / (uint32_t)nranks
+			   : 0;
+	uint64_t *files = malloc((own ? own : 1) * sizeof(*files)), nf = 0;
 
 	if (!files)
 		return run_fail(run, -ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < ds->nfiles; i++)
-		if (shared || (int)(i % (uint32_t)nranks) == rank)
-			files[nf++] = i;
+	for (uint32_t i = (uint32_t)rank; i < ds->nfiles; i += (uint32_t)nranks)
+		files[nf++] = i;
 	if (fseed)
 		shuffle_u64(files, nf, fseed);
 	*out = files;
@@ -225,58 +278,102 @@ static uint64_t rank_steps(const struct sampler *s, struct run *run, int epoch, 
 	return steps_for(rank_count(run, r, nranks), s->batch, run->cfg.reader.drop_last);
 }
 
-int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int nranks)
+/* Keys of the epoch's permutations: the same on every rank for the shared list, mixed with the
+ * rank for its own list (per_rank), so ranks do not walk their files in lockstep. */
+static uint64_t list_seed(const struct sampler *s, int epoch, uint64_t salt, bool shared, int rank)
+{
+	uint64_t x = epoch_seed(s, epoch, salt);
+
+	if (!shared) {
+		x ^= ((uint64_t)rank + 1) * 0xd1342543de82ef95ull;
+		splitmix64(&x);
+	}
+	return x ? x : 1; /* 0 means "no shuffle" to sampler_perm_init */
+}
+
+/* List formats: the rank's list (all files when shared, its own when per_rank), its
+ * permutations and its block; nothing per sample is stored. */
+static int list_deal(struct sampler *s, struct run *run, int epoch, int rank, int nranks)
 {
 	const struct config *cfg = &run->cfg;
 	const struct dataset *ds = &run->ds;
-	bool stream = run->format->caps & FORMAT_CAP_STREAM;
-	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream;
-	uint64_t sseed = cfg->reader.sample_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 2);
-	uint64_t *files = NULL, nf = 0, n = 0;
-	int rc;
+	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
+	bool sshuf = cfg->reader.sample_shuffle != SHUFFLE_OFF;
+	bool fshuf = cfg->reader.file_shuffle != SHUFFLE_OFF && !sshuf;
+	uint64_t nlist = 0;
 
+	s->ds = ds;
+	s->file0 = shared ? 0 : (uint32_t)rank;
+	s->fstride = shared ? 1 : (uint32_t)nranks;
+	s->nlfiles =
+	    s->file0 < ds->nfiles ? (ds->nfiles - s->file0 + s->fstride - 1) / s->fstride : 0;
+	sampler_perm_init(&s->fperm, s->nlfiles, fshuf ? list_seed(s, epoch, 1, shared, rank) : 0);
+	s->spf = s->nlfiles ? ds->files[s->file0].nsamples : 0;
+	for (uint32_t k = 0; k < s->nlfiles; k++) {
+		uint64_t m = ds->files[s->file0 + k * s->fstride].nsamples;
+		nlist += m;
+		if (m != s->spf)
+			s->spf = 0;
+	}
+	if (!s->spf && s->nlfiles) {
+		/* Uneven files: prefix sums in read order (one per file of the list). */
+		s->prefix = malloc(((size_t)s->nlfiles + 1) * sizeof(*s->prefix));
+		if (!s->prefix)
+			return run_fail(run, -ENOMEM,
+					"out of memory for the file list (%" PRIu32 " files)",
+					s->nlfiles);
+		s->prefix[0] = 0;
+		for (uint32_t k = 0; k < s->nlfiles; k++) {
+			uint64_t f = s->file0 + sampler_perm_apply(&s->fperm, k) * s->fstride;
+			s->prefix[k + 1] = s->prefix[k] + ds->files[f].nsamples;
+		}
+	}
+	sampler_perm_init(&s->sperm, nlist, sshuf ? list_seed(s, epoch, 2, shared, rank) : 0);
+	uint64_t lo = 0, hi = nlist;
+	if (shared) {
+		uint64_t p = (uint64_t)nranks;
+		lo = (uint64_t)(((unsigned __int128)nlist * (uint64_t)rank) / p);
+		hi = (uint64_t)(((unsigned __int128)nlist * (uint64_t)(rank + 1)) / p);
+	}
+	s->base = lo;
+	s->steps = steps_for(hi - lo, s->batch, cfg->reader.drop_last);
+	s->n = cfg->reader.drop_last ? s->steps * s->batch : hi - lo;
+	return 0;
+}
+
+static void sampler_clear(struct sampler *s)
+{
 	free(s->order);
 	free(s->bounds);
 	free(s->owner);
-	s->order = s->bounds = NULL;
+	free(s->prefix);
+	s->order = s->bounds = s->prefix = NULL;
 	s->owner = NULL;
-	if ((rc = rank_files(s, run, epoch, rank, nranks, &files, &nf)) < 0)
-		return rc;
+	s->ds = NULL;
+	memset(&s->sperm, 0, sizeof(s->sperm));
+	memset(&s->fperm, 0, sizeof(s->fperm));
+}
+
+int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int nranks)
+{
+	const struct config *cfg = &run->cfg;
+	bool stream = run->format->caps & FORMAT_CAP_STREAM;
+	int rc;
+
+	sampler_clear(s);
 	if (stream) {
+		uint64_t sseed =
+		    cfg->reader.sample_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 2);
+		uint64_t *files = NULL, nf = 0;
+		if ((rc = rank_files(s, run, epoch, rank, nranks, &files, &nf)) < 0)
+			return rc;
 		rc = stream_deal(s, run, files, nf, sseed);
 		free(files);
-		if (rc < 0)
-			return rc;
 	} else {
-		uint64_t total = 0;
-		for (uint64_t i = 0; i < nf; i++)
-			total += ds->files[files[i]].nsamples;
-		uint64_t *all = malloc((total ? total : 1) * sizeof(*all));
-		if (!all) {
-			free(files);
-			return run_fail(run, -ENOMEM,
-					"out of memory for the sample order (%" PRIu64 " samples)",
-					total);
-		}
-		for (uint64_t i = 0; i < nf; i++) {
-			const struct ds_file *f = &ds->files[files[i]];
-			for (uint64_t k = 0; k < f->nsamples; k++)
-				all[n++] = f->first + k;
-		}
-		free(files);
-		if (sseed)
-			shuffle_u64(all, n, sseed);
-		if (shared) {
-			uint64_t p = (uint64_t)nranks;
-			uint64_t lo = (uint64_t)(((unsigned __int128)n * rank) / p);
-			uint64_t hi = (uint64_t)(((unsigned __int128)n * (rank + 1)) / p);
-			memmove(all, all + lo, (hi - lo) * sizeof(*all));
-			n = hi - lo;
-		}
-		s->order = all;
-		s->steps = steps_for(n, s->batch, cfg->reader.drop_last);
-		s->n = cfg->reader.drop_last ? s->steps * s->batch : n;
+		rc = list_deal(s, run, epoch, rank, nranks);
 	}
+	if (rc < 0)
+		return rc;
 	s->min_steps = UINT64_MAX;
 	s->max_steps = 0;
 	for (int r = 0; r < nranks; r++) {
@@ -287,6 +384,30 @@ int sampler_epoch(struct sampler *s, struct run *run, int epoch, int rank, int n
 			s->max_steps = st;
 	}
 	return 0;
+}
+
+uint64_t sampler_sample(const struct sampler *s, uint64_t i)
+{
+	if (s->order)
+		return s->order[i];
+	uint64_t x = sampler_perm_apply(&s->sperm, s->base + i), k, off;
+	if (s->spf) {
+		k = x / s->spf;
+		off = x % s->spf;
+	} else {
+		uint32_t lo = 0, hi = s->nlfiles; /* the last k with prefix[k] <= x */
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (s->prefix[mid] <= x)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		k = lo;
+		off = x - s->prefix[k];
+	}
+	uint64_t f = s->file0 + sampler_perm_apply(&s->fperm, k) * s->fstride;
+	return s->ds->files[f].first + off;
 }
 
 void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint64_t *count)
@@ -304,11 +425,7 @@ void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint
 
 void sampler_free(struct sampler *s)
 {
-	free(s->order);
-	free(s->bounds);
-	free(s->owner);
-	s->order = s->bounds = NULL;
-	s->owner = NULL;
+	sampler_clear(s);
 }
 
 int sampler_check(struct run *run)

@@ -292,8 +292,8 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
 		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (p->run->stop && *p->run->stop))
 			return -FB_EINTR;
-		rc = read_one(w, p->s->order[first + j], (char *)slot->buf + j * p->sample_cap,
-			      &slot->bytes);
+		rc = read_one(w, sampler_sample(p->s, first + j),
+			      (char *)slot->buf + j * p->sample_cap, &slot->bytes);
 	}
 	return rc;
 }
@@ -445,7 +445,8 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 	memset(c->mine, 0, c->words * sizeof(*c->mine));
 	for (uint64_t j = 0; j < count; j++) {
 		uint64_t index;
-		struct ds_file *file = dataset_file_of(&run->ds, p->s->order[first + j], &index);
+		struct ds_file *file =
+		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
 		c->file[j] = file->index;
 		c->index[j] = index;
 		c->mine[file->index / 64] |= 1ull << (file->index % 64);

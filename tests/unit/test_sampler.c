@@ -18,10 +18,55 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <malloc.h>
 #include <mpi.h>
 
 #include "bench/run.h"
 #include "workloads/sampler.h"
+
+/* Bytes the code under test allocates: the test is linked with --wrap for malloc, calloc,
+ * realloc and free (tests/CMakeLists.txt), so every allocation made by feedbench's own code
+ * passes through these counters; live and peak are in usable bytes. */
+static int64_t alloc_live, alloc_peak;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+
+static void *alloc_count(void *p)
+{
+	if (p) {
+		alloc_live += (int64_t)malloc_usable_size(p);
+		if (alloc_live > alloc_peak)
+			alloc_peak = alloc_live;
+	}
+	return p;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return alloc_count(__real_malloc(n));
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	return alloc_count(__real_calloc(k, n));
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	if (p)
+		alloc_live -= (int64_t)malloc_usable_size(p);
+	return alloc_count(__real_realloc(p, n));
+}
+
+void __wrap_free(void *p)
+{
+	if (p)
+		alloc_live -= (int64_t)malloc_usable_size(p);
+	__real_free(p);
+}
 
 /* A run as the runner would have it after loading the config and laying out the dataset. */
 static struct run *run_new(const char *format, int nranks, const char *const *sets)
@@ -133,7 +178,7 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 		sampler_batch(s, s->steps, &first, &count);
 		assert_int_equal(count, 0);
 		for (uint64_t i = 0; i < s->n; i++) {
-			uint64_t g = s->order[i];
+			uint64_t g = sampler_sample(s, i);
 			if (g >= N)
 				fail_msg("P=%d rank %d: sample %llu of %llu", P, r,
 					 (unsigned long long)g, (unsigned long long)N);
@@ -178,24 +223,42 @@ struct layout {
 	const char *files, *spf, *batch;
 };
 
-/* Even and uneven shapes: 7 files on 4 ranks, 13 samples, files fewer than ranks (shared). */
+/* Even and uneven shapes: 7 files on 4 ranks, 13 samples, files fewer than ranks (shared),
+ * more files than the largest rank count. */
 static const struct layout layouts[] = {
-    {"8", "16", "4"}, {"7", "5", "3"},	{"1", "13", "2"}, {"13", "1", "1"},
-    {"3", "7", "2"},  {"16", "3", "5"}, {"5", "11", "1"},
+    {"8", "16", "4"}, {"7", "5", "3"},	{"1", "13", "2"}, {"13", "1", "1"}, {"3", "7", "2"},
+    {"16", "3", "5"}, {"5", "11", "1"}, {"17", "4", "2"}, {"23", "3", "1"},
 };
 
 static const char *const shuffles[][2] = {
-    {"off", "off"}, {"seed", "off"}, {"off", "seed"}, {"seed", "seed"}, {"random", "random"},
+    {"off", "off"},	  {"seed", "off"},   {"off", "seed"},	{"seed", "seed"},
+    {"random", "random"}, {"random", "off"}, {"off", "random"},
 };
 
-/* Returns how many deals were checked, so a test cannot pass by refusing everything. */
-static int check_all(const char *access, bool drop)
+/* Bring-your-own data has files of different sizes: file i gets 1 + (5i + spf) % (2 spf + 1)
+ * samples (1 to 2 spf + 1), so the sampler's uneven path (prefix sums) is dealt too. */
+static void make_uneven(struct run *run)
+{
+	struct dataset *ds = &run->ds;
+	uint64_t spf = ds->nfiles ? ds->files[0].nsamples : 1, first = 0;
+
+	for (uint32_t i = 0; i < ds->nfiles; i++) {
+		ds->files[i].nsamples = 1 + (5 * (uint64_t)i + spf) % (2 * spf + 1);
+		ds->files[i].first = first;
+		first += ds->files[i].nsamples;
+	}
+	ds->nsamples = first;
+}
+
+/* Returns how many deals were checked, so a test cannot pass by refusing everything. Every
+ * rank count from 1 to 17, every layout, every shuffle mode, three epochs each. */
+static int check_all(const char *access, bool drop, bool uneven)
 {
 	int checked = 0;
 
 	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
 		for (size_t sh = 0; sh < sizeof(shuffles) / sizeof(shuffles[0]); sh++) {
-			for (int P = 1; P <= 7; P++) {
+			for (int P = 1; P <= 17; P++) {
 				char a[64], b[64], c[64], d[64], e[64], f[64], g[64];
 				snprintf(a, sizeof(a), "dataset.file_access=%s", access);
 				snprintf(b, sizeof(b), "dataset.num_files_train=%s",
@@ -211,11 +274,14 @@ static int check_all(const char *access, bool drop)
 				    a, b, c, d, e, f, g, "train.exclude_start_steps=0", NULL};
 				struct run *run = run_new("raw", P, sets);
 				struct sampler s;
+				if (uneven)
+					make_uneven(run);
 				/* per_rank with fewer files than ranks: sampler_check refuses it.
 				 */
 				if (sampler_check(run) < 0) {
-					if (strcmp(access, "per_rank") == 0 &&
-					    (uint64_t)P > run->ds.nfiles) {
+					bool per_rank = strcmp(access, "per_rank") == 0;
+					if ((uint64_t)P >
+					    (per_rank ? run->ds.nfiles : run->ds.nsamples)) {
 						assert_non_null(strstr(run->err.msg, "no samples"));
 					} else if (!strstr(run->err.msg, "batch_size") &&
 						   !strstr(run->err.msg, "exclude_start_steps")) {
@@ -241,25 +307,36 @@ static int check_all(const char *access, bool drop)
 static void test_per_rank(void **state)
 {
 	(void)state;
-	assert_true(check_all("per_rank", false) > 150);
+	assert_true(check_all("per_rank", false, false) > 500);
 }
 
 static void test_shared(void **state)
 {
 	(void)state;
-	assert_true(check_all("shared", false) > 150);
+	assert_true(check_all("shared", false, false) > 750);
 }
 
 static void test_per_rank_drop_last(void **state)
 {
 	(void)state;
-	assert_true(check_all("per_rank", true) > 150);
+	assert_true(check_all("per_rank", true, false) > 500);
 }
 
 static void test_shared_drop_last(void **state)
 {
 	(void)state;
-	assert_true(check_all("shared", true) > 150);
+	assert_true(check_all("shared", true, false) > 750);
+}
+
+/* Files of different sample counts (bring your own data), both access modes, with and
+ * without drop_last. */
+static void test_uneven_files(void **state)
+{
+	(void)state;
+	assert_true(check_all("per_rank", false, true) > 450);
+	assert_true(check_all("shared", false, true) > 850);
+	assert_true(check_all("per_rank", true, true) > 450);
+	assert_true(check_all("shared", true, true) > 850);
 }
 
 /* The documented shared rule: rank r takes [r*N/P, (r+1)*N/P) of the (unshuffled) list. */
@@ -278,7 +355,7 @@ static void test_shared_blocks(void **state)
 		assert_int_equal(sampler_epoch(&s, run, 0, r, 4), 0);
 		assert_int_equal(s.n, cnt[r]);
 		for (uint64_t i = 0; i < s.n; i++)
-			assert_int_equal(s.order[i], lo[r] + i);
+			assert_int_equal(sampler_sample(&s, i), lo[r] + i);
 		assert_int_equal(s.steps, cnt[r] == 4 ? 2 : 2);
 		assert_int_equal(s.min_steps, 2);
 		assert_int_equal(s.max_steps, 2);
@@ -305,7 +382,7 @@ static void test_per_rank_owners(void **state)
 		assert_int_equal(s.min_steps, 2);
 		assert_int_equal(s.max_steps, 3);
 		/* Unshuffled: the owned files in index order, samples in file order. */
-		assert_int_equal(s.order[0], (uint64_t)r * 4);
+		assert_int_equal(sampler_sample(&s, 0), (uint64_t)r * 4);
 	}
 	sampler_free(&s);
 	run_free(run);
@@ -463,7 +540,7 @@ static void check_stream(int P, uint64_t T, bool shuffled, bool shared)
 					    s.owner[k], (unsigned long long)at,
 					    (unsigned long long)take, (unsigned long long)t);
 				for (uint64_t c = 0; c < count; c++) {
-					uint64_t g = s.order[first + c];
+					uint64_t g = sampler_sample(&s, first + c);
 					if (!shuffled) {
 						assert_int_equal(g, stream[t][pos[t] + c]);
 						continue;
@@ -504,6 +581,141 @@ static void test_stream(void **state)
 				check_stream(P, T, sh, false);
 				check_stream(P, T, sh, true);
 			}
+}
+
+/* Peak bytes the sampler allocates to deal one epoch to `rank` (its state kept alive). */
+static int64_t sampler_peak(struct run *run, int rank, int nranks)
+{
+	struct sampler s;
+	int64_t base = alloc_live;
+
+	alloc_peak = alloc_live;
+	assert_int_equal(sampler_init(&s, run), 0);
+	assert_int_equal(sampler_epoch(&s, run, 1, rank, nranks), 0);
+	int64_t peak = alloc_peak - base;
+	sampler_free(&s);
+	return peak;
+}
+
+/* What the sampler that built the whole sample list on every rank allocated at 10 M samples
+ * in shared mode (measured with this test before the permutation replaced it): the list of
+ * all samples (80 MB) and the file list, whatever the rank count. */
+#define SAMPLER_BYTES_BEFORE 80083064ll
+
+/* Per-rank memory proportional to the rank's share: at 10 M samples (10 000 files x 1000),
+ * fully shuffled, the sampler allocates at most 1/8 of what it did at 8 ranks, and no more at
+ * 2P ranks than at P (strictly less where it holds anything per file it reads). */
+static void test_memory(void **state)
+{
+	static const char *const access[] = {"dataset.file_access=shared",
+					     "dataset.file_access=per_rank"};
+
+	(void)state;
+	for (int uneven = 0; uneven < 2; uneven++) {
+		for (size_t a = 0; a < 2; a++) {
+			const char *const sets[] = {access[a],
+						    "dataset.num_files_train=10000",
+						    "dataset.num_samples_per_file=1000",
+						    "reader.batch_size=16",
+						    "reader.file_shuffle=seed",
+						    "reader.sample_shuffle=seed",
+						    "dataset.record_length_bytes=4KiB",
+						    NULL};
+			struct run *run = run_new("raw", 8, sets);
+			int64_t prev = INT64_MAX;
+
+			if (uneven)
+				make_uneven(run);
+			assert_true(run->ds.nsamples >= 10000000);
+			for (int P = 1; P <= 16; P *= 2) {
+				run->nranks = P;
+				int64_t peak = sampler_peak(run, P - 1, P);
+				print_message("%s%s, %d ranks: sampler peak %lld bytes\n",
+					      access[a] + 8, uneven ? " (uneven files)" : "", P,
+					      (long long)peak);
+				if (P >= 8 && peak > SAMPLER_BYTES_BEFORE / P)
+					fail_msg("%d ranks: %lld bytes, more than 1/%d of %lld", P,
+						 (long long)peak, P, SAMPLER_BYTES_BEFORE);
+				if (peak > prev || (a == 1 && uneven && peak >= prev))
+					fail_msg("%d ranks: %lld bytes, not below %lld at %d ranks",
+						 P, (long long)peak, (long long)prev, P / 2);
+				prev = peak;
+			}
+			run_free(run);
+		}
+	}
+}
+
+/* The permutation is a bijection of [0, n) for every n, differs between keys, and looks
+ * shuffled: few fixed points and few runs of consecutive values. */
+static void test_permutation(void **state)
+{
+	static const uint64_t seeds[] = {1, 2, 0x9e3779b97f4a7c15ull};
+	uint8_t *seen = malloc(70000);
+
+	(void)state;
+	assert_non_null(seen);
+	for (uint64_t n = 1; n <= 70000; n = n < 300 ? n + 1 : n * 2 + 1) {
+		uint64_t first[3] = {0};
+		for (size_t k = 0; k < 3; k++) {
+			struct sampler_perm p;
+			uint64_t fixed = 0, runs = 0, prev = 0;
+			sampler_perm_init(&p, n, seeds[k]);
+			memset(seen, 0, n);
+			for (uint64_t i = 0; i < n; i++) {
+				uint64_t y = sampler_perm_apply(&p, i);
+				if (y >= n || seen[y]++)
+					fail_msg(
+					    "n=%llu seed %zu: %llu -> %llu twice or out of range",
+					    (unsigned long long)n, k, (unsigned long long)i,
+					    (unsigned long long)y);
+				fixed += y == i;
+				runs += i > 0 && y == prev + 1;
+				prev = y;
+				if (i < 3)
+					first[k] = first[k] * n + y;
+			}
+			if (n >= 1000 && (fixed > 10 || runs > 10))
+				fail_msg("n=%llu: %llu fixed points, %llu consecutive pairs: not "
+					 "shuffled",
+					 (unsigned long long)n, (unsigned long long)fixed,
+					 (unsigned long long)runs);
+		}
+		if (n >= 100 && (first[0] == first[1] || first[1] == first[2]))
+			fail_msg("n=%llu: two keys give the same permutation",
+				 (unsigned long long)n);
+	}
+	/* Seed 0 is no shuffle. */
+	struct sampler_perm id;
+	sampler_perm_init(&id, 1000, 0);
+	for (uint64_t i = 0; i < 1000; i++)
+		assert_int_equal(sampler_perm_apply(&id, i), i);
+	free(seen);
+}
+
+/* random: each run draws its own seed (broadcast once, so ranks agree): two runs differ. */
+static void test_random_runs_differ(void **state)
+{
+	const char *const sets[] = {"dataset.file_access=shared", "dataset.num_files_train=4",
+				    "dataset.num_samples_per_file=50",
+				    "reader.sample_shuffle=random", NULL};
+	struct run *run = run_new("raw", 3, sets);
+	struct sampler a, b;
+	uint64_t n, *oa, *ob;
+
+	(void)state;
+	assert_int_equal(sampler_init(&a, run), 0);
+	assert_int_equal(sampler_init(&b, run), 0);
+	assert_true(a.shuffle_seed != b.shuffle_seed);
+	oa = deal_epoch(run, &a, 0, &n);
+	ob = deal_epoch(run, &b, 0, &n);
+	assert_int_equal(n, 200);
+	assert_true(memcmp(oa, ob, n * sizeof(*oa)) != 0);
+	free(oa);
+	free(ob);
+	sampler_free(&a);
+	sampler_free(&b);
+	run_free(run);
 }
 
 struct check_case {
@@ -589,12 +801,16 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_shared),
 	    cmocka_unit_test(test_per_rank_drop_last),
 	    cmocka_unit_test(test_shared_drop_last),
+	    cmocka_unit_test(test_uneven_files),
 	    cmocka_unit_test(test_shared_blocks),
 	    cmocka_unit_test(test_per_rank_owners),
 	    cmocka_unit_test(test_shuffle_orders),
 	    cmocka_unit_test(test_file_shuffle_only),
 	    cmocka_unit_test(test_stream),
 	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_memory),
+	    cmocka_unit_test(test_permutation),
+	    cmocka_unit_test(test_random_runs_differ),
 	};
 	int rc;
 
