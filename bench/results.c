@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ struct epoch_total {
 struct rank_total {
 	double wall, bytes, ops, samples, compute, step, barrier;
 	double wait_p99, lat_p99;
+	double peak_rss; /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
 	char host[64];
 };
 
@@ -694,6 +696,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(s, "epochs", eps);
 
 	ranks = json_array();
+	double peak_rss = 0;
 	for (int r = 0; r < run->nranks; r++) {
 		const struct rank_total *t = &d->ranks[r];
 		json_t *o = json_object();
@@ -710,9 +713,12 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
 		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
+		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
 		json_array_append_new(ranks, o);
+		peak_rss = fmax(peak_rss, t->peak_rss);
 	}
 	json_object_set_new(s, "ranks", ranks);
+	json_object_set_new(s, "peak_rss_max_bytes", json_integer((json_int_t)peak_rss));
 	json_object_set_new(s, "verdict", json_string(d->verdict));
 	json_object_set_new(s, "warnings", json_deep_copy(run->warnings));
 	return s;
@@ -940,6 +946,9 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
 	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
 	snprintf(mine.host, sizeof(mine.host), "%s", run->hostname);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		mine.peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
 	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, d.ranks, (int)sizeof(mine), MPI_BYTE, 0,
 		   run->comm);
 

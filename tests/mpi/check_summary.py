@@ -155,6 +155,14 @@ def main():
             check(close(r["bandwidth_MiB_per_second"], r["bytes_read"] / MIB / r["wall_seconds"]),
                   f"rank {r['rank']}: bandwidth != bytes / wall")
     check([r["rank"] for r in ranks] == list(range(len(ranks))), "ranks out of order")
+    # Peak RSS per rank (getrusage): a real process holds MiBs, never more than the host has.
+    host_mem = s["storage"]["host_memory_bytes"]
+    for r in ranks:
+        rss = r.get("peak_rss_bytes")
+        check(isinstance(rss, int) and (1 << 20) < rss and (not host_mem or rss < host_mem),
+              f"rank {r['rank']}: peak_rss_bytes {rss}")
+    check(s.get("peak_rss_max_bytes") == max(r.get("peak_rss_bytes", 0) for r in ranks),
+          f"peak_rss_max_bytes {s.get('peak_rss_max_bytes')} is not the ranks' largest")
 
     # Repetitions: n, and never NaN for a repetition that did not run.
     rs = s.get("repetition_stats")
