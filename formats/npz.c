@@ -11,7 +11,12 @@
  * for every sample, as numpy.load does, and the bytes counted are the whole file.
  *
  * Files written by numpy (np.savez, either order) are read too: the sample axis is the last
- * one; in C order a sample is strided and is gathered from reads of the rows covering it.
+ * one. DLIO's files (C order, one sample per file) hold each sample as one byte range, read in
+ * one call like feedbench's own; with several samples per file a C-order sample is strided
+ * and is gathered from reads of the rows covering it. The bytes delivered are the sample's
+ * elements in the file's order, as the view numpy gives (x[..., i]) holds them, except with
+ * verify = true, when they are put in Fortran order -- feedbench's order, whose sample header
+ * and CRC can then be checked whichever order the file was rewritten in.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,9 +48,10 @@ struct npz_meta {
 	uint64_t n;	/* samples: the last axis of x */
 	uint64_t L;	/* bytes per sample (elems * itemsize) */
 	uint64_t itemsize;
-	uint64_t elems;	 /* elements per sample */
-	bool contiguous; /* sample i is the L bytes at x_off + i * L (Fortran order) */
-	int sdims;	 /* dimensions of a sample (x's without the last) */
+	uint64_t elems; /* elements per sample */
+	bool range;	/* sample i is the L bytes at x_off + i * L (Fortran order, or n == 1) */
+	bool c_order;	/* elements in C order, which differs from Fortran order for a sample */
+	int sdims;	/* dimensions of a sample (x's without the last) */
 	uint64_t shape[NPY_MAX_DIMS];
 	char member[64]; /* "x.npy" */
 	char detail[256];
@@ -334,12 +340,14 @@ static int npz_read_member(struct run *run, struct io *io, struct sfile *f, cons
 	m->L = m->elems * h.itemsize;
 	m->sdims = h.ndim - 1;
 	memcpy(m->shape, h.shape, sizeof(m->shape));
-	/* In C order a sample is strided, unless it is one element, or the whole array with
-	 * at most one dimension longer than 1 (then both orders are the same). */
+	/* In C order a sample is strided unless it is one element or the whole array (n == 1,
+	 * DLIO's files); its elements are in another order than Fortran's when two of its
+	 * dimensions are longer than 1. */
 	ndims_over1 = 0;
 	for (int d = 0; d < m->sdims; d++)
 		ndims_over1 += m->shape[d] > 1;
-	m->contiguous = h.fortran || m->elems <= 1 || (m->n == 1 && ndims_over1 <= 1);
+	m->range = h.fortran || m->elems <= 1 || m->n == 1;
+	m->c_order = !h.fortran && ndims_over1 > 1;
 	snprintf(m->member, sizeof(m->member), "%.63s", e->name);
 	npy_shape_str(&h, shape, sizeof(shape));
 	snprintf(m->detail, sizeof(m->detail), "npz %.63s v%u.%u %.40s %.100s %s order, stored",
@@ -805,52 +813,101 @@ static uint64_t npz_sample_len(const struct run *run, const struct ds_file *file
 	return len < m->L ? len : m->L;
 }
 
-/* A sample is x[..., i] with its elements in Fortran order, the order feedbench writes, so
- * the same array stored in either order gives the same sample bytes. In a C-order file the
- * element at C position c (over the sample's dimensions) goes to Fortran position
- * npz_f_index(c). */
-static uint64_t npz_f_index(const struct npz_meta *m, uint64_t c)
-{
-	uint64_t f = 0, mul = 1, idx[NPY_MAX_DIMS];
+/* Sample elements go to the output in the file's order, or in Fortran order (verify = true
+ * on a C-order file: the same array stored in either order then gives the same sample
+ * bytes). npz_place walks the sample's elements in C order, keeping its Fortran position as an
+ * odometer (no division per element), so a strided sample can be placed piece by piece. */
+struct npz_place {
+	const struct npz_meta *m;
+	bool fortran;		     /* output in Fortran order */
+	uint64_t c, f;		     /* next element: C position, its Fortran position */
+	uint64_t idx[NPY_MAX_DIMS];  /* its index along each sample dimension */
+	uint64_t fmul[NPY_MAX_DIMS]; /* Fortran stride of each dimension, in elements */
+};
 
-	for (int d = m->sdims - 1; d >= 0; d--) {
-		idx[d] = c % m->shape[d];
-		c /= m->shape[d];
-	}
+static void npz_place_init(struct npz_place *p, const struct npz_meta *m, bool fortran)
+{
+	uint64_t mul = 1;
+
+	memset(p, 0, sizeof(*p));
+	p->m = m;
+	p->fortran = fortran && m->c_order;
 	for (int d = 0; d < m->sdims; d++) {
-		f += idx[d] * mul;
+		p->fmul[d] = mul;
 		mul *= m->shape[d];
 	}
-	return f;
 }
 
-/* Copies `len` bytes of sample i out of raw, which holds the file's bytes from raw_off on. */
-static void npz_extract(const struct npz_meta *m, uint64_t i, const unsigned char *raw,
-			uint64_t raw_off, unsigned char *out, uint64_t len)
+/* Copies the next `count` elements, found `stride` bytes apart in src, to out. */
+static void npz_place(struct npz_place *p, const unsigned char *src, uint64_t stride,
+		      uint64_t count, unsigned char *out)
 {
-	uint64_t stride = m->n * m->itemsize;
+	const struct npz_meta *m = p->m;
+	uint64_t size = m->itemsize;
+	int last = m->sdims - 1;
 
-	if (m->contiguous) {
-		memcpy(out, raw + (m->x_off + i * m->L - raw_off), len);
+	if (!p->fortran && stride == size) { /* contiguous in, contiguous out */
+		memcpy(out + p->c * size, src, count * size);
+		p->c += count;
 		return;
 	}
-	for (uint64_t c = 0; c < m->elems; c++)
-		memcpy(out + npz_f_index(m, c) * m->itemsize,
-		       raw + (m->x_off + c * stride + i * m->itemsize - raw_off), m->itemsize);
+	if (!p->fortran) {
+		unsigned char *o = out + p->c * size;
+
+		if (size == 1)
+			for (uint64_t k = 0; k < count; k++)
+				o[k] = src[k * stride];
+		else
+			for (uint64_t k = 0; k < count; k++)
+				memcpy(o + k * size, src + k * stride, size);
+		p->c += count;
+		return;
+	}
+	for (uint64_t k = 0; k < count; k++) {
+		if (size == 1)
+			out[p->f] = src[k * stride];
+		else
+			memcpy(out + p->f * size, src + k * stride, size);
+		p->c++;
+		for (int d = last; d >= 0; d--) {
+			p->f += p->fmul[d];
+			if (++p->idx[d] < m->shape[d])
+				break;
+			p->f -= m->shape[d] * p->fmul[d];
+			p->idx[d] = 0;
+		}
+	}
 }
 
-/* A strided sample (C order), gathered from reads of NPZ_GATHER_BYTES covering whole rows:
- * such a file costs close to a read of the whole array for every sample. */
-static int npz_gather(struct freader *r, uint64_t i, unsigned char *out)
+/* Bytes of sample i placed into out, from raw holding the file's bytes from raw_off on. */
+static void npz_extract(const struct npz_meta *m, uint64_t i, const unsigned char *raw,
+			uint64_t raw_off, unsigned char *out, bool fortran)
+{
+	struct npz_place p;
+
+	npz_place_init(&p, m, fortran);
+	if (m->range)
+		npz_place(&p, raw + (m->x_off + i * m->L - raw_off), m->itemsize, m->elems, out);
+	else
+		npz_place(&p, raw + (m->x_off + i * m->itemsize - raw_off), m->n * m->itemsize,
+			  m->elems, out);
+}
+
+/* A strided sample (C order, several samples per file), gathered from reads of
+ * NPZ_GATHER_BYTES covering whole rows: such a file costs close to a read of the whole array
+ * for every sample. */
+static int npz_gather(struct freader *r, uint64_t i, unsigned char *out, bool fortran)
 {
 	const struct npz_meta *m = r->m;
 	uint64_t stride = m->n * m->itemsize, rows, off, len;
+	struct npz_place p;
 	int rc;
 
 	rows = stride >= NPZ_GATHER_BYTES ? 1 : NPZ_GATHER_BYTES / stride;
 	rc = npz_scratch(r, rows * stride);
 	if (rc)
 		return rc;
+	npz_place_init(&p, m, fortran);
 	for (uint64_t c0 = 0; c0 < m->elems; c0 += rows) {
 		uint64_t c1 = c0 + rows < m->elems ? c0 + rows : m->elems;
 
@@ -859,9 +916,7 @@ static int npz_gather(struct freader *r, uint64_t i, unsigned char *out)
 		rc = io_pread(r->io, r->f, r->scratch, len, off);
 		if (rc)
 			return rc;
-		for (uint64_t c = c0; c < c1; c++)
-			memcpy(out + npz_f_index(m, c) * m->itemsize,
-			       r->scratch + (c - c0) * stride, m->itemsize);
+		npz_place(&p, r->scratch, stride, c1 - c0, out);
 	}
 	return 0;
 }
@@ -869,6 +924,7 @@ static int npz_gather(struct freader *r, uint64_t i, unsigned char *out)
 static int npz_read_sample(struct freader *r, uint64_t index, void *buf, size_t cap, size_t *len)
 {
 	const struct npz_meta *m = r->m;
+	bool fortran;
 	uint64_t n;
 	int rc;
 
@@ -882,16 +938,23 @@ static int npz_read_sample(struct freader *r, uint64_t index, void *buf, size_t 
 				" bytes in '%s' exceeds the %zu-byte sample buffer",
 				m->L, r->file->path, cap);
 	n = npz_sample_len(r->run, r->file, m, index);
+	fortran = r->run->cfg.dataset.verify && m->c_order;
 	if (r->run->cfg.npz.read == NPZ_READ_WHOLE) {
 		rc = npz_scratch(r, m->file_size);
 		if (!rc)
 			rc = io_pread(r->io, r->f, r->scratch, m->file_size, 0);
 		if (!rc)
-			npz_extract(m, index, r->scratch, 0, buf, n);
-	} else if (m->contiguous) {
+			npz_extract(m, index, r->scratch, 0, buf, fortran);
+	} else if (m->range && !fortran) {
 		rc = io_pread(r->io, r->f, buf, n, m->x_off + index * m->L);
+	} else if (m->range) { /* one read, then the elements in Fortran order */
+		rc = npz_scratch(r, m->L);
+		if (!rc)
+			rc = io_pread(r->io, r->f, r->scratch, m->L, m->x_off + index * m->L);
+		if (!rc)
+			npz_extract(m, index, r->scratch, m->x_off + index * m->L, buf, true);
 	} else {
-		rc = npz_gather(r, index, buf);
+		rc = npz_gather(r, index, buf, fortran);
 	}
 	if (rc)
 		return rc;
@@ -918,8 +981,10 @@ static int npz_extent(struct run *run, struct ds_file *file, uint64_t index, uin
 	if (!m || index >= m->n)
 		return run_fail(run, -FB_EINTERNAL, "npz '%s': no extent for sample %" PRIu64,
 				file->path, index);
-	/* No message: train.c asks for extents to name the offset of a verification failure. */
-	if (!m->contiguous)
+	/* No message: train.c asks for extents to name the offset of a verification failure.
+	 * A range in C order is the sample as numpy's view holds it; with verify = true the
+	 * sample is in Fortran order, which no byte range holds. */
+	if (!m->range || (m->c_order && run->cfg.dataset.verify))
 		return -ENOTSUP;
 	*off = m->x_off + index * m->L;
 	*len = npz_sample_len(run, file, m, index);
