@@ -96,6 +96,8 @@ struct config {
 		int64_t stripe_count;
 		uint64_t stripe_size;
 		int64_t stripe_offset;
+		uint64_t object_size;	 /* CephFS layouts */
+		char stripe_layout[256]; /* Lustre composite: "2GiB:1, 4GiB:4, eof:16" */
 	} storage;
 	struct {
 		bool collective;

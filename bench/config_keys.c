@@ -81,11 +81,19 @@ const struct cfg_key cfg_keys[] = {
     {"storage", "transfer_size", CFG_SIZE, OFF(storage.transfer_size), "0", 0, 1099511627776.0,
      NULL, 0, "Bytes per read call (0: a whole sample per call)."},
     {"storage", "stripe_count", CFG_INT, OFF(storage.stripe_count), "0", -1, 65535, NULL, D,
-     "Lustre stripe count: 0 file-system default, -1 all targets, N."},
+     "Stripe count (Lustre OSTs, CephFS objects): 0 file-system default, -1 all targets "
+     "(Lustre), N."},
     {"storage", "stripe_size", CFG_SIZE, OFF(storage.stripe_size), "0", 0, 4294967296.0, NULL, D,
-     "Lustre stripe size (multiple of 64 KiB; 0 default)."},
+     "Stripe size, CephFS stripe_unit (multiple of 64 KiB; 0 default)."},
     {"storage", "stripe_offset", CFG_INT, OFF(storage.stripe_offset), "-1", -1, 65535, NULL, D,
      "First Lustre target (-1: any)."},
+    {"storage", "object_size", CFG_SIZE, OFF(storage.object_size), "0", 0, 1099511627776.0, NULL, D,
+     "CephFS object size (multiple of stripe_size and of 64 KiB; 0 default). Ignored "
+     "elsewhere."},
+    {"storage", "stripe_layout", CFG_STRING, OFF(storage.stripe_layout), "", NOLIM, NULL, D,
+     "Lustre composite (progressive) layout, components END:COUNT[:SIZE] in increasing "
+     "order, the last ending at eof: \"2GiB:1, 4GiB:4, eof:16\". Empty: none.",
+     SZ(storage.stripe_layout)},
 
     {"storage.mpiio", "collective", CFG_BOOL, OFF(mpiio.collective), "false", NOLIM, NULL, 0,
      "Collective reads (MPI_File_read_all per batch, on the main thread). Every other key of "

@@ -237,9 +237,20 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 	if (json_is_string(se))
 		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
 			 json_string_value(se));
-	else if (json_is_object(se))
-		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "count %.0f, size %.0f",
-			 summary_num(se, "count"), summary_num(se, "size"));
+	else if (json_is_object(se)) {
+		json_t *ss = json_object_get(se, "servers_spanned");
+
+		/* "count 4, size 1048576, servers 4": requested / effective / spanned */
+		if (json_is_integer(ss))
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f, servers %lld", summary_num(se, "count"),
+				 summary_num(se, "size"), (long long)json_integer_value(ss));
+		else
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f%s", summary_num(se, "count"),
+				 summary_num(se, "size"),
+				 json_is_string(ss) ? ", servers unknown" : "");
+	}
 	r->au_pass =
 	    strcmp(summary_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
 		   "success") == 0;
@@ -981,8 +992,10 @@ static void report_run_context(FILE *f, json_t *root)
 	if (json_is_string(eff))
 		fprintf(f, "| stripe effective | %s |\n", json_string_value(eff));
 	else if (json_is_object(eff))
-		fprintf(f, "| stripe effective | count %.0f, size %.0f bytes |\n",
-			summary_num(eff, "count"), summary_num(eff, "size"));
+		fprintf(f,
+			"| stripe effective | count %.0f, size %.0f bytes, servers spanned %s |\n",
+			summary_num(eff, "count"), summary_num(eff, "size"),
+			json_text(eff, "servers_spanned", t[0], 64));
 	fprintf(f,
 		"| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
 		"bytes: %s |\n",

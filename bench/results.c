@@ -263,23 +263,47 @@ static void table_hints(FILE *f, json_t *hints)
 		json_object_size(eff));
 }
 
+/* "requested count 4, effective count 4 size 1048576, servers spanned 4 (0 1 2 3)": OST or OSD ids.
+ */
+static void stripe_table_text(const struct config *cfg, json_t *eff, char *buf, size_t len)
+{
+	json_t *ss = json_object_get(eff, "servers_spanned"), *sv = json_object_get(eff, "servers");
+	int n = snprintf(buf, len, "requested count %" PRId64 ", effective count %lld size %lld",
+			 cfg->storage.stripe_count,
+			 (long long)json_integer_value(json_object_get(eff, "count")),
+			 (long long)json_integer_value(json_object_get(eff, "size")));
+
+	if (json_integer_value(json_object_get(eff, "object_size")) && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " object_size %lld",
+			      (long long)json_integer_value(json_object_get(eff, "object_size")));
+	if (json_is_integer(ss) && n > 0 && (size_t)n < len) {
+		size_t i;
+
+		n += snprintf(buf + n, len - (size_t)n, ", servers spanned %lld (",
+			      (long long)json_integer_value(ss));
+		for (i = 0; i < json_array_size(sv) && n > 0 && (size_t)n < len; i++)
+			n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? " " : "",
+				      (long long)json_integer_value(json_array_get(sv, i)));
+		if (n > 0 && (size_t)n < len)
+			snprintf(buf + n, len - (size_t)n, ")");
+	} else if (json_is_string(sv) && n > 0 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, ", servers %s", json_string_value(sv));
+	}
+}
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
 	json_t *storage = json_object_get(summary, "storage");
 	json_t *eff = json_object_get(storage, "stripe_effective");
-	char stripe[256];
+	char stripe[768];
 
 	if (json_is_string(eff))
 		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective %s",
 			 cfg->storage.stripe_count, json_string_value(eff));
 	else if (json_is_object(eff))
-		snprintf(stripe, sizeof(stripe),
-			 "requested count %" PRId64 ", effective count %lld size %lld",
-			 cfg->storage.stripe_count,
-			 (long long)json_integer_value(json_object_get(eff, "count")),
-			 (long long)json_integer_value(json_object_get(eff, "size")));
+		stripe_table_text(cfg, eff, stripe, sizeof(stripe));
 	else if (cfg->storage.stripe_count == 0 && cfg->storage.stripe_size == 0)
 		snprintf(stripe, sizeof(stripe), "not requested (file-system default layout)");
 	else

@@ -22,6 +22,9 @@
 
 struct fs_sys; /* bench/storage/fs_sys.h */
 
+/* Who can set a layout on the data folder's file system (bench/storage/stripe*.c). */
+enum fs_striper { FS_STRIPER_NONE, FS_STRIPER_LUSTRE, FS_STRIPER_CEPH };
+
 /* File system facts about the data folder (bench/storage/fsdetect.c). */
 struct fs_info {
 	char type[32];	  /* "ext4", "lustre", ... */
@@ -31,7 +34,10 @@ struct fs_info {
 	uint64_t block_size;
 	uint64_t free_bytes;
 	uint64_t total_bytes;
-	bool can_stripe; /* lustre */
+	bool can_stripe; /* lustre or cephfs */
+	enum fs_striper striper;
+	char client[16];   /* cephfs: "kernel" or "ceph-fuse"; "" otherwise */
+	char detected[64]; /* cephfs: what told ("statfs magic", "mount table", "ceph.* xattrs") */
 };
 
 struct run {

@@ -327,8 +327,7 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 	if (run->ds.generated && (rc = generate_dataset(run, false)) < 0)
 		goto out;
 	ctx.gen_s = run->dataset_regenerated ? timer_ns_to_s(timer_now_ns() - g0) : 0;
-	if (run->rank == 0 && run->ds.nfiles)
-		rc = stripe_readback(run, run->ds.files[0].path);
+	rc = stripe_readback_dataset(run);
 	if ((rc = agree(run, rc)) < 0 || o->generate_only)
 		goto out;
 	rc = runner_train(run, o, &ctx, run_dir_out, len);

@@ -187,7 +187,6 @@ static int generate_files(struct run *run)
 {
 	struct dataset *ds = &run->ds;
 	bool collective = file_collective(run);
-	bool shared = run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
 	uint64_t share = 0, done = 0;
 	struct progress pg;
 	void *buf = malloc(ds->max_sample ? ds->max_sample : 1);
@@ -225,8 +224,8 @@ static int generate_files(struct run *run)
 			if (rc == 0)
 				rc = grc;
 		} else if ((int)(i % (uint32_t)run->nranks) == run->rank && rc == 0) {
-			if (shared)
-				rc = stripe_create_file(run, f->path);
+			/* the layout, where the file system takes it per file */
+			rc = stripe_create_file(run, f->path);
 			if (rc == 0)
 				rc = generate_file(run, f, 0, 0, f->nsamples, buf, &pg, &done,
 						   share);

@@ -7,6 +7,8 @@
 #ifndef FEEDBENCH_FS_H
 #define FEEDBENCH_FS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -14,9 +16,10 @@ struct run;
 struct fs_info;
 
 struct stripe_layout {
-	int64_t count;	/* 0 = file-system default, -1 = all targets */
-	uint64_t size;	/* bytes; 0 = default */
-	int64_t offset; /* first target; -1 = any */
+	int64_t count;	      /* 0 = file-system default, -1 = all targets */
+	uint64_t size;	      /* bytes; 0 = default (CephFS: stripe_unit) */
+	int64_t offset;	      /* first target; -1 = any */
+	uint64_t object_size; /* CephFS only; 0 = default */
 };
 
 /* Detects the file system holding `dir` (statfs magic + /proc/self/mounts). */
@@ -29,10 +32,28 @@ int stripe_prepare(struct run *run);
 /* Creates `path` with the requested layout when striping applies (shared files); 0 and no
  * action otherwise. Called before the format opens the file for writing. */
 int stripe_create_file(struct run *run, const char *path);
+/* After generation, rank 0: reads back the layout of the dataset (Lustre: its first file;
+ * CephFS: every file, and the OSDs holding each file's objects) into "stripe_effective". */
+int stripe_readback_dataset(struct run *run);
 /* Reads back the layout of `path` and records "stripe_effective" (an object, or the string
  * "unsupported (ext4)"), with a warning when it differs from the request. */
 int stripe_readback(struct run *run, const char *path);
 /* Adds striping hints (both spellings) to an MPI_Info for shared files. */
 void stripe_hints(struct run *run, void *mpi_info /* MPI_Info * */);
+
+/* ---- between stripe.c and its CephFS half (stripe_ceph.c) ------------------------------- */
+
+struct fs_sys;
+int stripe_mkdir_p(const struct fs_sys *sys, const char *dir);
+/* True when files take the folder's layout (the format's library creates or renames them). */
+bool ceph_uses_dir_layout(const struct run *run);
+/* "stripe_unit=1048576 stripe_count=4 object_size=4194304": the fields asked for. */
+void ceph_layout_value(const struct stripe_layout *l, char *buf, size_t len);
+/* Number of RADOS objects of a file of `size` bytes (numbered 0 .. n-1). */
+uint64_t ceph_object_count(uint64_t size, uint64_t stripe_unit, uint64_t stripe_count,
+			   uint64_t object_size);
+int ceph_prepare(struct run *run, const struct stripe_layout *l);
+int ceph_create_file(struct run *run, const char *path, const struct stripe_layout *l);
+int ceph_readback(struct run *run, const struct stripe_layout *want);
 
 #endif

@@ -37,6 +37,16 @@ struct fs_sys {
 	void *(*dlopen)(const char *file, int mode);
 	void *(*dlsym)(void *handle, const char *name);
 	int (*dlclose)(void *handle);
+	/* CephFS: layouts are virtual xattrs, object placement comes from the ceph CLI. */
+	int (*stat)(const char *path, struct stat *st);
+	ssize_t (*getxattr)(const char *path, const char *name, void *value, size_t size);
+	int (*setxattr)(const char *path, const char *name, const void *value, size_t size,
+			int flags);
+	/* Runs argv (argv[0] searched in PATH) with `input` on its stdin and waits at most
+	 * timeout_s. Returns the exit status (127: could not be started), or -errno; *out and
+	 * *err receive its stdout and stderr (malloc'ed, NUL-terminated; may be NULL). */
+	int (*run_cmd)(char *const argv[], const char *input, double timeout_s, char **out,
+		       char **err);
 };
 
 /* The real system calls. */
@@ -56,6 +66,12 @@ const char *fs_magic_name(uint64_t magic);
  * (later mounts hide earlier ones). Octal escapes (\040) are decoded. Returns true when found. */
 bool fs_mounts_match(const char *mounts, const char *path, char *mount, size_t mountlen,
 		     char *device, size_t devicelen, char *type, size_t typelen);
+
+/* ---- CephFS ------------------------------------------------------------------------------- */
+
+#define CEPH_SUPER_MAGIC     0x00C36400u /* kernel client */
+#define FUSE_SUPER_MAGIC     0x65735546u /* ceph-fuse reports this (fuse or fuseblk) */
+#define CEPH_MIN_STRIPE_UNIT 65536u	 /* stripe_unit and object_size granularity */
 
 /* ---- Lustre user interface (lustre_user.h) ------------------------------------------------ */
 

@@ -11,9 +11,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../run.h"
@@ -97,6 +103,147 @@ out_free:
 	return NULL;
 }
 
+static int fs_real_stat(const char *path, struct stat *st)
+{
+	return stat(path, st);
+}
+
+/* A growing output buffer of run_cmd. */
+struct fs_outbuf {
+	char *text;
+	size_t len, cap;
+};
+
+static int fs_outbuf_read(int fd, struct fs_outbuf *b)
+{
+	char chunk[4096];
+	ssize_t got = read(fd, chunk, sizeof(chunk));
+
+	if (got <= 0)
+		return got == 0 || errno != EINTR ? (int)got : 1;
+	if (b->len + (size_t)got + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 8192;
+		char *n;
+
+		while (ncap < b->len + (size_t)got + 1)
+			ncap *= 2;
+		n = realloc(b->text, ncap);
+		if (!n)
+			return -1;
+		b->text = n;
+		b->cap = ncap;
+	}
+	memcpy(b->text + b->len, chunk, (size_t)got);
+	b->len += (size_t)got;
+	b->text[b->len] = '\0';
+	return 1;
+}
+
+static double fs_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* fork/exec through posix_spawnp with three pipes; input is written while the outputs are
+ * drained (poll), so a large command list cannot dead-lock against a chatty child. */
+static int fs_real_run_cmd(char *const argv[], const char *input, double timeout_s, char **out,
+			   char **err)
+{
+	int in[2] = {-1, -1}, o[2] = {-1, -1}, e[2] = {-1, -1};
+	struct fs_outbuf ob = {0}, eb = {0};
+	size_t inlen = input ? strlen(input) : 0, inoff = 0;
+	posix_spawn_file_actions_t fa;
+	double deadline = fs_now() + timeout_s;
+	int rc = 0, status = 0, open_fds;
+	pid_t pid;
+	extern char **environ;
+
+	*out = *err = NULL;
+	if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC)) {
+		rc = -errno;
+		goto out_close;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc) {
+		rc = rc == ENOENT ? 127 : -rc;
+		goto out_close;
+	}
+	close(in[0]);
+	close(o[1]);
+	close(e[1]);
+	in[0] = o[1] = e[1] = -1;
+	if (!inlen) {
+		close(in[1]);
+		in[1] = -1;
+	}
+	open_fds = 2;
+	while (open_fds > 0) {
+		struct pollfd p[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+		double left = deadline - fs_now();
+		int n;
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		n = poll(p, in[1] >= 0 ? 3 : 2, (int)(left * 1000) + 1);
+		if (n < 0 && errno != EINTR) {
+			rc = -errno;
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int i = 0; i < 2 && n > 0; i++) {
+			int *fd = i == 0 ? &o[0] : &e[0];
+
+			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (fs_outbuf_read(*fd, i == 0 ? &ob : &eb) <= 0) {
+				close(*fd);
+				*fd = -1;
+				p[i].fd = -1;
+				open_fds--;
+			}
+		}
+		if (in[1] >= 0 && n > 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = (p[2].revents & POLLOUT)
+					? write(in[1], input + inoff, inlen - inoff)
+					: -1;
+
+			if (w > 0)
+				inoff += (size_t)w;
+			if (w < 0 || inoff == inlen) {
+				close(in[1]);
+				in[1] = -1;
+			}
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc == 0)
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out_close:
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (o[i] >= 0)
+			close(o[i]);
+		if (e[i] >= 0)
+			close(e[i]);
+	}
+	*out = ob.text;
+	*err = eb.text;
+	return rc;
+}
+
 const struct fs_sys fs_sys_default = {
     .statfs = statfs,
     .realpath = realpath,
@@ -109,6 +256,10 @@ const struct fs_sys fs_sys_default = {
     .dlopen = dlopen,
     .dlsym = dlsym,
     .dlclose = dlclose,
+    .stat = fs_real_stat,
+    .getxattr = getxattr,
+    .setxattr = setxattr,
+    .run_cmd = fs_real_run_cmd,
 };
 
 const struct fs_sys *fs_sys_of(const struct run *run)
@@ -242,6 +393,34 @@ static void fs_label(struct fs_info *fs, const char *mtype)
 			 (unsigned long long)fs->magic);
 }
 
+/* CephFS through the kernel client has its own statfs magic; ceph-fuse reports FUSE's, so the
+ * mount table (source "ceph-fuse", type fuse.ceph-fuse) or, failing that, a CephFS-only
+ * virtual xattr on the folder tells it apart from other FUSE file systems. */
+static void fs_ceph_detect(const struct fs_sys *sys, struct fs_info *fs, const char *path,
+			   const char *mtype)
+{
+	char v[64];
+
+	if (fs->magic == CEPH_SUPER_MAGIC) {
+		snprintf(fs->client, sizeof(fs->client), "kernel");
+		snprintf(fs->detected, sizeof(fs->detected), "statfs magic 0x00c36400");
+	} else if (fs->magic == FUSE_SUPER_MAGIC &&
+		   (strncmp(fs->device, "ceph-fuse", 9) == 0 ||
+		    strcmp(mtype, "fuse.ceph-fuse") == 0 || strcmp(mtype, "fuse.ceph") == 0)) {
+		snprintf(fs->client, sizeof(fs->client), "ceph-fuse");
+		snprintf(fs->detected, sizeof(fs->detected), "mount table (%s, %s)", fs->device,
+			 mtype);
+	} else if (fs->magic == FUSE_SUPER_MAGIC && sys->getxattr &&
+		   sys->getxattr(path, "ceph.dir.entries", v, sizeof(v)) >= 0) {
+		snprintf(fs->client, sizeof(fs->client), "ceph-fuse");
+		snprintf(fs->detected, sizeof(fs->detected), "ceph.dir.entries xattr");
+	} else {
+		return;
+	}
+	snprintf(fs->type, sizeof(fs->type), "cephfs");
+	fs->striper = FS_STRIPER_CEPH;
+}
+
 int fs_detect_with(const struct fs_sys *sys, const char *dir, struct fs_info *fs)
 {
 	char path[PATH_MAX];
@@ -275,7 +454,10 @@ int fs_detect_with(const struct fs_sys *sys, const char *dir, struct fs_info *fs
 	if (!fs->mount[0])
 		fs_copy(fs->mount, sizeof(fs->mount), path);
 	fs_label(fs, mtype);
-	fs->can_stripe = fs->magic == LUSTRE_SUPER_MAGIC;
+	fs_ceph_detect(sys, fs, path, mtype);
+	if (fs->magic == LUSTRE_SUPER_MAGIC)
+		fs->striper = FS_STRIPER_LUSTRE;
+	fs->can_stripe = fs->striper != FS_STRIPER_NONE;
 	return 0;
 }
 

@@ -32,6 +32,7 @@ static struct stripe_layout stripe_requested(const struct run *run)
 	    .count = run->cfg.storage.stripe_count,
 	    .size = run->cfg.storage.stripe_size,
 	    .offset = run->cfg.storage.stripe_offset,
+	    .object_size = run->cfg.storage.object_size,
 	};
 
 	return l;
@@ -39,7 +40,7 @@ static struct stripe_layout stripe_requested(const struct run *run)
 
 static bool stripe_is_requested(const struct stripe_layout *l)
 {
-	return l->count != 0 || l->size != 0 || l->offset >= 0;
+	return l->count != 0 || l->size != 0 || l->offset >= 0 || l->object_size != 0;
 }
 
 static bool stripe_applies(const struct run *run)
@@ -66,8 +67,14 @@ static bool stripe_record_request(struct run *run)
 	struct stripe_layout l = stripe_requested(run);
 
 	json_object_set_new(run->info_storage, "stripe_requested",
-			    json_pack("{s:I, s:I, s:I}", "count", (json_int_t)l.count, "size",
-				      (json_int_t)l.size, "offset", (json_int_t)l.offset));
+			    json_pack("{s:I, s:I, s:I, s:I}", "count", (json_int_t)l.count, "size",
+				      (json_int_t)l.size, "offset", (json_int_t)l.offset,
+				      "object_size", (json_int_t)l.object_size));
+	if (run->fs.client[0]) {
+		json_object_set_new(run->info_storage, "fs_client", json_string(run->fs.client));
+		json_object_set_new(run->info_storage, "fs_detected_by",
+				    json_string(run->fs.detected));
+	}
 	if (!stripe_is_requested(&l)) {
 		/* Nothing asked, nothing to warn about; the record still says what the files
 		 * have where the file system cannot stripe (Lustre reads it back). */
@@ -77,8 +84,8 @@ static bool stripe_record_request(struct run *run)
 	}
 	if (!run->fs.can_stripe) {
 		run_warn(run,
-			 "striping is not supported on %s: stripe_count, stripe_size and "
-			 "stripe_offset are ignored",
+			 "striping is not supported on %s: stripe_count, stripe_size, "
+			 "stripe_offset and object_size are ignored",
 			 run->fs.type[0] ? run->fs.type : "this file system");
 		stripe_record_unsupported(run);
 	}
@@ -110,7 +117,7 @@ static void *stripe_lib_open(const struct fs_sys *sys)
 }
 
 /* Creates the directories of `dir` that are missing (mkdir -p). */
-static int stripe_mkdir_p(const struct fs_sys *sys, const char *dir)
+int stripe_mkdir_p(const struct fs_sys *sys, const char *dir)
 {
 	char path[PATH_MAX];
 	size_t n = strlen(dir);
@@ -192,6 +199,10 @@ int stripe_prepare(struct run *run)
 				l.size);
 	if (!run->fs.can_stripe)
 		return 0;
+	if (run->fs.striper == FS_STRIPER_CEPH)
+		return ceph_prepare(run, &l);
+	if (l.object_size)
+		run_warn(run, "object_size is a CephFS setting: ignored on %s", run->fs.type);
 	/* Shared files get their layout when they are created (stripe_create_file), except
 	 * those a library writes under another name and renames: they take the folder's. */
 	if ((run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
@@ -246,6 +257,12 @@ int stripe_create_file(struct run *run, const char *path)
 	int rc;
 
 	if (!stripe_applies(run))
+		return 0;
+	if (run->fs.striper == FS_STRIPER_CEPH)
+		return ceph_create_file(run, path, &l);
+	/* Per-rank files and files a library renames into place take the folder's layout. */
+	if (run->cfg.dataset.file_access != FILE_ACCESS_SHARED ||
+	    (run->format && (run->format->caps & FORMAT_CAP_RENAMES)))
 		return 0;
 	stripe_describe(&l, what, sizeof(what));
 	/* A layout cannot change once a file has objects: start from a new inode. */
@@ -380,7 +397,7 @@ int stripe_readback(struct run *run, const char *path)
 {
 	const struct fs_sys *sys = fs_sys_of(run);
 	struct stripe_layout want = stripe_requested(run);
-	struct stripe_layout got = {0, 0, -1};
+	struct stripe_layout got = {.offset = -1};
 	const char *method = "ioctl";
 	bool composite = false, done = false;
 	json_t *eff;
@@ -390,6 +407,8 @@ int stripe_readback(struct run *run, const char *path)
 	stripe_record_request(run);
 	if (!run->fs.can_stripe)
 		return 0;
+	if (run->fs.striper == FS_STRIPER_CEPH)
+		return ceph_readback(run, &want);
 	lib = stripe_lib_open(sys);
 	if (lib) {
 		done = stripe_get_llapi(sys, lib, path, &got, &rc);
@@ -426,6 +445,13 @@ int stripe_readback(struct run *run, const char *path)
 	return 0;
 }
 
+int stripe_readback_dataset(struct run *run)
+{
+	if (run->rank != 0 || !run->ds.nfiles)
+		return 0;
+	return stripe_readback(run, run->ds.files[0].path);
+}
+
 /* Sets key unless the user already gave it in [storage.mpiio] (their value wins). */
 static void stripe_hint_set(MPI_Info info, const char *key, long long value)
 {
@@ -439,12 +465,46 @@ static void stripe_hint_set(MPI_Info info, const char *key, long long value)
 	MPI_Info_set(info, key, text);
 }
 
+/* MPI-IO has no CephFS driver (ROMIO: ufs, nfs, testfs; OMPIO: ufs): striping hints are
+ * echoed back by MPI_File_get_info yet stripe nothing. feedbench sets the layout itself, so
+ * it passes none, says so in summary.json, and warns about hints the user gave. */
+static void stripe_hints_ceph(struct run *run, MPI_Info info, const struct stripe_layout *l)
+{
+	static const char *const keys[] = {"striping_factor", "striping_unit", "stripe_width",
+					   "stripe_size"};
+	int len, flag;
+
+	json_object_set_new(
+	    run->info_storage, "stripe_hints",
+	    json_string(stripe_is_requested(l)
+			    ? "not passed: MPI-IO has no CephFS driver, so "
+			      "striping hints stripe nothing; feedbench set the "
+			      "layout itself (stripe_effective.set_by)"
+			    : "none: MPI-IO striping hints stripe nothing on cephfs"));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		flag = 0;
+		MPI_Info_get_valuelen(info, keys[i], &len, &flag);
+		if (flag)
+			run_warn(run,
+				 "[storage.mpiio] %s does not stripe files on cephfs (MPI-IO has "
+				 "no CephFS driver): use [storage] stripe_count, stripe_size and "
+				 "object_size",
+				 keys[i]);
+	}
+}
+
 void stripe_hints(struct run *run, void *mpi_info)
 {
 	struct stripe_layout l = stripe_requested(run);
 	MPI_Info info = *(MPI_Info *)mpi_info;
 
-	if (!stripe_is_requested(&l) || info == MPI_INFO_NULL)
+	if (info == MPI_INFO_NULL)
+		return;
+	if (run->fs.striper == FS_STRIPER_CEPH) {
+		stripe_hints_ceph(run, info, &l);
+		return;
+	}
+	if (!stripe_is_requested(&l))
 		return;
 	/* ROMIO and the MPI standard spell them striping_*; Open MPI's OMPIO before 4.1.6 reads
 	 * stripe_width (the count) and stripe_size. */

@@ -418,6 +418,7 @@ static void test_create_failure_names_file_and_layout(void **state)
 	struct run *run = *state;
 
 	fake.fail_ioctl = EINVAL;
+	run->cfg.dataset.file_access = FILE_ACCESS_SHARED;
 	assert_int_equal(stripe_create_file(run, "/lustre/scratch/ds/f"), -EINVAL);
 	assert_int_equal(run->err.code, -EINVAL);
 	assert_non_null(strstr(run->err.msg, "cannot create '/lustre/scratch/ds/f'"));
