@@ -25,6 +25,7 @@
 
 #include "build_config.h"
 #include "errors.h"
+#include "safefile.h"
 #include "util.h"
 
 int baseline_path(const char *dir, const char *name, char *out, size_t len)
@@ -138,7 +139,7 @@ static int bl_copy(const char *src, const char *dst, bool optional)
 		return 0;
 	if (rc < 0)
 		return rc;
-	rc = util_write_atomic(dst, text, len);
+	rc = safe_write_atomic(dst, text, len);
 	free(text);
 	return rc;
 }
@@ -274,7 +275,7 @@ static int bl_write_fingerprint(const struct bl_save *o, const struct cmp_side *
 	if (!text)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/fingerprint.json", tmp);
-	rc = util_write_atomic(path, text, strlen(text));
+	rc = safe_write_atomic(path, text, strlen(text));
 	free(text);
 	return rc;
 }
@@ -458,7 +459,7 @@ static int bl_list(const char *dir)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/fingerprint.json", dir, e->d_name);
-		fp = json_load_file(path, 0, NULL);
+		fp = safe_json_load(path, 0, NULL);
 		if (!fp)
 			continue;
 		if (n++ == 0)

@@ -4,7 +4,7 @@
  * the change passes the tolerance and Welch's t-test over the repetitions says the difference
  * is real. The table goes to the terminal; the same rows to Markdown (a merge-request comment),
  * JUnit XML (one testcase per point x metric, as CI systems display it) and JSON. Each file is
- * written whole or not at all (util_write_atomic).
+ * written whole or not at all (safe_write_atomic).
  *
  * Exit status: 0 no regression, 1 regression, 2 usage, 3 incomparable.
  */
@@ -24,6 +24,7 @@
 
 #include "build_config.h"
 #include "errors.h"
+#include "safefile.h"
 #include "util.h"
 
 #define CMP_MAX_METRICS 16
@@ -916,7 +917,7 @@ static int cmp_write(const struct cmp_report *r, const char *path,
 		return -ENOMEM;
 	fill(r, mem);
 	fclose(mem);
-	rc = util_write_atomic(path, text, len);
+	rc = safe_write_atomic(path, text, len);
 	free(text);
 	if (rc < 0)
 		fprintf(stderr, "feedbench compare: cannot write '%s': %s\n", path, strerror(-rc));

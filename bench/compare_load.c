@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "errors.h"
+#include "safefile.h"
 #include "util.h"
 
 static bool cmp_is_file(const char *path)
@@ -42,7 +43,7 @@ static int cmp_load_json(const char *path, json_t **out, char *why, size_t len)
 	json_error_t jerr;
 	struct stat sb;
 
-	*out = json_load_file(path, 0, &jerr);
+	*out = safe_json_load(path, 0, &jerr);
 	if (*out)
 		return 0;
 	if (stat(path, &sb) < 0) {

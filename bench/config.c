@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <ini.h>
+#include <mpi.h>
 #include <nettle/sha2.h>
 
 #include "../formats/format.h"
@@ -474,9 +475,25 @@ static int cfg_add_hint(struct parse_state *st, const char *name, const char *va
 	if (cfg->mpiio.nhints >= CFG_MAX_HINTS)
 		return fb_fail(st->err, -FB_ECONFIG, "%s:%d: more than %d MPI-IO hints", st->source,
 			       line, CFG_MAX_HINTS);
-	if (strlen(name) >= CFG_NAME_MAX || strlen(value) >= CFG_HINT_MAX)
-		return fb_fail(st->err, -FB_ECONFIG, "%s:%d: MPI-IO hint '%s' is too long",
-			       st->source, line, name);
+	/* MPI_Info_set aborts the job (MPI_ERRORS_ARE_FATAL) on a key or value it refuses. */
+	if (!*name && line > 0)
+		return fb_fail(st->err, -FB_ECONFIG,
+			       "%s:%d: [storage.mpiio] has a hint with no name ('= %s'): write "
+			       "name = value",
+			       st->source, line, value);
+	if (!*name)
+		return fb_fail(st->err, -FB_EUSAGE,
+			       "--set storage.mpiio.=%s: an MPI-IO hint needs a name "
+			       "(storage.mpiio.NAME=value)",
+			       value);
+	if (strlen(name) >= CFG_NAME_MAX || strlen(name) >= MPI_MAX_INFO_KEY ||
+	    strlen(value) >= CFG_HINT_MAX || strlen(value) >= MPI_MAX_INFO_VAL)
+		return fb_fail(st->err, -FB_ECONFIG,
+			       "%s:%d: MPI-IO hint '%s' is too long (names up to %d bytes, values "
+			       "up to %d)",
+			       st->source, line, name, MPI_MAX_INFO_KEY - 1,
+			       (CFG_HINT_MAX < MPI_MAX_INFO_VAL ? CFG_HINT_MAX : MPI_MAX_INFO_VAL) -
+				   1);
 	struct cfg_hint *h = &cfg->mpiio.hints[cfg->mpiio.nhints++];
 	snprintf(h->key, sizeof(h->key), "%s", name);
 	snprintf(h->value, sizeof(h->value), "%s", value);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "safefile.h"
 #include "../formats/format.h"
 
 #define DIO_ALIGN 4096
@@ -15,6 +16,22 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
 	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
 
+	char why[128];
+
+	if (!cfg->dataset.data_dir[0])
+		return fb_fail(err, -FB_ECONFIG, "%s: [dataset] data_dir is empty: name a folder",
+			       src);
+	/* Both become a folder name under [output] dir or --output: one path component. */
+	if (safe_name_check(cfg->workload.name, why, sizeof(why)) < 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [workload] name '%s' cannot name a results folder: %s", src,
+			       cfg->workload.name, why);
+	if (cfg->output.name[0] && safe_name_check(cfg->output.name, why, sizeof(why)) < 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [output] name '%s' cannot name a results folder: %s", src,
+			       cfg->output.name, why);
+	if (!cfg->output.dir[0])
+		return fb_fail(err, -FB_ECONFIG, "%s: [output] dir is empty: name a folder", src);
 	if (!fmt)
 		return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench",
 			       src, cfg->dataset.format);

@@ -24,6 +24,7 @@
 	X(FB_EHDF5, 1, "HDF5 error")                                                               \
 	X(FB_EDATASET, 1, "dataset missing or does not match")                                     \
 	X(FB_ECUDA, 1, "CUDA error")                                                               \
+	X(FB_ENOTREG, 1, "not a regular file")                                                     \
 	X(FB_EINTERNAL, 1, "internal error")
 
 enum fb_error {

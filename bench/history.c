@@ -19,6 +19,7 @@
 
 #include "errors.h"
 #include "report.h"
+#include "safefile.h"
 #include "util.h"
 
 #define HY_MAX_DEPTH  8
@@ -72,7 +73,7 @@ static void hy_point_label(const char *summary, char *label, size_t len)
 		return;
 	snprintf(parent, sizeof(parent), "%.*s/sweep_results.json", slash ? (int)(slash - dir) : 1,
 		 slash ? dir : ".");
-	root = json_load_file(parent, 0, NULL);
+	root = safe_json_load(parent, 0, NULL);
 	json_array_foreach(json_object_get(root, "points"), i, pt)
 	{
 		const char *d = json_string_value(json_object_get(pt, "dir"));
@@ -263,7 +264,7 @@ static int hy_write_csv(const struct hy *h, const char *path)
 		fputc('\n', f);
 	}
 	fclose(f);
-	rc = util_write_atomic(path, text, len);
+	rc = safe_write_atomic(path, text, len);
 	free(text);
 	return rc;
 }

@@ -27,6 +27,7 @@
 #include "build_config.h"
 #include "config.h"
 #include "errors.h"
+#include "safefile.h"
 #include "sweep.h"
 
 extern char **environ;
@@ -40,6 +41,7 @@ struct plot_env {
 	int rendered; /* pictures written */
 	int failed;
 	char why[512]; /* first failure */
+	char bad[512]; /* why the results cannot be plotted (a malformed input, a write) */
 };
 
 /* ---- finding gnuplot and the scripts ----------------------------------------------------- */
@@ -209,12 +211,52 @@ static int plot_exec(struct plot_env *env, const char *script, const char *assig
 	return 0;
 }
 
-/* Runs a script with the variables written by fill (memstream text). */
-static int plot_run_script(struct plot_env *env, const char *script, char *vars)
+/* gnuplot exits 0 after a write failed (a full disk leaves an empty file): each picture is
+ * checked to be whole, a PNG by its signature, an SVG by its closing tag. */
+static int plot_check_output(struct plot_env *env, const char *script, const char *out)
+{
+	static const struct {
+		const char *ext, *head, *tail;
+	} kinds[] = {{"png", "\x89PNG\r\n\x1a\n", NULL}, {"svg", NULL, "</svg>"}};
+	char path[PATH_MAX + 64], buf[64];
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct stat st;
+		const char *want = kinds[k].head ? kinds[k].head : kinds[k].tail;
+		size_t n = strlen(want);
+		bool ok = false;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s.%s", out, kinds[k].ext);
+		fd = safe_open_read(path, 0, true);
+		if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size > n + 8) {
+			off_t at = kinds[k].head ? 0 : st.st_size - (off_t)sizeof(buf);
+			ssize_t got = pread(fd, buf, sizeof(buf) - 1, at < 0 ? 0 : at);
+			buf[got > 0 ? got : 0] = '\0';
+			ok = got > 0 && (kinds[k].head ? memcmp(buf, want, n) == 0
+						       : memmem(buf, (size_t)got, want, n) != NULL);
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!ok) {
+			plot_fail(env, "gnuplot %s wrote no complete '%s' (disk full?)", script,
+				  path);
+			env->rendered--;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Runs a script with the variables written by fill (memstream text); out is the picture's
+ * path without extension. */
+static int plot_run_script(struct plot_env *env, const char *script, char *vars, const char *out)
 {
 	int rc = vars ? plot_exec(env, script, vars) : -ENOMEM;
 
 	free(vars);
+	if (rc == 0)
+		rc = plot_check_output(env, script, out);
 	return rc;
 }
 
@@ -264,7 +306,7 @@ static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 		plot_var(f, "title_text", title);
 		fprintf(f, "threshold = %g", isnan(thr) ? 90.0 : thr * 100);
 		fclose(f);
-		plot_run_script(env, "au.gp", vars);
+		plot_run_script(env, "au.gp", vars, path);
 	}
 
 	snprintf(path, sizeof(path), "%s/latency.csv", dir);
@@ -277,7 +319,7 @@ static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 			 subject);
 		plot_var(f, "title_text", title);
 		fclose(f);
-		plot_run_script(env, "latency.gp", vars);
+		plot_run_script(env, "latency.gp", vars, path);
 	}
 
 	snprintf(path, sizeof(path), "%s/timeline.csv", dir);
@@ -290,7 +332,7 @@ static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 		plot_var(f, "title_text", title);
 		fprintf(f, "maxrows = %d", PLOT_TIMELINE_ROWS);
 		fclose(f);
-		plot_run_script(env, "timeline.gp", vars);
+		plot_run_script(env, "timeline.gp", vars, path);
 	}
 }
 
@@ -300,7 +342,7 @@ static int plot_run_dir(struct plot_env *env, const char *dir)
 	json_t *s;
 
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
-	s = json_load_file(path, 0, NULL);
+	s = safe_json_load(path, 0, NULL);
 	if (!json_is_object(s)) {
 		json_decref(s);
 		return -FB_EFORMAT;
@@ -308,8 +350,11 @@ static int plot_run_dir(struct plot_env *env, const char *dir)
 	plot_run_folder(env, dir, s);
 	json_decref(s);
 	/* report.md embeds the pictures that exist: write it again now that they do. */
-	report_write_run(dir);
-	return 0;
+	int rc = report_write_run(dir);
+	if (rc < 0)
+		snprintf(env->bad, sizeof(env->bad), "cannot write '%s/report.md': %s", dir,
+			 fb_strerror(rc));
+	return rc;
 }
 
 /* ---- sweep folders ------------------------------------------------------------------------ */
@@ -324,11 +369,13 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 	size_t sl = 0, tl = 0;
 	FILE *fs, *ft;
 
-	for (int k = 0; k < nk; k++)
+	if (nk > CFG_MAX_SWEEP)
+		return 0;
+	for (int k = 0; k < nk && n <= PLOT_MAX_SERIES; k++)
 		if (k != skip && k != skip2)
 			n *= (int)json_array_size(
 			    json_object_get(json_array_get(keys, (size_t)k), "canonical"));
-	if (n > PLOT_MAX_SERIES)
+	if (n > PLOT_MAX_SERIES || n < 1)
 		return 0;
 	fs = open_memstream(&sel, &sl);
 	ft = open_memstream(&tit, &tl);
@@ -451,7 +498,7 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 		int n = plot_series(f, keys, k, -1);
 		fclose(f);
 		if (n > 0)
-			plot_run_script(env, "sweep_bandwidth.gp", vars);
+			plot_run_script(env, "sweep_bandwidth.gp", vars, path);
 		else
 			free(vars);
 	}
@@ -478,7 +525,7 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 		fprintf(f, "nseries = 1; sel(i) = 1; stitle(i) = 'mean ± stddev'; ");
 	}
 	fclose(f);
-	plot_run_script(env, "sweep_bars.gp", vars);
+	plot_run_script(env, "sweep_bars.gp", vars, path);
 
 	f = open_memstream(&vars, &len);
 	plot_var(f, "csv", csv);
@@ -487,7 +534,71 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 	snprintf(title, sizeof(title), "Read latency percentiles per point: %s", subject);
 	plot_var(f, "title_text", title);
 	fclose(f);
-	plot_run_script(env, "sweep_latency.gp", vars);
+	plot_run_script(env, "sweep_latency.gp", vars, path);
+}
+
+/* sweep_results.json is input: its shape is checked once, here, so the chart code can trust
+ * it (keys with a key, a name and as many canonical as shown values, each a string; at most
+ * CFG_MAX_SWEEP keys; points whose dir is one folder inside the sweep). */
+static int plot_check_sweep(json_t *res, char *why, size_t len)
+{
+	json_t *keys = json_object_get(res, "keys"), *points = json_object_get(res, "points");
+	json_t *k, *p;
+	size_t i, j;
+	char bad[160];
+
+	if (!json_is_array(keys) || !json_is_array(points)) {
+		snprintf(why, len, "no keys or points arrays");
+		return -FB_EFORMAT;
+	}
+	if (json_array_size(keys) > CFG_MAX_SWEEP) {
+		snprintf(why, len, "%zu keys (a sweep has at most %d)", json_array_size(keys),
+			 CFG_MAX_SWEEP);
+		return -FB_EFORMAT;
+	}
+	json_array_foreach(keys, i, k)
+	{
+		json_t *canon = json_object_get(k, "canonical"),
+		       *vals = json_object_get(k, "values");
+		const char *name = json_string_value(json_object_get(k, "name"));
+
+		if (!json_is_string(json_object_get(k, "key")) || !name || !json_is_array(canon) ||
+		    !json_is_array(vals) || json_array_size(canon) != json_array_size(vals) ||
+		    json_array_size(vals) == 0) {
+			snprintf(
+			    why, len,
+			    "keys[%zu] needs key, name, and canonical and values arrays of one "
+			    "length",
+			    i);
+			return -FB_EFORMAT;
+		}
+		if (safe_name_check(name, bad, sizeof(bad)) < 0) {
+			snprintf(why, len, "keys[%zu].name '%.80s' cannot name a picture: %s", i,
+				 name, bad);
+			return -FB_EFORMAT;
+		}
+		for (j = 0; j < json_array_size(vals); j++)
+			if (!json_is_string(json_array_get(canon, j)) ||
+			    !json_is_string(json_array_get(vals, j))) {
+				snprintf(why, len, "keys[%zu] has a value that is not a string", i);
+				return -FB_EFORMAT;
+			}
+	}
+	json_array_foreach(points, i, p)
+	{
+		const char *dir = json_string_value(json_object_get(p, "dir"));
+		if (!dir) {
+			snprintf(why, len, "points[%zu] has no dir", i);
+			return -FB_EFORMAT;
+		}
+		if (safe_name_check(dir, bad, sizeof(bad)) < 0) {
+			snprintf(why, len,
+				 "points[%zu].dir '%.80s' is not a folder inside the sweep: %s", i,
+				 dir, bad);
+			return -FB_EFORMAT;
+		}
+	}
+	return 0;
 }
 
 static int plot_sweep_dir(struct plot_env *env, const char *dir)
@@ -496,12 +607,20 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 	double threshold = NAN;
 	json_t *res, *sw, *v;
 	size_t i;
+	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/sweep_results.json", dir);
-	res = json_load_file(path, 0, NULL);
+	res = safe_json_load(path, 0, NULL);
 	snprintf(path, sizeof(path), "%s/sweep.json", dir);
-	sw = json_load_file(path, 0, NULL);
+	sw = safe_json_load(path, 0, NULL);
 	if (!json_is_object(res) || !json_is_object(sw)) {
+		json_decref(res);
+		json_decref(sw);
+		return -FB_EFORMAT;
+	}
+	char why[400];
+	if (plot_check_sweep(res, why, sizeof(why)) < 0) {
+		snprintf(env->bad, sizeof(env->bad), "'%s/sweep_results.json': %s", dir, why);
 		json_decref(res);
 		json_decref(sw);
 		return -FB_EFORMAT;
@@ -511,9 +630,15 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 	{
 		json_t *s;
 
+		struct stat st;
+		int prc;
+
 		snprintf(point, sizeof(point), "%s/%s", dir, summary_str(v, "dir", "?"));
+		/* A point is a real folder of the sweep, never a link to one elsewhere. */
+		if (lstat(point, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
 		snprintf(path, sizeof(path), "%s/summary.json", point);
-		s = json_load_file(path, 0, NULL);
+		s = safe_json_load(path, 0, NULL);
 		if (!json_is_object(s)) {
 			json_decref(s);
 			continue;
@@ -521,13 +646,19 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 		if (isnan(threshold))
 			threshold = summary_num(s, "config.train.au_threshold") * 100;
 		json_decref(s);
-		plot_run_dir(env, point);
+		if ((prc = plot_run_dir(env, point)) < 0 && rc == 0)
+			rc = prc;
 	}
 	plot_sweep_charts(env, dir, res, sw, isnan(threshold) ? 90.0 : threshold);
 	json_decref(res);
 	json_decref(sw);
-	report_write_sweep(dir);
-	return 0;
+	int wrc = report_write_sweep(dir);
+	if (wrc < 0 && rc == 0) {
+		snprintf(env->bad, sizeof(env->bad), "cannot write '%s/report.md': %s", dir,
+			 fb_strerror(wrc));
+		rc = wrc;
+	}
+	return rc;
 }
 
 /* ---- entry points -------------------------------------------------------------------------- */
@@ -596,7 +727,11 @@ int plot_render(const char *dir, char *why, size_t len)
 	}
 	rc = sweep ? plot_sweep_dir(&env, dir) : plot_run_dir(&env, dir);
 	if (rc < 0) {
-		snprintf(why, len, "cannot read the results in '%s': %s", dir, fb_strerror(rc));
+		if (env.bad[0])
+			snprintf(why, len, "%s", env.bad);
+		else
+			snprintf(why, len, "cannot read the results in '%s': %s", dir,
+				 fb_strerror(rc));
 		return rc;
 	}
 	if (env.failed) {

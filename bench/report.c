@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "sweep.h"
+#include "safefile.h"
 #include "util.h"
 
 const char *const sweep_metric_column[SWM_COUNT] = {
@@ -204,7 +205,7 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
-	root = json_load_file(path, 0, &jerr);
+	root = safe_json_load(path, 0, &jerr);
 	if (!root) {
 		struct stat sb;
 		int rc = stat(path, &sb) < 0 ? -ENOENT : -FB_EFORMAT;
@@ -832,7 +833,7 @@ static int report_save(const char *dir, const char *name, char *text, size_t len
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	rc = text ? util_write_atomic(path, text, len) : -ENOMEM;
+	rc = text ? safe_write_atomic(path, text, len) : -ENOMEM;
 	if (rc < 0 && err)
 		fb_fail(err, rc, "cannot write '%s': %s", path, strerror(-rc));
 	return rc;
@@ -1023,7 +1024,7 @@ int report_write_run(const char *run_dir)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/summary.json", run_dir);
-	root = json_load_file(path, 0, NULL);
+	root = safe_json_load(path, 0, NULL);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return -FB_EFORMAT;
@@ -1112,9 +1113,9 @@ int report_write_sweep(const char *sweep_dir)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/sweep.json", sweep_dir);
-	sw = json_load_file(path, 0, NULL);
+	sw = safe_json_load(path, 0, NULL);
 	snprintf(path, sizeof(path), "%s/sweep_results.json", sweep_dir);
-	res = json_load_file(path, 0, NULL);
+	res = safe_json_load(path, 0, NULL);
 	if (!json_is_object(sw) || !json_is_object(res)) {
 		json_decref(sw);
 		json_decref(res);
@@ -1126,7 +1127,7 @@ int report_write_sweep(const char *sweep_dir)
 			continue;
 		snprintf(first, sizeof(first), "%s/%s/summary.json", sweep_dir,
 			 summary_str(v, "dir", ""));
-		summary = json_load_file(first, 0, NULL);
+		summary = safe_json_load(first, 0, NULL);
 		break;
 	}
 	snprintf(path, sizeof(path), "%s/sweep.md", sweep_dir);

@@ -15,6 +15,7 @@
 #include "agree.h"
 #include "report.h"
 #include "run.h"
+#include "safefile.h"
 #include "util.h"
 
 #define MIB	       1048576.0
@@ -188,7 +189,7 @@ static int write_text(const char *dir, const char *name, const char *text)
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return util_write_atomic(path, text, strlen(text));
+	return safe_write_atomic(path, text, strlen(text));
 }
 
 /* Closes an open_memstream (which only then publishes its buffer) and writes it out. */

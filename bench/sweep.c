@@ -26,6 +26,7 @@
 #include "report.h"
 #include "runner.h"
 #include "timer.h"
+#include "safefile.h"
 #include "util.h"
 
 extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
@@ -692,7 +693,7 @@ static int sweep_write_json(const char *path, json_t *root)
 		return -ENOMEM;
 	size_t n = strlen(text);
 	text[n] = '\n';
-	rc = util_write_atomic(path, text, n + 1);
+	rc = safe_write_atomic(path, text, n + 1);
 	free(text);
 	return rc;
 }
@@ -776,7 +777,7 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 				       strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/sweep.ini", s->dir);
-	if ((rc = util_write_atomic(path, s->text, s->text_len)) < 0)
+	if ((rc = safe_write_atomic(path, s->text, s->text_len)) < 0)
 		return fb_fail(&s->err, rc, "cannot write '%s': %s", path, strerror(-rc));
 	return 0;
 }

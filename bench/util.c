@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safefile.h"
+
 int util_mkdirs(const char *path, unsigned mode)
 {
 	char buf[4096];
@@ -46,40 +48,6 @@ int util_fsync_dir(const char *dir)
 		rc = -errno;
 	close(fd);
 	return rc;
-}
-
-int util_write_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[4096], dir[4096];
-	int fd, rc = 0;
-	size_t done = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)data + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		unlink(tmp);
-		return rc;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	return util_fsync_dir(dirname(dir));
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -150,12 +118,18 @@ int util_walk_files(const char *dir, const char *name, int max_depth,
 
 int util_read_file(const char *path, char **text, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = safe_open_read(path, 0, false);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	char *buf = NULL;
 	size_t cap = 0, n = 0;
 
-	if (!f)
-		return -errno;
+	if (fd < 0)
+		return fd;
+	if (!f) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
 	for (;;) {
 		if (cap - n < 4096) {
 			char *nb = realloc(buf, cap ? cap * 2 : 8192);

@@ -8,9 +8,6 @@
 
 /* mkdir -p; 0 or -errno. */
 int util_mkdirs(const char *path, unsigned mode);
-/* Writes data to path atomically: a temporary name beside it, fsync, rename, fsync of the
- * folder. Either the old file or the complete new one exists afterwards. 0 or -errno. */
-int util_write_atomic(const char *path, const void *data, size_t len);
 /* fsync a folder (after renames into it). */
 int util_fsync_dir(const char *dir);
 /* rm -r; 0 or -errno. */
@@ -25,7 +22,9 @@ void util_utc_compact(char *buf, size_t len);
 int util_walk_files(const char *dir, const char *name, int max_depth,
 		    int (*fn)(void *ctx, const char *path), void *ctx);
 
-/* Reads a whole file (NUL-terminated, malloc'd); len may be NULL. 0 or -errno. */
+/* Reads a whole file (NUL-terminated, malloc'd); len may be NULL. A FIFO, folder or device is
+ * refused without blocking (-FB_ENOTREG). 0 or -errno. Files are written with
+ * safe_write_atomic (safefile.h). */
 int util_read_file(const char *path, char **text, size_t *len);
 
 /* Writes one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or

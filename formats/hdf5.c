@@ -21,12 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hdf5.h>
 #include <mpi.h>
 
 #include "../bench/run.h"
+#include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
 
@@ -654,6 +656,21 @@ static void hdf5_record_info(struct run *run, struct hdf5_meta *m)
 		json_object_set_new(run->info_format, "hdf5", o);
 }
 
+/* H5Fopen follows links and blocks on a FIFO: anything but a regular file is refused first
+ * (a shared file is the same file on every rank, so all ranks refuse it together). */
+static int hdf5_check_regular(struct run *run, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return run_fail(run, -errno, "hdf5: cannot open '%s': %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return run_fail(run, -FB_ENOTREG,
+				"hdf5: cannot open '%s': it is %s, not a regular file", path,
+				safe_kind(st.st_mode));
+	return 0;
+}
+
 static int hdf5_index_locked(struct run *run, struct ds_file *file, struct hdf5_meta *m)
 {
 	char why[256];
@@ -668,6 +685,10 @@ static int hdf5_index_locked(struct run *run, struct ds_file *file, struct hdf5_
 	if (fapl < 0)
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the %s driver for '%s': %s",
 				m->mpio ? "mpio" : "sec2", file->path, hdf5_why(why, sizeof(why)));
+	if ((err = hdf5_check_regular(run, file->path)) < 0) {
+		hdf5_quiet_close(H5Pclose, fapl);
+		return err;
+	}
 	m->fid = H5Fopen(file->path, H5F_ACC_RDONLY, fapl);
 	hdf5_quiet_close(H5Pclose, fapl);
 	if (m->fid < 0)
@@ -1134,6 +1155,10 @@ static int hdf5_probe_locked(struct run *run, const char *path, struct probe_inf
 	if (fapl < 0)
 		return run_fail(run, -FB_EHDF5, "hdf5: cannot set up the sec2 driver: %s",
 				hdf5_why(why, sizeof(why)));
+	if ((err = hdf5_check_regular(run, path)) < 0) {
+		hdf5_quiet_close(H5Pclose, fapl);
+		return err;
+	}
 	m->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
 	hdf5_quiet_close(H5Pclose, fapl);
 	if (m->fid < 0)

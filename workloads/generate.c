@@ -18,6 +18,7 @@
 #include "../bench/progress.h"
 #include "../bench/run.h"
 #include "../bench/storage/fs.h"
+#include "../bench/safefile.h"
 #include "../bench/util.h"
 #include "../formats/sample.h"
 
@@ -63,7 +64,7 @@ int manifest_check(struct run *run, char *why, size_t len)
 	uint32_t missing = 0;
 
 	manifest_path(run, path, sizeof(path));
-	m = json_load_file(path, 0, &jerr);
+	m = safe_json_load(path, 0, &jerr);
 	if (!m) {
 		snprintf(why, len, "no dataset manifest in '%s'", run->cfg.dataset.data_dir);
 		return 1;
@@ -85,6 +86,12 @@ int manifest_check(struct run *run, char *why, size_t len)
 		json_t *want = sized ? json_array_get(sizes, i) : NULL;
 		if (stat(run->ds.files[i].path, &st) < 0) {
 			missing++;
+		} else if (!S_ISREG(st.st_mode)) {
+			/* Reading a FIFO would block; a device is not a dataset. */
+			snprintf(why, len, "'%s' is %s, not a regular file", run->ds.files[i].path,
+				 safe_kind(st.st_mode));
+			json_decref(m);
+			return 1;
 		} else if (json_is_integer(want) &&
 			   (json_int_t)st.st_size != json_integer_value(want)) {
 			/* Not a reason to regenerate: another tool may have rewritten it (numpy,
@@ -140,7 +147,7 @@ static int manifest_write(struct run *run)
 	if (!text)
 		return run_fail(run, -ENOMEM, "out of memory");
 	manifest_path(run, path, sizeof(path));
-	rc = util_write_atomic(path, text, strlen(text));
+	rc = safe_write_atomic(path, text, strlen(text));
 	free(text);
 	if (rc < 0)
 		return run_fail(run, rc, "cannot write manifest '%s': %s", path, strerror(-rc));
@@ -154,8 +161,18 @@ static int generate_file(struct run *run, struct ds_file *file, unsigned flags, 
 			 uint64_t share)
 {
 	struct fgen *g = NULL;
-	int rc = run->format->create(&g, run, file, flags);
+	const char *what;
+	int rc;
 
+	/* A link, FIFO or device planted under a dataset file's name is never written through
+	 * (the posix back-end also opens with O_NOFOLLOW; HDF5 and MPI-IO open by name). */
+	if (safe_check_owned(file->path, &what) < 0)
+		return run_fail(
+		    run, -FB_ENOTREG,
+		    "refusing to write '%s': it is %s, and feedbench writes only regular "
+		    "files it creates (remove it or choose another data_dir)",
+		    file->path, what);
+	rc = run->format->create(&g, run, file, flags);
 	if (rc < 0)
 		return rc;
 	for (uint64_t i = lo; i < hi && rc == 0; i++) {

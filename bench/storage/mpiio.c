@@ -19,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../run.h"
+#include "../safefile.h"
 
 /* Largest count handed to one MPI call (counts are int); the wrappers loop over the rest. */
 #define MPIIO_MAX_CALL (1u << 30)
@@ -169,6 +171,19 @@ static int mpiio_build_info(struct run *run, int flags, MPI_Info *info)
 	return MPI_SUCCESS;
 }
 
+/* Reads: a regular file (links followed); writes: missing or a regular file of ours. */
+static int mpiio_check_path(const char *path, int flags)
+{
+	const char *what;
+	struct stat st;
+
+	if (flags & STORAGE_O_WRITE)
+		return safe_check_owned(path, &what);
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISREG(st.st_mode) ? 0 : -FB_ENOTREG;
+}
+
 static int mpiio_open(struct sfile **out, const char *path, int flags, struct run *run)
 {
 	MPI_Comm comm = (flags & STORAGE_O_SHARED) ? run->comm : MPI_COMM_SELF;
@@ -180,6 +195,10 @@ static int mpiio_open(struct sfile **out, const char *path, int flags, struct ru
 		return run_fail(run, -EINVAL,
 				"cannot open '%s': the mpiio back-end does not do direct I/O",
 				path);
+	/* MPI_File_open follows links and blocks on a FIFO: the same checks as posix first
+	 * (every rank of a shared open sees the same file, so all fail together). */
+	if ((rc = mpiio_check_path(path, flags)) < 0)
+		return rc;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;

@@ -1,0 +1,288 @@
+/* Safe files: see safefile.h for the contract every writer and reader follows. */
+#include "safefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+int safe_name_check(const char *name, char *why, size_t len)
+{
+	const char *reason = NULL;
+
+	if (!name || !*name)
+		reason = "it is empty";
+	else if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		reason = "it names a folder ('.' or '..')";
+	else if (strchr(name, '/'))
+		reason = "it holds a '/' (it must be one name, not a path)";
+	else if (name[0] == '.')
+		reason = "it starts with '.' (hidden names are unfinished results)";
+	else if (strlen(name) > 200)
+		reason = "it is longer than 200 bytes";
+	for (const unsigned char *p = (const unsigned char *)name; !reason && *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			reason = "it holds a control character";
+	if (!reason)
+		return 0;
+	snprintf(why, len, "%s", reason);
+	return -FB_ECONFIG;
+}
+
+const char *safe_kind(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFDIR:
+		return "a folder";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "a device";
+	}
+}
+
+static int fsync_parent(const char *path)
+{
+	char dir[4096];
+	int fd, rc = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Six random characters for a temporary name (from getrandom; the pid when it has none). */
+static void random_suffix(char out[7])
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[6];
+
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		unsigned v = (unsigned)getpid() ^ (unsigned)(size_t)out;
+		for (int i = 0; i < 6; i++, v = v * 1103515245u + 12345u)
+			r[i] = (unsigned char)(v >> 16);
+	}
+	for (int i = 0; i < 6; i++)
+		out[i] = set[r[i] % (sizeof(set) - 1)];
+	out[6] = '\0';
+}
+
+/* A fresh hidden file beside path: ".<name>.tmp-XXXXXX". */
+static int create_temp(const char *path, char *tmp, size_t len)
+{
+	char copy[4096], dir[4096], sfx[7];
+	const char *base;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	base = basename(copy);
+	for (int tries = 0; tries < 100; tries++) {
+		random_suffix(sfx);
+		if ((size_t)snprintf(tmp, len, "%s/.%s.tmp-%s", dirname(dir), base, sfx) >= len)
+			return -ENAMETOOLONG;
+		snprintf(dir, sizeof(dir), "%s", path);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+int safe_write_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[4200];
+	size_t done = 0;
+	int fd, rc = 0;
+
+	fd = create_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	/* rename replaces a link at path itself, never what it points to. */
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(tmp);
+		return rc;
+	}
+	return fsync_parent(path);
+}
+
+int safe_tmpdir(const char *parent, const char *base, char *out, size_t len)
+{
+	if ((size_t)snprintf(out, len, "%s/.%s.tmp-XXXXXX", parent, base) >= len)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(out))
+		return -errno;
+	chmod(out, 0755);
+	return 0;
+}
+
+int safe_claim_dir(const char *path, unsigned mode)
+{
+	return mkdir(path, mode) < 0 ? -errno : 0;
+}
+
+int safe_rename_noreplace(const char *from, const char *to)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) < 0) {
+		if (errno != EINVAL && errno != ENOSYS)
+			return -errno;
+		/* A file system without RENAME_NOREPLACE: claim the name with mkdir (a folder)
+		 * or link (a file), then rename over the claim we hold. */
+		struct stat st;
+		if (lstat(from, &st) < 0)
+			return -errno;
+		if (S_ISDIR(st.st_mode)) {
+			if (mkdir(to, 0700) < 0)
+				return -errno;
+			if (rename(from, to) < 0) {
+				int err = -errno;
+				rmdir(to);
+				return err;
+			}
+		} else {
+			if (link(from, to) < 0)
+				return -errno;
+			unlink(from);
+		}
+	}
+	return fsync_parent(to);
+}
+
+int safe_rename_unique(const char *from, const char *base, char *out, size_t len)
+{
+	int rc = -EEXIST;
+
+	for (int i = 1; i < 1000 && rc == -EEXIST; i++) {
+		if (i == 1)
+			snprintf(out, len, "%s", base);
+		else
+			snprintf(out, len, "%s-%d", base, i);
+		rc = safe_rename_noreplace(from, out);
+		/* ENOTEMPTY: rename(2) says so for a folder held by another folder. */
+		if (rc == -ENOTEMPTY)
+			rc = -EEXIST;
+	}
+	return rc;
+}
+
+int safe_open_read(const char *path, int flags, bool nofollow)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		int err = -errno;
+		if (err == -ELOOP && nofollow && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return -FB_ENOTREG;
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -FB_ENOTREG;
+	}
+	if (!(flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int safe_open_write(const char *path, int extra, bool truncate)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | extra, 0644);
+
+	if (fd < 0) {
+		int err = -errno;
+		/* ELOOP: a symbolic link; ENXIO: a FIFO without a reader. */
+		if ((err == -ELOOP || err == -ENXIO) && lstat(path, &st) == 0 &&
+		    !S_ISREG(st.st_mode))
+			return -FB_ENOTREG;
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+		close(fd);
+		return -FB_ENOTREG;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (truncate && st.st_size > 0 && ftruncate(fd, 0) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int safe_check_owned(const char *path, const char **what)
+{
+	struct stat st;
+
+	*what = NULL;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+		return 0;
+	*what = S_ISREG(st.st_mode) ? "a file with other hard links" : safe_kind(st.st_mode);
+	return -FB_ENOTREG;
+}
+
+json_t *safe_json_load(const char *path, size_t flags, json_error_t *err)
+{
+	int fd = safe_open_read(path, 0, false);
+	json_t *j;
+
+	if (fd < 0) {
+		if (err) {
+			memset(err, 0, sizeof(*err));
+			snprintf(err->source, sizeof(err->source), "%s", path);
+			snprintf(err->text, sizeof(err->text), "%s: %s", path,
+				 fd == -FB_ENOTREG ? "not a regular file" : strerror(-fd));
+		}
+		return NULL;
+	}
+	j = json_loadfd(fd, flags, err);
+	close(fd);
+	return j;
+}

@@ -1,0 +1,73 @@
+/* Files and folders in places others can write to (shared scratch folders, results folders,
+ * data folders): nothing feedbench writes may follow a link someone planted, reuse a name
+ * someone else holds, or block on a FIFO.
+ *
+ * Contract for every writer:
+ * - a file is written under a fresh hidden temporary name beside its final one, created with
+ *   O_CREAT|O_EXCL|O_NOFOLLOW (a link or anything else already there is never opened),
+ *   fsynced, renamed, and its folder fsynced;
+ * - a folder is claimed with mkdir, which fails when anything holds the name; a temporary
+ *   folder is a fresh mkdtemp name, never an existing folder;
+ * - a folder takes its final name with a rename that never replaces anything.
+ * Contract for readers: a path is opened without blocking (O_NONBLOCK), with O_NOFOLLOW where
+ * the path is one feedbench made, and anything but a regular file is refused (-FB_ENOTREG)
+ * before a byte is read.
+ * Names that come from configs and JSON inputs and become part of a path are single path
+ * components, checked once with safe_name_check().
+ */
+#ifndef FEEDBENCH_SAFEFILE_H
+#define FEEDBENCH_SAFEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* 0 when name can be one path component of something feedbench writes: not empty, not "."
+ * or "..", no '/', no leading '.' (hidden names are feedbench's unfinished files), no control
+ * characters, at most 200 bytes. Otherwise -FB_ECONFIG and why (a phrase) in why. */
+int safe_name_check(const char *name, char *why, size_t len);
+
+/* Writes data to path atomically (see the contract above). Either the old file or the
+ * complete new one exists afterwards. 0 or -errno. */
+int safe_write_atomic(const char *path, const void *data, size_t len);
+
+/* Makes a fresh folder "<parent>/.<base>.tmp-XXXXXX" (mkdtemp) and writes its path to out.
+ * 0 or -errno. */
+int safe_tmpdir(const char *parent, const char *base, char *out, size_t len);
+
+/* Claims path with mkdir: -EEXIST when anything holds the name. 0 or -errno. */
+int safe_claim_dir(const char *path, unsigned mode);
+
+/* Renames from to to, never replacing what holds the name to (-EEXIST), then fsyncs the
+ * folder of to. Works for files and folders. 0 or -errno. */
+int safe_rename_noreplace(const char *from, const char *to);
+
+/* Renames folder from to "<base>", or "<base>-2" ... "<base>-999" when taken, never replacing
+ * anything; the name taken is written to out. 0 or -errno (-EEXIST after 999 tries). */
+int safe_rename_unique(const char *from, const char *base, char *out, size_t len);
+
+/* Opens path for reading (flags added to O_RDONLY|O_CLOEXEC|O_NONBLOCK; O_NONBLOCK is cleared
+ * again once the file is known to be regular). nofollow: a symbolic link in the last
+ * component is refused. Returns the descriptor, -FB_ENOTREG for anything but a regular file,
+ * or -errno. */
+int safe_open_read(const char *path, int flags, bool nofollow);
+
+/* Opens path for writing a file feedbench owns (a dataset file): created when missing, never
+ * through a symbolic link, refused when it is not a regular file or has other hard links;
+ * truncated only after those checks when truncate is set. extra is added to the open flags
+ * (O_DIRECT). Returns the descriptor, -FB_ENOTREG or -errno. */
+int safe_open_write(const char *path, int extra, bool truncate);
+
+/* 0 when path is missing or a regular file with one link (lstat: a link is not followed);
+ * -FB_ENOTREG otherwise. What it is goes to what ("a symbolic link", "a FIFO", ...). */
+int safe_check_owned(const char *path, const char **what);
+
+/* "a symbolic link", "a FIFO", "a folder", "a socket", "a device", "a regular file". */
+const char *safe_kind(unsigned mode);
+
+/* json_load_file through safe_open_read (links followed: input paths are the user's). NULL
+ * with err filled on any failure; a FIFO or folder is refused without blocking. */
+json_t *safe_json_load(const char *path, size_t flags, json_error_t *err);
+
+#endif

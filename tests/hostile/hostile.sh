@@ -1,0 +1,210 @@
+#!/bin/bash
+# Hostile inputs and shared folders (issue 14): files planted where feedbench writes (links,
+# FIFOs, folders), names that are paths, malformed JSON inputs, full disks, signals, pauses and
+# mismatched launches. Each case checks what a user sees (exit status, the message) and that
+# no file outside the output was touched.
+#
+# usage: hostile.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
+set -u
+
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_hostile_XXXXXX")
+cleanup() {
+	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	echo "---- stdout" >&2
+	head -40 "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	head -40 "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# A file nobody may touch: its content is checked at the end of a case.
+echo "precious" >"$T/victim"
+victim_intact() {
+	[ "$(cat "$T/victim")" = precious ] || fail "a file outside the output was overwritten"
+}
+
+# config NAME [extra INI text]: a tiny dataset (2 files x 4 samples of 4 KiB), kept.
+config() {
+	local name=$1
+	shift
+	cat >"$T/$name.ini" <<INI
+[workload]
+name = $name
+[dataset]
+data_dir = $T/data
+format = ${FORMAT:-raw}
+num_files_train = 2
+num_samples_per_file = 4
+record_length_bytes = 4096
+keep_files = true
+[reader]
+batch_size = 2
+[train]
+epochs = ${EPOCHS:-1}
+computation_time = ${CTIME:-0}
+watchdog = ${WATCHDOG:-20s}
+[output]
+dir = $T/results
+plots = ${PLOTS:-false}
+$*
+INI
+}
+
+# fb ARGS...: feedbench as one process (MPI singleton) under a time limit; sets RC.
+fb() {
+	timeout -k 5 60 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "feedbench $* hung (killed after 60 s)"
+}
+
+expect_rc() {
+	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
+}
+
+expect_msg() {
+	grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"
+}
+
+case $CASE in
+compare_json_symlink)
+	# A link planted under the temporary name of an atomic write (the old name was
+	# "<target>.tmp.<pid>") or under the target itself never redirects the write.
+	config cj
+	fb run "$T/cj.ini" -q
+	expect_rc 0
+	fb run "$T/cj.ini" -q
+	expect_rc 0
+	runs=("$T"/results/cj-*)
+	[ "${#runs[@]}" -eq 2 ] || fail "expected two run folders: ${runs[*]}"
+	# The subshell's pid becomes feedbench's pid with exec.
+	(
+		ln -s "$T/victim" "$T/out.json.tmp.$BASHPID"
+		exec "$FEEDBENCH" compare "${runs[0]}" "${runs[1]}" --json "$T/out.json" \
+			>"$T/out" 2>"$T/err"
+	)
+	RC=$?
+	[ "$RC" -le 3 ] || fail "compare exited $RC"
+	victim_intact
+	[ -f "$T/out.json" ] && [ ! -L "$T/out.json" ] || fail "out.json is not a regular file"
+	python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out.json" ||
+		fail "out.json is not JSON"
+	# A link at the target itself is replaced, its target left alone.
+	rm -f "$T/out.json"
+	ln -s "$T/victim" "$T/out.json"
+	fb compare "${runs[0]}" "${runs[1]}" --json "$T/out.json"
+	victim_intact
+	[ ! -L "$T/out.json" ] || fail "out.json is still the planted link"
+	# No temporary file is left behind.
+	left=$(find "$T" -maxdepth 1 -name '.out.json.tmp*')
+	[ -z "$left" ] || fail "temporary files left: $left"
+	;;
+generate_symlink | generate_fifo | generate_hardlink)
+	# Generation never writes through a link, into a FIFO or into a file with other links
+	# planted under a data file's name: exit 1, naming the file; the target is untouched.
+	config gs
+	mkdir -p "$T/data"
+	case $CASE in
+	generate_symlink) ln -s "$T/victim" "$T/data/raw-1-of-2.bin" ;;
+	generate_fifo) mkfifo "$T/data/raw-1-of-2.bin" ;;
+	generate_hardlink) ln "$T/victim" "$T/data/raw-1-of-2.bin" ;;
+	esac
+	fb generate "$T/gs.ini"
+	expect_rc 1
+	expect_msg "refusing to write '$T/data/raw-1-of-2.bin'"
+	victim_intact
+	[ ! -e "$T/data/feedbench-manifest.json" ] || fail "a manifest was written"
+	;;
+read_fifo)
+	# A FIFO in place of a data file never blocks a run, even with the watchdog off: a
+	# generated dataset refuses it before reading, naming it; bring-your-own data (no
+	# manifest) is refused by the reader without blocking.
+	FORMAT=npy WATCHDOG=0 config rf
+	fb generate "$T/rf.ini"
+	expect_rc 0
+	f=$(ls "$T"/data/*.npy | tail -1)
+	rm "$f"
+	mkfifo "$f"
+	fb run "$T/rf.ini" --set dataset.generate=never
+	expect_rc 1
+	expect_msg "'$f' is a FIFO, not a regular file"
+	rm "$T/data/feedbench-manifest.json"
+	fb run "$T/rf.ini" --set dataset.generate=never --set dataset.verify=false
+	expect_rc 1
+	expect_msg "not a regular file"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
+	;;
+set_mpiio_empty_name)
+	# --set storage.mpiio.=x is refused (it used to abort inside MPI_Info_set).
+	config sm "[storage]
+backend = mpiio"
+	fb validate "$T/sm.ini" --set storage.mpiio.=x
+	expect_rc 2
+	expect_msg "--set storage.mpiio.=x: an MPI-IO hint needs a name"
+	fb run "$T/sm.ini" --set storage.mpiio.=x
+	expect_rc 2
+	;;
+name_escape)
+	# workload.name = ../../escape never puts a run folder outside --output.
+	config ne
+	mkdir -p "$T/a/b/out"
+	fb run "$T/ne.ini" --set "workload.name=../../escape" --output "$T/a/b/out"
+	expect_rc 2
+	expect_msg "cannot name a results folder"
+	[ ! -e "$T/a/escape" ] && [ -z "$(ls -A "$T/a/b/out")" ] ||
+		fail "something was written: $(find "$T/a")"
+	;;
+plot_many_keys | plot_malformed | plot_point_escape)
+	# sweep_results.json is input: more than 16 keys, values of the wrong type and point
+	# folders outside the sweep are refused with exit 1 and a message, not a crash, and
+	# nothing is written outside the sweep folder.
+	S=$T/sweep
+	mkdir -p "$S/p1" "$T/outside"
+	echo '{}' >"$S/sweep.json"
+	cp "$T/victim" "$T/outside/report.md"
+	case $CASE in
+	plot_many_keys)
+		python3 - "$S/sweep_results.json" <<'PY'
+import json, sys
+keys = [{"key": "reader.k%d" % i, "name": "k%d" % i, "numeric": True,
+         "canonical": ["1", "2"], "values": ["1", "2"]} for i in range(40)]
+json.dump({"keys": keys, "points": [{"dir": "p1"}]}, open(sys.argv[1], "w"))
+PY
+		want="40 keys (a sweep has at most 16)"
+		;;
+	plot_malformed)
+		echo '{"keys": [{"key": "reader.batch_size", "name": "batch_size", "numeric": true,
+		  "canonical": [1, null], "values": ["1", "2"]}], "points": [{"dir": "p1"}]}' \
+			>"$S/sweep_results.json"
+		want="keys[0] has a value that is not a string"
+		;;
+	plot_point_escape)
+		# The point names a folder outside that holds a summary.json of a real run.
+		config pe
+		fb run "$T/pe.ini" -q
+		expect_rc 0
+		cp "$T"/results/pe-*/summary.json "$T/outside/"
+		echo '{"keys": [], "points": [{"dir": "../outside"}]}' >"$S/sweep_results.json"
+		want="points[0].dir '../outside' is not a folder inside the sweep"
+		;;
+	esac
+	fb plot "$S"
+	expect_rc 1
+	expect_msg "$want"
+	[ "$(cat "$T/outside/report.md")" = precious ] || fail "report.md outside was rewritten"
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "PASS ($CASE)"
+exit 0

@@ -1,0 +1,15 @@
+# Hostile inputs and shared folders (issue 14): links, FIFOs and folders planted where
+# feedbench writes, names that are paths, malformed JSON inputs, full disks, signals, pauses and
+# mismatched MPI launches. Label `hostile`; the cases that start mpiexec also `mpi`.
+set(FB_HOSTILE_SH ${CMAKE_CURRENT_LIST_DIR}/hostile.sh)
+
+function(fb_hostile_test name labels)
+  add_test(NAME hostile.${name} COMMAND bash ${FB_HOSTILE_SH} ${name})
+  set_tests_properties(hostile.${name} PROPERTIES
+    LABELS "${labels}" TIMEOUT 90 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endfunction()
+
+foreach(case compare_json_symlink generate_symlink generate_fifo generate_hardlink read_fifo
+             set_mpiio_empty_name name_escape plot_many_keys plot_malformed plot_point_escape)
+  fb_hostile_test(${case} hostile)
+endforeach()
