@@ -2,9 +2,12 @@
 #   make quickstart   install missing packages, build, run the quickstart on two local ranks
 #   make test         install missing packages, build (warnings are errors), run every test,
 #                     then the unit, MPI and fault tests again under address+undefined sanitizers
-#   make deps         install missing Debian packages only
+#   make deps         install missing Debian packages only (the lab's included)
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 300) with FUZZ_JOBS
 #                     processes each (default 2); findings stay under build-fuzz/fuzz/NAME/
+#   make lab-up       start the lab (CephFS over rate-limited OSDs + 2 emulated hosts; root)
+#   make lab-down     stop it: nothing left running, mounted or configured
+#   make lab-deps     install the lab's packages only
 PRESET   ?= ci
 BUILD    ?= build
 NP       ?= 2
@@ -17,17 +20,24 @@ DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhd
 	libarchive-dev libzip-dev nettle-dev libcmocka-dev gnuplot-nox python3 python3-venv \
 	python3-pip fio clang-format clang libclang-rt-14-dev
 
+# The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.
+LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 util-linux \
+	uuid-runtime procps
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 export OMPI_MCA_btl_vader_single_copy_mechanism = none
 
-.PHONY: all deps build quickstart test test-sanitize test-fuzz fuzz clean format format-check
+.PHONY: all deps lab-deps lab-up lab-down build quickstart test test-sanitize test-fuzz fuzz clean \
+	format format-check
 
 all: build
 
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+deps: PKGS = $(DEB_PACKAGES) $(LAB_PACKAGES)
+lab-deps: PKGS = $(LAB_PACKAGES)
+deps lab-deps:
+	@missing=$$(for p in $(PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -35,6 +45,13 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all Debian packages present"; fi
+
+# FEEDBENCH_LAB_ID / FEEDBENCH_LAB_DIR name the lab (default: id "main", /tmp/feedbench-lab-main).
+lab-up: lab-deps
+	$(SUDO) tests/lab/lab.sh up
+
+lab-down:
+	$(SUDO) tests/lab/lab.sh down
 
 build: deps
 	cmake --preset $(PRESET) >/dev/null

@@ -1,0 +1,81 @@
+#!/bin/bash
+# The lab tests (label `lab`): a real striped file system (CephFS, OSDs behind their own
+# rate-limited links) and two emulated hosts, started by the `up` case (ctest fixture setup)
+# and stopped by `down` (fixture cleanup, which runs even when a test failed; a watcher also
+# tears the lab down if ctest itself is killed).
+#
+# usage: labtest.sh up|down|stripe|small|hosts|formats
+# environment (tests/lab/tests.cmake): FEEDBENCH, FEEDBENCH_LAB_ID, FEEDBENCH_LAB_DIR
+# Exit 77 (ctest: SKIPPED) with the reason when the lab cannot run on this machine.
+set -u
+
+CASE=$1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_SH=$HERE/lab.sh
+: "${FEEDBENCH:?FEEDBENCH not set}"
+ID=${FEEDBENCH_LAB_ID:-main}
+LAB=${FEEDBENCH_LAB_DIR:-/tmp/feedbench-lab-$ID}
+SKIP=77
+
+need_lab() {
+	local st
+	st=$("$LAB_SH" status 2>&1) && return 0
+	if [ -f "$LAB/skip-reason" ]; then
+		echo "SKIPPED: the lab cannot start here: $(cat "$LAB/skip-reason")"
+		exit $SKIP
+	fi
+	echo "FAIL ($CASE): the lab is not up: $st (did lab.up fail? see its output)" >&2
+	exit 1
+}
+
+# A private work folder and a private folder on the file system, both removed at exit.
+work() {
+	T=$(mktemp -d /tmp/fb_lab_XXXXXX)
+	D=fb-$CASE-$$
+	trap '[ -n "${KEEP:-}" ] || rm -rf "$T" "$LAB/mnt/h1/$D"' EXIT
+}
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	exit 1
+}
+
+case $CASE in
+up)
+	# ctest is our parent: when it goes away (killed, interrupted), the lab goes too.
+	exec "$LAB_SH" up --owner "$PPID"
+	;;
+down)
+	if [ -f "$LAB/skip-reason" ] && [ ! -f "$LAB/up" ]; then
+		echo "SKIPPED: the lab did not start: $(cat "$LAB/skip-reason")"
+		rm -rf "$LAB"
+		exit $SKIP
+	fi
+	"$LAB_SH" down || exit 1
+	# What the end of a session checks: no lab process, no lab mount, no lab namespace.
+	left=""
+	for p in $(grep -lsF -- "$LAB/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
+		# the grep above named the folder too; it is gone by now
+		[ "$p" != $$ ] && [ -d "/proc/$p" ] && left="$left $p ($(cat "/proc/$p/comm"))"
+	done
+	[ -z "$left" ] || fail "processes left: $left"
+	! grep -qF " $LAB/" /proc/self/mounts || fail "mounts left under $LAB"
+	! ip netns list | grep -q "^fblab-$ID-" || fail "namespaces left"
+	;;
+stripe | small | hosts)
+	need_lab
+	work
+	python3 "$HERE/stripe_lab.py" --feedbench "$FEEDBENCH" --work "$T" --case "$CASE" \
+		--tag "$D" --file-mib 64 --assert || fail "stripe_lab.py --case $CASE"
+	;;
+formats)
+	need_lab
+	work
+	python3 "$HERE/formats_lab.py" --feedbench "$FEEDBENCH" --work "$T" --tag "$D" ||
+		fail "formats_lab.py"
+	;;
+*)
+	echo "usage: $0 up|down|stripe|small|hosts|formats" >&2
+	exit 2
+	;;
+esac
