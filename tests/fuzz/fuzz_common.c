@@ -80,8 +80,17 @@ void fuzz_write(const char *dir, const char *name, const void *data, size_t len)
 	int fd;
 
 	fuzz_path(path, sizeof(path), dir, "");
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		fuzz_die("cannot create", path);
+	for (char *p = path + strlen(fuzz_dir());; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			fuzz_die("cannot create", path);
+		*p = c;
+		if (!c)
+			break;
+	}
 	fuzz_path(path, sizeof(path), dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -97,14 +106,15 @@ void fuzz_write(const char *dir, const char *name, const void *data, size_t len)
 	close(fd);
 }
 
-void fuzz_copy_seed(const char *target, const char *name, const char *dir)
+void fuzz_copy(const char *file, const char *dir)
 {
+	const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 	char path[PATH_MAX];
 	char *buf;
 	long len;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", FUZZ_CORPUS_DIR, target, name);
+	snprintf(path, sizeof(path), "%s/%s", FUZZ_SOURCE_DIR, file);
 	f = fopen(path, "rb");
 	if (!f)
 		fuzz_die("cannot open", path);
@@ -133,9 +143,18 @@ void fuzz_mpi_init(void)
 	__lsan_enable();
 }
 
+/* FUZZ_VERBOSE=1 says what each input reached (to check that seeds are read whole). */
+static void fuzz_say(struct run *run, const char *what, uint64_t n)
+{
+	if (getenv("FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz: %s %llu (%s)\n", what, (unsigned long long)n, run->err.msg);
+}
+
 /* Every sample of one file, through open/read_sample/close as a reader thread does. */
 static void fuzz_read_file(struct run *run, struct ds_file *file)
 {
+	uint64_t i = 0;
+
 	size_t cap = (size_t)((run->ds.max_sample + 4095) & ~4095ull);
 	struct io io = {.run = run};
 	struct freader *r = NULL;
@@ -147,7 +166,7 @@ static void fuzz_read_file(struct run *run, struct ds_file *file)
 		return;
 	buf = malloc(cap);
 	if (buf && run->format->open(&r, run, file, &io) == 0) {
-		for (uint64_t i = 0; i < file->nsamples && i < FUZZ_MAX_READS; i++) {
+		for (; i < file->nsamples && i < FUZZ_MAX_READS; i++) {
 			size_t len = 0;
 			if (run->format->read_sample(r, i, buf, cap, &len) < 0)
 				break;
@@ -156,6 +175,7 @@ static void fuzz_read_file(struct run *run, struct ds_file *file)
 		}
 		run->format->close(r);
 	}
+	fuzz_say(run, "samples read:", i);
 	free(buf);
 }
 
@@ -163,6 +183,7 @@ void fuzz_read_dataset(const char *format, const char *dir)
 {
 	static struct run run;
 	char path[PATH_MAX];
+	int rc;
 
 	fuzz_mpi_init();
 	memset(&run, 0, sizeof(run));
@@ -186,7 +207,9 @@ void fuzz_read_dataset(const char *format, const char *dir)
 	run.verbose = -1;
 	if (!run.format || !run.storage)
 		abort();
-	if (dataset_discover(&run, &run.ds) == 0)
+	rc = dataset_discover(&run, &run.ds);
+	fuzz_say(&run, "samples found:", run.ds.nsamples);
+	if (rc == 0)
 		for (uint32_t i = 0; i < run.ds.nfiles; i++)
 			fuzz_read_file(&run, &run.ds.files[i]);
 	dataset_free(&run, &run.ds);

@@ -14,7 +14,7 @@
 const char *fuzz_dir(void);
 
 /* Writes data to dir/name (dir relative to fuzz_dir(), "" for fuzz_dir() itself), creating
- * the folder. Aborts on an I/O error: the harness, not the code under test, failed. */
+ * the folders. Aborts on an I/O error: the harness, not the code under test, failed. */
 void fuzz_write(const char *dir, const char *name, const void *data, size_t len);
 
 /* Path of dir/name under fuzz_dir() in buf. */
@@ -23,9 +23,9 @@ const char *fuzz_path(char *buf, size_t len, const char *dir, const char *name);
 /* Removes everything below fuzz_dir() (between inputs). */
 void fuzz_clean(void);
 
-/* Copies the file of the seed corpus tests/fuzz/corpus/<target>/<name> (a fixed, valid
- * companion file such as sweep.json) into dir/name. */
-void fuzz_copy_seed(const char *target, const char *name, const char *dir);
+/* Copies tests/fuzz/<file> (a fixed, valid companion of the input such as sweep.json) into
+ * folder dir under fuzz_dir(), keeping its name. */
+void fuzz_copy(const char *file, const char *dir);
 
 /* MPI_Init_thread once, for code that needs a communicator (MPI_COMM_SELF: one rank); call it
  * from LLVMFuzzerInitialize so that its allocations are not taken for a leak of an input. */

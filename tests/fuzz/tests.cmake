@@ -14,7 +14,7 @@ if(FEEDBENCH_FUZZ)
   set(FB_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
   add_library(fuzz_common STATIC ${FB_FUZZ_DIR}/fuzz_common.c)
   target_link_libraries(fuzz_common PUBLIC feedbench_core)
-  target_compile_definitions(fuzz_common PUBLIC FUZZ_CORPUS_DIR="${FB_FUZZ_DIR}/corpus")
+  target_compile_definitions(fuzz_common PUBLIC FUZZ_SOURCE_DIR="${FB_FUZZ_DIR}")
   target_include_directories(fuzz_common PUBLIC ${FB_FUZZ_DIR})
   add_custom_target(fuzz_targets)
 
