@@ -214,6 +214,38 @@ static int ceph_probe(struct run *run, const struct stripe_layout *l, const char
 	return rc ? run->err.code : 0;
 }
 
+/* Objects of one stripe on more OSDs than the cluster has would share OSDs: CephFS accepts
+ * such a layout, but the stripe count asked for cannot be what the files get, so it is
+ * refused. Without the ceph CLI or a reachable cluster nothing is checked here (the
+ * read-back says why the servers are unknown). */
+static int ceph_check_osds(struct run *run, const struct stripe_layout *l)
+{
+	const struct fs_sys *sys = fs_sys_of(run);
+	char *argv[] = {"ceph", "--connect-timeout", "30", "--format", "json", "osd", "ls", NULL};
+	char *out = NULL, *err = NULL;
+	json_t *ids = NULL;
+	int rc, n = 0;
+
+	if (l->count <= 1 || !sys->run_cmd)
+		return 0;
+	rc = sys->run_cmd(argv, NULL, CEPH_CLI_TIMEOUT_S, &out, &err);
+	if (rc == 0 && out)
+		ids = json_loads(out, JSON_DECODE_ANY, NULL);
+	if (json_is_array(ids))
+		n = (int)json_array_size(ids);
+	json_decref(ids);
+	free(out);
+	free(err);
+	if (n > 0 && l->count > n)
+		return run_fail(
+		    run, -FB_ECONFIG,
+		    "[storage] stripe_count = %" PRId64
+		    " is more than the %d OSDs of the cluster (ceph osd ls): objects of "
+		    "one stripe would share OSDs; use at most %d",
+		    l->count, n, n);
+	return 0;
+}
+
 int ceph_prepare(struct run *run, const struct stripe_layout *l)
 {
 	const struct fs_sys *sys = fs_sys_of(run);
@@ -235,6 +267,9 @@ int ceph_prepare(struct run *run, const struct stripe_layout *l)
 	if (rc)
 		return run_fail(run, rc, "cannot create the data folder '%s': %s",
 				run->cfg.dataset.data_dir, fb_strerror(rc));
+	rc = ceph_check_osds(run, l);
+	if (rc)
+		return rc;
 	rc = ceph_probe(run, l, value);
 	if (rc || !ceph_uses_dir_layout(run))
 		return rc;
@@ -312,7 +347,7 @@ static void ceph_first_line(const char *text, char *buf, size_t len)
 /* Fills f[i].osd from the CLI's answers: a stream of JSON objects, one per `osd map`, each
  * naming its object ("objname") and its primary ("acting_primary", where reads go). */
 static int ceph_parse_answers(const char *out, struct ceph_file *f, uint32_t nfiles,
-			      uint64_t *answered)
+			      uint64_t *answered, int *nosds)
 {
 	size_t off = 0, len = out ? strlen(out) : 0;
 	uint32_t hint = 0;
@@ -333,6 +368,8 @@ static int ceph_parse_answers(const char *out, struct ceph_file *f, uint32_t nfi
 		if (!o)
 			return -EPROTO;
 		off += jerr.position;
+		if (json_is_array(o)) /* `osd ls`: the cluster's OSD ids */
+			*nosds = (int)json_array_size(o);
 		name = json_string_value(json_object_get(o, "objname"));
 		prim = json_object_get(o, "acting_primary");
 		if (!prim)
@@ -357,8 +394,8 @@ static int ceph_parse_answers(const char *out, struct ceph_file *f, uint32_t nfi
 
 /* Asks the cluster where the objects of the mapped files are. On failure, why holds the
  * reason and the servers stay unknown. */
-static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, char *why,
-			size_t whylen)
+static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, int *nosds,
+			char *why, size_t whylen)
 {
 	const struct fs_sys *sys = fs_sys_of(run);
 	char *argv[] = {"ceph", "--connect-timeout", "30", "--format", "json", NULL};
@@ -375,6 +412,7 @@ static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, c
 	mem = open_memstream(&input, &inlen);
 	if (!mem)
 		return -ENOMEM;
+	fputs("osd ls\n", mem);
 	for (uint32_t i = 0; i < nfiles; i++)
 		for (uint64_t k = 0; f[i].mapped && k < f[i].nobjects; k++, asked++)
 			fprintf(mem, "osd map %s %" PRIx64 ".%08" PRIx64 "\n", f[i].layout.pool,
@@ -393,7 +431,7 @@ static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, c
 	} else if (rc < 0) {
 		snprintf(why, whylen, "cannot run the ceph CLI: %s", fb_strerror(rc));
 	} else {
-		int prc = ceph_parse_answers(out, f, nfiles, &answered);
+		int prc = ceph_parse_answers(out, f, nfiles, &answered, nosds);
 
 		ceph_first_line(err, line, sizeof(line));
 		if (rc != 0)
@@ -556,7 +594,8 @@ int ceph_readback(struct run *run, const struct stripe_layout *want)
 	struct ceph_file *f;
 	char why[600] = "";
 	bool known;
-	int rc = 0;
+	int rc = 0, nosds = 0;
+	json_t *eff;
 
 	if (!nfiles)
 		return 0;
@@ -602,11 +641,20 @@ int ceph_readback(struct run *run, const struct stripe_layout *want)
 	if (ndiff)
 		ceph_warn_differs(run, want, &f[first_diff].layout, run->ds.files[first_diff].path,
 				  ndiff);
-	known = ceph_osd_map(run, f, nfiles, why, sizeof(why)) == 0;
+	known = ceph_osd_map(run, f, nfiles, &nosds, why, sizeof(why)) == 0;
 	if (!known)
 		run_warn(run, "the OSDs holding the dataset are unknown: %s", why);
-	json_object_set_new(run->info_storage, "stripe_effective",
-			    ceph_effective(run, want, f, nfiles, ndiff, known, why));
+	eff = ceph_effective(run, want, f, nfiles, ndiff, known, why);
+	if (nosds > 0) {
+		json_object_set_new(eff, "cluster_osds", json_integer(nosds));
+		if (f[0].layout.stripe_count > nosds)
+			run_warn(run,
+				 "stripe_count %" PRId64
+				 " is more than the %d OSDs of the cluster: "
+				 "objects of one stripe share OSDs",
+				 f[0].layout.stripe_count, nosds);
+	}
+	json_object_set_new(run->info_storage, "stripe_effective", eff);
 out_free:
 	for (uint32_t i = 0; i < nfiles; i++)
 		free(f[i].osd);

@@ -223,9 +223,25 @@ static int fake_run_cmd(char *const argv[], const char *input, double timeout_s,
 	if (fake.cli_rc)
 		return fake.cli_rc;
 	*out = malloc(cap);
+	if (strstr(fake.cli_argv, " osd ls")) { /* one command in the arguments */
+		n += (size_t)snprintf(*out + n, cap - n, "[");
+		for (int i = 0; i < fake.nosds; i++)
+			n += (size_t)snprintf(*out + n, cap - n, "%s%d", i ? "," : "", i);
+		snprintf(*out + n, cap - n, "]\n");
+		return 0;
+	}
 	while (line && *line) {
 		char pool[64], obj[64];
 		unsigned long long ino, k;
+
+		if (strncmp(line, "osd ls\n", 7) == 0) {
+			n += (size_t)snprintf(*out + n, cap - n, "[");
+			for (int i = 0; i < fake.nosds; i++)
+				n += (size_t)snprintf(*out + n, cap - n, "%s%d", i ? "," : "", i);
+			n += (size_t)snprintf(*out + n, cap - n, "]\n\n");
+			line += 7;
+			continue;
+		}
 
 		assert_int_equal(sscanf(line, "osd map %63s %63s", pool, obj), 2);
 		assert_int_equal(sscanf(obj, "%llx.%llx", &ino, &k), 2);
@@ -468,6 +484,24 @@ static void test_refused_layout_is_config_error(void **state)
 	}
 }
 
+/* CephFS accepts a stripe_count above the OSD count, but the stripes would share OSDs. */
+static void test_more_stripes_than_osds_is_config_error(void **state)
+{
+	struct run *run = *state;
+
+	fake.nosds = 3;
+	assert_int_equal(stripe_prepare(run), -FB_ECONFIG);
+	assert_string_equal(fake.cli_argv, "ceph --connect-timeout 30 --format json osd ls");
+	assert_non_null(strstr(run->err.msg, "stripe_count = 4 is more than the 3 OSDs of the "
+					     "cluster (ceph osd ls)"));
+	assert_int_equal(fake.ncreate, 0); /* refused before the probe */
+	/* without the CLI the probe decides alone */
+	fb_errbuf_init(&run->err);
+	fake.cli_rc = 127;
+	assert_int_equal(stripe_prepare(run), 0);
+	assert_int_equal(fake.ncreate, 1);
+}
+
 static void test_every_target_has_no_ceph_meaning(void **state)
 {
 	struct run *run = *state;
@@ -493,7 +527,8 @@ static void test_readback_servers_spanned(void **state)
 	assert_int_equal(stripe_readback_dataset(run), 0);
 	assert_int_equal(fake.ncli, 1);
 	assert_string_equal(fake.cli_argv, "ceph --connect-timeout 30 --format json");
-	assert_string_equal(fake.cli_input, "osd map cephfs_data 10000000000.00000000\n"
+	assert_string_equal(fake.cli_input, "osd ls\n"
+					    "osd map cephfs_data 10000000000.00000000\n"
 					    "osd map cephfs_data 10000000000.00000001\n"
 					    "osd map cephfs_data 10000000000.00000002\n"
 					    "osd map cephfs_data 10000000000.00000003\n"
@@ -523,6 +558,7 @@ static void test_readback_servers_spanned(void **state)
 	assert_int_equal(ival(per, "min"), 1);
 	assert_int_equal(ival(per, "max"), 4);
 	assert_int_equal(ival(eff, "dataset_servers_spanned"), 4);
+	assert_int_equal(ival(eff, "cluster_osds"), 4);
 	assert_non_null(strstr(json_string_value(json_object_get(eff, "set_by")),
 			       "ceph.file.layout on each file"));
 	assert_int_equal(json_array_size(run->warnings), 0);
@@ -541,6 +577,7 @@ static void test_readback_fewer_osds_than_stripes(void **state)
 	assert_int_equal(stripe_readback_dataset(run), 0);
 	assert_int_equal(ival(eff_of(run), "count"), 4);
 	assert_int_equal(ival(eff_of(run), "servers_spanned"), 2);
+	assert_true(warned(run, "stripe_count 4 is more than the 2 OSDs of the cluster"));
 }
 
 static void test_readback_mismatch_warns(void **state)
@@ -710,6 +747,7 @@ int main(int argc, char **argv)
 	    T(test_library_created_format_uses_dir_layout),
 	    T(test_refused_layout_is_config_error),
 	    T(test_every_target_has_no_ceph_meaning),
+	    T(test_more_stripes_than_osds_is_config_error),
 	    T(test_readback_servers_spanned),
 	    T(test_readback_fewer_osds_than_stripes),
 	    T(test_readback_mismatch_warns),
