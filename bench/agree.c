@@ -1,8 +1,10 @@
 /* Agreement across ranks, failure notices and the watchdog. */
 #include "agree.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,7 +175,11 @@ static void *watchdog_main(void *arg)
 				watchdog_fire(run, why, timer_ns_to_s(now - heard));
 			}
 		}
-		usleep(200000);
+		/* Sleep 200 ms, or until watchdog_stop() writes the eventfd: the run's end is not
+		 * delayed by a sleeping watchdog. */
+		struct pollfd pfd = {.fd = run->watchdog_wake, .events = POLLIN};
+		if (poll(&pfd, 1, 200) > 0)
+			break;
 	}
 	return NULL;
 }
@@ -184,9 +190,13 @@ int watchdog_start(struct run *run, double seconds)
 		return 0;
 	run->watchdog_s = seconds;
 	watchdog_kick(run);
+	run->watchdog_wake = eventfd(0, EFD_CLOEXEC);
+	if (run->watchdog_wake < 0)
+		return -1;
 	run->watchdog_on = 1;
 	if (pthread_create(&run->watchdog, NULL, watchdog_main, run) != 0) {
 		run->watchdog_on = 0;
+		close(run->watchdog_wake);
 		return -1;
 	}
 	return 0;
@@ -196,6 +206,11 @@ void watchdog_stop(struct run *run)
 {
 	if (!run->watchdog_on)
 		return;
+	uint64_t one = 1;
+
 	__atomic_store_n(&run->watchdog_on, 0, __ATOMIC_RELAXED);
+	if (write(run->watchdog_wake, &one, sizeof(one)) != sizeof(one))
+		perror("feedbench: watchdog eventfd"); /* the thread still ends within 200 ms */
 	pthread_join(run->watchdog, NULL);
+	close(run->watchdog_wake);
 }

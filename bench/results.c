@@ -35,6 +35,8 @@ enum {
 	R_OPEN_NS,
 	R_SAMPLES,
 	R_RETRIES,
+	R_CPU_USER,
+	R_CPU_SYS,
 	R_NF
 };
 
@@ -43,6 +45,7 @@ struct epoch_total {
 	int rep, epoch;
 	double wall, bytes, ops, samples, opens, open_s, retries;
 	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
+	double cpu_user, cpu_sys; /* CPU seconds, summed over ranks */
 	struct hist lat, wait;
 };
 
@@ -50,6 +53,7 @@ struct rank_total {
 	double wall, bytes, ops, samples, compute, step, barrier;
 	double wait_p99, lat_p99;
 	double peak_rss; /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
+	double cpu_user, cpu_sys;
 	char host[64];
 };
 
@@ -68,6 +72,8 @@ static void epoch_vector(const struct epoch_rank *er, double *v)
 	v[R_OPEN_NS] = (double)er->io.open_ns;
 	v[R_SAMPLES] = (double)er->io.samples;
 	v[R_RETRIES] = (double)er->io.retries;
+	v[R_CPU_USER] = er->cpu_user_s;
+	v[R_CPU_SYS] = er->cpu_sys_s;
 }
 
 static void hist_reduce(struct run *run, const struct hist *in, struct hist *out)
@@ -76,6 +82,13 @@ static void hist_reduce(struct run *run, const struct hist *in, struct hist *out
 	MPI_Reduce(&in->count, &out->count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	MPI_Reduce(&in->sum_ns, &out->sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
+}
+
+/* CPU per GiB: CPU seconds (user + system, every thread of every rank) over GiB read; cores
+ * busy per accelerator: CPU seconds over (ranks x wall time). Null when nothing was read. */
+static double cpu_per_gib(double cpu_s, double bytes)
+{
+	return bytes > 0 ? cpu_s / (bytes / (MIB * 1024)) : NAN;
 }
 
 static json_t *json_num(double v)
@@ -214,7 +227,7 @@ struct report_data {
 	int nep;
 	struct rank_total *ranks;
 	struct hist lat, wait;
-	double tot_bytes, tot_ops, tot_samples, tot_wall;
+	double tot_bytes, tot_ops, tot_samples, tot_wall, tot_cpu_user, tot_cpu_sys;
 	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
 	bool cache_resident;
 	const char *verdict;
@@ -292,6 +305,49 @@ static void stripe_table_text(const struct config *cfg, json_t *eff, char *buf, 
 	}
 }
 
+/* The binding line: CPUs per rank and whether the readers share the trainer's core. */
+static void table_binding(FILE *f, json_t *b)
+{
+	json_t *quota = json_object_get(b, "cgroup_cpu_quota");
+	char q[64] = "no cgroup CPU limit";
+
+	if (!b)
+		return;
+	if (json_is_number(quota))
+		snprintf(q, sizeof(q), "cgroup limit %.3g CPUs", json_number_value(quota));
+	fprintf(f,
+		"- binding: CPUs per rank %.3g (rank 0: CPU list %s, used by %lld rank%s of the "
+		"node; %s), %lld threads per rank: %s\n",
+		json_number_value(json_object_get(b, "cpus_per_rank")),
+		json_string_value(json_object_get(b, "cpu_list")),
+		(long long)json_integer_value(json_object_get(b, "ranks_sharing_cpus")),
+		json_integer_value(json_object_get(b, "ranks_sharing_cpus")) == 1 ? "" : "s", q,
+		(long long)json_integer_value(json_object_get(b, "threads_per_rank")),
+		json_is_true(json_object_get(b, "readers_share_trainer_core"))
+		    ? "readers share the trainer's CPUs"
+		    : "each has a CPU of its own");
+}
+
+static void table_cpu(FILE *f, const struct report_data *d)
+{
+	const struct run *run = d->run;
+	double cpu = d->tot_cpu_user + d->tot_cpu_sys, lo = INFINITY, hi = 0, sum = 0;
+
+	for (int r = 0; r < run->nranks; r++) {
+		const struct rank_total *t = &d->ranks[r];
+		double busy = t->wall > 0 ? (t->cpu_user + t->cpu_sys) / t->wall : 0;
+		lo = fmin(lo, busy);
+		hi = fmax(hi, busy);
+		sum += busy;
+	}
+	fprintf(f,
+		"| CPU user + system | %.3f + %.3f s: %.3f s/GiB, %.2f cores busy per "
+		"accelerator | %.2f / %.2f / %.2f cores |\n",
+		d->tot_cpu_user, d->tot_cpu_sys, cpu_per_gib(cpu, d->tot_bytes),
+		d->tot_wall > 0 ? cpu / (d->tot_wall * run->nranks) : NAN, lo, sum / run->nranks,
+		hi);
+}
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
@@ -335,6 +391,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		d->cache_resident ? " -> **cache-resident**: reads may come from memory" : "");
 	fprintf(f, "- stripe: %s\n", stripe);
 	table_hints(f, json_object_get(storage, "mpiio_hints"));
+	table_binding(f, json_object_get(summary, "binding"));
 	fprintf(f,
 		"- accelerator: %s; computation_time %.6g s/step, batch %" PRId64 ", %" PRId64
 		" read threads, prefetch %" PRId64 "\n\n",
@@ -367,6 +424,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 	}
 	fprintf(f, "| file opens (metadata) | %.0f opens, %.3f s in open() over all ranks | |\n",
 		opens, open_s);
+	table_cpu(f, d);
 	fprintf(f, "| AU | %.2f %% (threshold %.0f %%): %s | %.2f / %.2f / %.2f %% |\n", d->au_mean,
 		cfg->train.au_threshold * 100, d->verdict, rmin_au, rsum_au / run->nranks, rmax_au);
 	fprintf(f, "| data wait p50 / p99 | %.3f / %.3f ms | |\n",
@@ -503,6 +561,18 @@ static int gather_timeline(struct run *run, const struct train_result *res,
 	return 0;
 }
 
+static void add_cpu_metrics(json_t *m, const struct report_data *d)
+{
+	double cpu = d->tot_cpu_user + d->tot_cpu_sys;
+
+	json_object_set_new(m, "train_cpu_user_seconds", json_real(d->tot_cpu_user));
+	json_object_set_new(m, "train_cpu_system_seconds", json_real(d->tot_cpu_sys));
+	json_object_set_new(m, "train_cpu_seconds_per_GiB",
+			    json_num(cpu_per_gib(cpu, d->tot_bytes)));
+	json_object_set_new(m, "train_cores_busy_per_accelerator",
+			    json_num(d->tot_wall > 0 ? cpu / (d->tot_wall * d->run->nranks) : NAN));
+}
+
 static void add_metrics(json_t *summary, struct report_data *d)
 {
 	const struct run *run = d->run;
@@ -541,6 +611,7 @@ static void add_metrics(json_t *summary, struct report_data *d)
 	json_object_set_new(m, "train_read_ops", json_integer((json_int_t)d->tot_ops));
 	json_object_set_new(m, "train_samples", json_integer((json_int_t)d->tot_samples));
 	json_object_set_new(m, "train_wall_seconds", json_real(d->tot_wall));
+	add_cpu_metrics(m, d);
 	json_object_set_new(m, "train_latency_seconds", latency_json(&d->lat));
 	json_object_set_new(m, "train_data_wait_seconds", wait_json(&d->wait));
 	json_object_set_new(summary, "metric", m);
@@ -690,6 +761,8 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(acc, "choice", json_string(run->accel_why));
 	json_object_update(acc, run->info_accel);
 	json_object_set_new(s, "accelerator", acc);
+	if (reps[0].binding)
+		json_object_set(s, "binding", reps[0].binding);
 
 	add_metrics(s, d);
 	add_repetitions(s, d, nreps);
@@ -714,6 +787,10 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "step_barrier_seconds", json_real(e->barrier_s));
 		json_object_set_new(o, "copy_seconds", json_real(e->copy_s));
 		json_object_set_new(o, "copy_bytes", json_integer((json_int_t)e->copy_bytes));
+		json_object_set_new(o, "cpu_user_seconds", json_real(e->cpu_user));
+		json_object_set_new(o, "cpu_system_seconds", json_real(e->cpu_sys));
+		json_object_set_new(o, "cpu_seconds_per_GiB",
+				    json_num(cpu_per_gib(e->cpu_user + e->cpu_sys, e->bytes)));
 		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
 		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
 		json_array_append_new(eps, o);
@@ -739,6 +816,11 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
 		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
 		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
+		json_object_set_new(o, "cpu_user_seconds", json_real(t->cpu_user));
+		json_object_set_new(o, "cpu_system_seconds", json_real(t->cpu_sys));
+		json_object_set_new(
+		    o, "cores_busy",
+		    json_num(t->wall > 0 ? (t->cpu_user + t->cpu_sys) / t->wall : NAN));
 		json_array_append_new(ranks, o);
 		peak_rss = fmax(peak_rss, t->peak_rss);
 	}
@@ -926,6 +1008,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 			mine.compute += er->compute_s;
 			mine.step += er->step_s;
 			mine.barrier += er->barrier_s;
+			mine.cpu_user += er->cpu_user_s;
+			mine.cpu_sys += er->cpu_sys_s;
 			hist_merge(&rank_wait, &er->wait);
 			hist_merge(&rank_lat, &er->io.latency);
 			MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
@@ -947,6 +1031,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				t->opens += w[R_OPENS];
 				t->open_s += w[R_OPEN_NS] / 1e9;
 				t->retries += w[R_RETRIES];
+				t->cpu_user += w[R_CPU_USER];
+				t->cpu_sys += w[R_CPU_SYS];
 				t->barrier_s += w[R_BARRIER];
 				t->copy_s += w[R_COPY];
 				t->copy_bytes += w[R_COPYB];
@@ -964,6 +1050,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 			d.tot_ops += t->ops;
 			d.tot_samples += t->samples;
 			d.tot_wall += t->wall;
+			d.tot_cpu_user += t->cpu_user;
+			d.tot_cpu_sys += t->cpu_sys;
 		}
 	}
 	free(vall);

@@ -49,6 +49,7 @@ struct run {
 	int heartbeat_buf;    /* payload of the watchdog heartbeats */
 	pthread_t watchdog;   /* agree.c */
 	int watchdog_on;
+	int watchdog_wake; /* eventfd: watchdog_stop() wakes the sleeping thread at once */
 	double watchdog_s;
 	int rank, nranks;
 	MPI_Comm node_comm; /* ranks on this node */

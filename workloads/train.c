@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../bench/agree.h"
+#include "../bench/cpus.h"
 #include "../bench/progress.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
@@ -521,6 +523,11 @@ static int evict_caches(struct run *run)
 	return rc;
 }
 
+static double timeval_diff_s(const struct timeval *a, const struct timeval *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_usec - a->tv_usec) / 1e6;
+}
+
 struct epoch_ctx {
 	struct run *run;
 	struct pool *pool;
@@ -622,6 +629,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
 	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
 	MPI_Barrier(run->comm);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t t0 = timer_now_ns(), prev = t0;
 	p->epoch_t0 = t0;
 	if (!coll)
@@ -686,8 +695,11 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	if (!coll)
 		pool_stop(p);
 	uint64_t t1 = timer_now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
+	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
+	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	p->time_base += er->wall_s;
 	for (unsigned i = 0; i < p->nworkers; i++)
 		io_stats_merge(&er->io, &p->workers[i].stats);
@@ -751,6 +763,9 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 
 	memset(p, 0, sizeof(*p));
 	p->run = run;
+	/* Collective: every rank, before anything can fail. */
+	struct cpu_binding bind;
+	int brc = cpus_binding(run, threads + (coll ? 0 : 1), &bind, &res->binding);
 	p->sample_cap = align_up(run->ds.max_sample, 4096);
 	batch_bytes = p->sample_cap * (size_t)cfg->reader.batch_size;
 	pthread_mutex_init(&p->lock, NULL);
@@ -761,10 +776,21 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		return run_fail(run, -ENOMEM, "out of memory");
 	p->nslots = nslots;
 	p->nworkers = threads;
-	/* Spinning pays when the waiting thread has a core of its own; on an oversubscribed
-	 * node it would take the core from a reader. */
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	p->spin = cores > 0 && (long)run->local_size * (long)(threads + 1) <= cores;
+	if (brc < 0)
+		return run_fail(run, brc, "cannot read this rank's CPU affinity: %s",
+				strerror(-brc));
+	/* Spinning pays when every thread of the rank has a CPU of its own (its affinity mask
+	 * shared with the ranks that overlap it, capped by its cgroup's CPU limit); under
+	 * binding to one core it would take the core from the thread it waits for. */
+	p->spin = !bind.readers_share;
+	if (!coll && (double)threads > bind.cpus)
+		run_warn(run,
+			 "read_threads = %u exceed the CPUs this rank may use (%.3g: affinity mask "
+			 "and cgroup limit; summary.json \"binding\"): the readers and the trainer "
+			 "share them, which caps cached and fast-storage reads; launch with more "
+			 "CPUs per rank (mpirun --bind-to none or --map-by ...:PE=%u, srun "
+			 "--cpus-per-task=%u) or fewer read_threads",
+			 threads, bind.cpus, threads + 1, threads + 1);
 	for (unsigned i = 0; i < nslots; i++) {
 		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
 		if (p->slots[i].buf) /* fault the pages in now, not during the first epoch */
@@ -880,6 +906,7 @@ int train_run(struct run *run, struct train_result *res)
 
 void train_result_free(struct train_result *res)
 {
+	json_decref(res->binding);
 	free(res->per_epoch);
 	free(res->timeline);
 	memset(res, 0, sizeof(*res));

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "../bench/stats.h"
 
 struct run;
@@ -19,11 +21,13 @@ int manifest_check(struct run *run, char *why, size_t len);
 
 /* Per epoch, per rank figures (reduced by results.c). */
 struct epoch_rank {
-	double wall_s;	  /* from the start barrier to this rank's last step */
-	double compute_s; /* busy time of included steps */
-	double step_s;	  /* step time of included steps (AU denominator) */
-	double barrier_s; /* step barrier time */
-	double copy_s;	  /* host-to-device copy time */
+	double wall_s;	   /* from the start barrier to this rank's last step */
+	double compute_s;  /* busy time of included steps */
+	double step_s;	   /* step time of included steps (AU denominator) */
+	double barrier_s;  /* step barrier time */
+	double copy_s;	   /* host-to-device copy time */
+	double cpu_user_s; /* CPU time of the whole process (all threads) from the start barrier */
+	double cpu_sys_s;  /* to this rank's last step: getrusage(RUSAGE_SELF) */
 	uint64_t copy_bytes;
 	uint64_t steps;
 	struct io_stats io; /* reads of this rank's reader threads */
@@ -43,7 +47,8 @@ struct train_result {
 	int epochs;
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
 	double buffer_bytes;	      /* memory held by batch buffers */
-	double setup_s; /* index files and open shared handles, before the first read */
+	double setup_s;	 /* index files and open shared handles, before the first read */
+	json_t *binding; /* summary.json "binding" (cpus.h), rank 0 only; owned */
 	struct timeline_event *timeline;
 	int ntimeline;
 };

@@ -178,6 +178,39 @@ def main():
             rb = sum(r["bytes_read"] for r in s["repetitions"])
             check(rb == m["train_bytes_read"], "repetitions' bytes do not add up")
 
+    # CPU cost: user + system seconds of every rank's process over its timed epochs; totals
+    # add up over epochs and ranks, per GiB and cores busy follow from them.
+    cpu = m["train_cpu_user_seconds"] + m["train_cpu_system_seconds"]
+    check(cpu > 0, f"no CPU time recorded: {cpu}")
+    check(close(cpu, sum(e["cpu_user_seconds"] + e["cpu_system_seconds"] for e in eps),
+                rel=1e-6, abs_tol=1e-6), "CPU seconds != sum over epochs")
+    check(close(cpu, sum(r["cpu_user_seconds"] + r["cpu_system_seconds"] for r in ranks),
+                rel=1e-6, abs_tol=1e-6), "CPU seconds != sum over ranks")
+    check(close(m["train_cpu_seconds_per_GiB"], cpu / (m["train_bytes_read"] / MIB / 1024)),
+          f"train_cpu_seconds_per_GiB {m['train_cpu_seconds_per_GiB']} != CPU s / GiB")
+    check(close(m["train_cores_busy_per_accelerator"], cpu / (wall * s["num_ranks"])),
+          "train_cores_busy_per_accelerator != CPU s / (ranks x wall)")
+
+    # Binding: CPUs per rank from the affinity mask and the cgroup limit, every rank listed,
+    # and the warning exactly when the reader threads outnumber the rank's CPUs.
+    b = s.get("binding")
+    if check(b is not None, "summary.json lacks 'binding'"):
+        check(len(b["ranks"]) == s["num_ranks"], "binding.ranks length")
+        check(0 < b["cpus_per_rank"] <= b["affinity_cpus"] <= b["cpus_online"],
+              f"binding CPUs {b['cpus_per_rank']} / {b['affinity_cpus']} / {b['cpus_online']}")
+        check(b["cpus_per_rank_min"] <= b["cpus_per_rank"] <= b["cpus_per_rank_max"],
+              "binding min/max")
+        check(b["readers_share_trainer_core"] == (b["cpus_per_rank"] < b["threads_per_rank"]),
+              "readers_share_trainer_core does not follow from CPUs and threads")
+        rt = s["config"]["reader"]["read_threads"]
+        if b["threads_per_rank"] > 1:
+            check(b["threads_per_rank"] == rt + 1, f"threads_per_rank {b['threads_per_rank']}")
+        warned = any(w.startswith("read_threads = ") or ": read_threads = " in w
+                     for w in s["warnings"])
+        over = b["threads_per_rank"] > 1 and rt > min(r["cpus"] for r in b["ranks"])
+        check(warned == over, f"read_threads warning {warned}, read_threads {rt} on "
+              f"{[r['cpus'] for r in b['ranks']]} CPUs")
+
     # Storage and cache state.
     st = s["storage"]
     check(st["direct"] == a.direct, f"storage.direct {st['direct']}, want {a.direct}")
