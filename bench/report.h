@@ -10,6 +10,14 @@
  * Returns 0 or a negative errno; a failure is a warning, the results stand. */
 int report_write_run(const char *run_dir);
 
+/* A number as the tables show it: n/a for NAN, fewer decimals for larger values. */
+void report_format_number(double v, char *buf, size_t len);
+/* Writes text (len bytes) to dir/name atomically. NULL text means the writer ran out of
+ * memory. 0 or a negative errno (recorded in err when given). */
+struct fb_errbuf;
+int report_save_file(const char *dir, const char *name, char *text, size_t len,
+		     struct fb_errbuf *err);
+
 /* Renders the plots of a run or sweep folder with gnuplot (PNG + SVG). A missing gnuplot is
  * not an error: returns 1 and fills why. */
 int plot_render(const char *dir, char *why, size_t len);

@@ -18,7 +18,7 @@
 #include "storage/storage.h"
 #include "compute/compute.h"
 #include "../formats/format.h"
-#include "../workloads/dataset.h"
+#include "dsfile.h"
 
 struct fs_sys; /* bench/storage/fs_sys.h */
 

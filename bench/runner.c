@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +15,11 @@
 #include "timer.h"
 #include "util.h"
 #include "storage/fs.h"
+#include "../workloads/dataset.h"
 #include "../workloads/sampler.h"
 #include "../workloads/workloads.h"
 
 extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
-
-void run_warn(struct run *run, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pthread_mutex_lock(&run->err.lock);
-	for (size_t i = 0; i < json_array_size(run->warnings); i++)
-		if (strcmp(json_string_value(json_array_get(run->warnings, i)), msg) == 0)
-			goto out;
-	json_array_append_new(run->warnings, json_string(msg));
-	if (run->rank == 0 && run->verbose >= 0)
-		fprintf(stderr, "feedbench: warning: %s\n", msg);
-out:
-	pthread_mutex_unlock(&run->err.lock);
-}
 
 int runner_load_config(struct config *cfg, const struct runner_opts *o, MPI_Comm comm,
 		       struct fb_errbuf *err)

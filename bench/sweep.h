@@ -112,6 +112,8 @@ int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int m
  * ("latency_seconds.p99", NAN when missing), a string member (def when missing). */
 double summary_num(struct json_t *obj, const char *dotted);
 const char *summary_str(struct json_t *obj, const char *key, const char *def);
+/* Any scalar member as text (the effective config keeps numbers as numbers); "?" when missing. */
+const char *summary_text(struct json_t *obj, const char *key, char *buf, size_t len);
 
 /* The recommendation of one group: the points that share every non-numeric value. */
 struct sweep_reco {
@@ -136,7 +138,8 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
 		       struct fb_errbuf *err);
 
-/* report.md of a sweep folder from its sweep_results.json (bench/report.c). */
+/* report.md of a sweep folder from its sweep_results.json (bench/report.c); report_write()
+ * also rewrites its points' reports. */
 int report_write_sweep(const char *sweep_dir);
 
 #endif

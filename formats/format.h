@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "../bench/storage/storage.h"
-#include "../workloads/dataset.h"
+#include "../bench/dsfile.h"
 
 struct run;
 struct fgen;	/* format private: one file being generated */

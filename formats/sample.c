@@ -29,30 +29,6 @@ uint32_t crc32c(const void *buf, size_t len)
 	return crc32c_extend(0, buf, len);
 }
 
-static uint64_t mix3(uint64_t seed, uint64_t a, uint64_t b)
-{
-	uint64_t s = seed ^ (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full);
-	splitmix64(&s);
-	return s;
-}
-
-uint64_t sample_size(uint64_t seed, uint64_t mean, uint64_t stdev, uint32_t file, uint64_t index)
-{
-	if (stdev == 0)
-		return mean < SAMPLE_MIN_BYTES ? SAMPLE_MIN_BYTES : mean;
-	uint64_t s = mix3(seed ^ 0x5a5a5a5aull, file, index);
-	/* Box-Muller from two uniform variates in (0, 1]. */
-	double u1 = ((double)(splitmix64(&s) >> 11) + 1.0) / 9007199254740993.0;
-	double u2 = (double)(splitmix64(&s) >> 11) / 9007199254740992.0;
-	double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-	double v = (double)mean + z * (double)stdev;
-	if (v < SAMPLE_MIN_BYTES)
-		v = SAMPLE_MIN_BYTES;
-	if (v > 4294967295.0)
-		v = 4294967295.0;
-	return (uint64_t)v;
-}
-
 static void put32(unsigned char *p, uint32_t v)
 {
 	memcpy(p, &v, 4); /* little endian hosts only (x86-64, aarch64) */
@@ -67,7 +43,7 @@ void sample_fill(void *buf, size_t len, uint64_t seed, uint64_t dataset_id, uint
 		 uint64_t index)
 {
 	unsigned char *p = buf;
-	uint64_t s = mix3(seed, file, index);
+	uint64_t s = rng_mix3(seed, file, index);
 	size_t i = SAMPLE_HEADER_BYTES;
 
 	for (; i + 8 <= len; i += 8) {
@@ -183,3 +159,4 @@ bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_i
 	}
 	return true;
 }
+_Static_assert(SAMPLE_MIN_BYTES == 64, "bench/dsfile.c clamps sample sizes to 64 bytes");

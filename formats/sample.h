@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../bench/dsfile.h" /* sample_size() */
+#include "../bench/rng.h"    /* splitmix64: the seeded generator of sizes and payloads */
+
 #define SAMPLE_MAGIC	    0x31534246u /* "FBS1" */
 #define SAMPLE_HEADER_BYTES 40
 #define SAMPLE_MIN_BYTES    64
@@ -39,10 +42,6 @@ uint32_t crc32c(const void *buf, size_t len);
 /* Continues a standard CRC32C over more data. */
 uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len);
 
-/* Size of sample (file, index): record_length_bytes, or a deterministic normal variate with
- * record_length_bytes_stdev, clamped to [SAMPLE_MIN_BYTES, 4 GiB - 1]. */
-uint64_t sample_size(uint64_t seed, uint64_t mean, uint64_t stdev, uint32_t file, uint64_t index);
-
 /* Fills buf (len bytes, >= SAMPLE_MIN_BYTES) with header + seeded payload. */
 void sample_fill(void *buf, size_t len, uint64_t seed, uint64_t dataset_id, uint32_t file,
 		 uint64_t index);
@@ -54,15 +53,5 @@ void sample_header_decode(const void *buf, struct sample_header *h);
  * *bad_off is the offset within the sample of the first wrong field or byte. */
 bool sample_check(const void *buf, size_t len, uint64_t seed, uint64_t dataset_id, uint32_t file,
 		  uint64_t index, char *why, size_t whylen, uint64_t *bad_off);
-
-/* splitmix64: the seeded generator for sizes, shuffles and payloads. */
-static inline uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 #endif

@@ -13,26 +13,6 @@
 #include "../bench/run.h"
 #include "../formats/sample.h"
 
-uint64_t dataset_sample_size(const struct dataset *ds, uint32_t file, uint64_t index)
-{
-	return sample_size(ds->seed, ds->rec_mean, ds->rec_stdev, file, index);
-}
-
-struct ds_file *dataset_file_of(const struct dataset *ds, uint64_t global, uint64_t *index)
-{
-	uint32_t lo = 0, hi = ds->nfiles;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ds->files[mid].first <= global)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	*index = global - ds->files[lo].first;
-	return &ds->files[lo];
-}
-
 static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles)
 {
 	if (nfiles > UINT32_MAX)

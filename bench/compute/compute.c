@@ -8,7 +8,7 @@
 
 #include "../run.h"
 #include "../timer.h"
-#include "../../formats/sample.h"
+#include "../rng.h"
 
 #define SPIN_NS 200000ull /* spin for the last 200 us: nanosleep overshoots by ~50-100 us */
 
@@ -31,9 +31,7 @@ double compute_step_seconds(double mean, double stdev, uint64_t *rng)
 {
 	if (stdev <= 0)
 		return mean;
-	double u1 = ((double)(splitmix64(rng) >> 11) + 1.0) / 9007199254740993.0;
-	double u2 = (double)(splitmix64(rng) >> 11) / 9007199254740992.0;
-	double v = mean + stdev * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+	double v = mean + stdev * rng_normal(rng);
 	return v < 0 ? 0 : v;
 }
 

@@ -10,7 +10,7 @@
 
 #include "../run.h"
 #include "../timer.h"
-#include "../../workloads/dataset.h"
+#include "../dsfile.h"
 
 const char *io_path(const struct sfile *f)
 {

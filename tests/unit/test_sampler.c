@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include "bench/run.h"
+#include "workloads/dataset.h"
 #include "workloads/sampler.h"
 
 /* Bytes the code under test allocates: the test is linked with --wrap for malloc, calloc,

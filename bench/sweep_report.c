@@ -1,0 +1,740 @@
+/* The sweep table and recommendation (terminal, Markdown, CSV, JSON), from the summary.json of
+ * every point. report.c writes the sweep's report.md around them. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "report.h"
+#include "safefile.h"
+#include "util.h"
+
+const char *const sweep_metric_column[SWM_COUNT] = {
+    "bandwidth_MiB_per_second", "iops",
+    "samples_per_second",	"au_percentage",
+    "data_wait_p99_seconds",	"latency_p99_seconds",
+    "latency_p50_seconds",	"latency_p90_seconds",
+    "latency_p999_seconds",
+};
+const char *const sweep_metric_title[SWM_COUNT] = {
+    "bandwidth (MiB/s)",  "IOPS",
+    "samples/s",	  "AU (%)",
+    "data wait p99 (µs)", "latency p99 (µs)",
+    "latency p50 (µs)",	  "latency p90 (µs)",
+    "latency p99.9 (µs)",
+};
+/* [output] repetitions allows up to 1000. */
+#define REPORT_MAX_REPS 1000
+/* Columns of the printed table; the CSV and JSON carry every metric. */
+#define SWM_TABLE 6
+
+int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len)
+{
+	double(*v)[SWM_COUNT] = NULL, *col = NULL;
+	json_error_t jerr;
+	json_t *root, *st, *se;
+	int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	v = calloc(REPORT_MAX_REPS, sizeof(*v));
+	col = calloc(REPORT_MAX_REPS, sizeof(*col));
+	if (!v || !col) {
+		free(v);
+		free(col);
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	root = safe_json_load(path, 0, &jerr);
+	if (!root) {
+		struct stat sb;
+		int rc = stat(path, &sb) < 0 ? -ENOENT : -FB_EFORMAT;
+
+		snprintf(why, len, "%s: %s", path, rc == -ENOENT ? "not there" : jerr.text);
+		free(v);
+		free(col);
+		return rc;
+	}
+	if (!json_is_object(json_object_get(root, "metric"))) {
+		snprintf(why, len, "%s has no \"metric\" object", path);
+		json_decref(root);
+		free(v);
+		free(col);
+		return -FB_EFORMAT;
+	}
+	n = summary_repetition_values(root, v, REPORT_MAX_REPS);
+	for (int m = 0; m < SWM_COUNT; m++) {
+		int k = 0;
+		for (int j = 0; j < n; j++)
+			if (!isnan(v[j][m]))
+				col[k++] = v[j][m];
+		r->m[m] = stat_summarise(col, k);
+	}
+	r->repetitions = n;
+	st = json_object_get(root, "storage");
+	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
+	snprintf(r->fs_type, sizeof(r->fs_type), "%s", summary_str(st, "fs_type", "?"));
+	se = json_object_get(st, "stripe_effective");
+	if (json_is_string(se))
+		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
+			 json_string_value(se));
+	else if (json_is_object(se)) {
+		json_t *ss = json_object_get(se, "servers_spanned");
+
+		/* "count 4, size 1048576, servers 4": requested / effective / spanned */
+		if (json_is_integer(ss))
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f, servers %lld", summary_num(se, "count"),
+				 summary_num(se, "size"), (long long)json_integer_value(ss));
+		else
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f%s", summary_num(se, "count"),
+				 summary_num(se, "size"),
+				 json_is_string(ss) ? ", servers unknown" : "");
+	}
+	r->au_pass =
+	    strcmp(summary_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
+		   "success") == 0;
+	snprintf(r->verdict, sizeof(r->verdict), "%s", summary_str(root, "verdict", ""));
+	r->nwarnings = (int)json_array_size(json_object_get(root, "warnings"));
+	r->done = true;
+	json_decref(root);
+	free(v);
+	free(col);
+	return 0;
+}
+
+/* ---- recommendation ------------------------------------------------------------------ */
+
+enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p)
+{
+	switch (p->optimise) {
+	case SWEEP_OPT_AU:
+		return SWM_AU;
+	case SWEEP_OPT_SAMPLES:
+		return SWM_SAMPLES;
+	default:
+		return SWM_BANDWIDTH;
+	}
+}
+
+static bool report_overlap(const struct summary_stat *a, const struct summary_stat *b)
+{
+	return a->mean - a->stddev <= b->mean + b->stddev &&
+	       b->mean - b->stddev <= a->mean + a->stddev;
+}
+
+int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
+		    struct sweep_reco **out)
+{
+	enum sweep_metric m = sweep_optimised_metric(p);
+	int ngroups = 1, idx[CFG_MAX_SWEEP];
+	struct sweep_reco *reco;
+
+	for (int a = 0; a < p->naxes; a++)
+		if (!p->axes[a].numeric)
+			ngroups *= p->axes[a].nvalues;
+	reco = calloc((size_t)ngroups, sizeof(*reco));
+	if (!reco)
+		return -ENOMEM;
+	for (int g = 0; g < ngroups; g++) {
+		struct sweep_reco *c = &reco[g];
+		int rest = g;
+
+		/* Group g in mixed radix over the non-numeric axes, last axis fastest. */
+		for (int a = p->naxes - 1; a >= 0; a--) {
+			if (p->axes[a].numeric) {
+				c->group_idx[a] = -1;
+				continue;
+			}
+			c->group_idx[a] = rest % p->axes[a].nvalues;
+			rest /= p->axes[a].nvalues;
+		}
+		c->best = c->def = c->runner_up = -1;
+		c->gain_pct = NAN;
+		for (long i = 0; i < p->npoints; i++) {
+			bool in = true, at_def = true;
+
+			sweep_point_index(p, i, idx);
+			for (int a = 0; a < p->naxes; a++) {
+				if (!p->axes[a].numeric && idx[a] != c->group_idx[a])
+					in = false;
+				if (p->axes[a].numeric && idx[a] != p->axes[a].def_index)
+					at_def = false;
+			}
+			if (!in || !r[i].done || r[i].m[m].n == 0)
+				continue;
+			if (at_def)
+				c->def = i;
+			if (c->best < 0 || r[i].m[m].mean > r[c->best].m[m].mean) {
+				c->runner_up = c->best;
+				c->best = i;
+			} else if (c->runner_up < 0 || r[i].m[m].mean > r[c->runner_up].m[m].mean) {
+				c->runner_up = i;
+			}
+		}
+		if (c->best < 0)
+			continue;
+		long ref = c->def >= 0 && c->def != c->best ? c->def : c->runner_up;
+		if (c->def >= 0 && r[c->def].m[m].mean > 0)
+			c->gain_pct = (r[c->best].m[m].mean / r[c->def].m[m].mean - 1) * 100;
+		if (ref >= 0)
+			c->noisy = report_overlap(&r[c->best].m[m], &r[ref].m[m]);
+	}
+	*out = reco;
+	return ngroups;
+}
+
+/* ---- formatting ---------------------------------------------------------------------- */
+
+/* Latencies are stored in seconds and shown in µs: cached reads take a few µs, disks ms. */
+static double report_scale(int m)
+{
+	return m >= SWM_WAIT_P99 ? 1e6 : 1.0;
+}
+
+static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (s->n == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	report_format_number(s->mean * report_scale(m), a, sizeof(a));
+	if (s->n == 1) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	report_format_number(s->stddev * report_scale(m), b, sizeof(b));
+	snprintf(buf, len, "%s ± %s", a, b);
+}
+
+static const char *report_metric_unit(enum sweep_metric m)
+{
+	return m == SWM_AU ? "% AU" : m == SWM_SAMPLES ? "samples/s" : "MiB/s";
+}
+
+/* "read_threads=8 prefetch_size=4": the numeric (or all, when numeric_only is false) values. */
+static void report_values(const struct sweep_plan *p, long i, bool numeric_only, char *buf,
+			  size_t len)
+{
+	int idx[CFG_MAX_SWEEP];
+	size_t used = 0;
+
+	sweep_point_index(p, i, idx);
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || (numeric_only && !p->axes[a].numeric))
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].values[idx[a]]);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+static void report_group_label(const struct sweep_plan *p, const struct sweep_reco *c, char *buf,
+			       size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || p->axes[a].numeric)
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].values[c->group_idx[a]]);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+static void report_default_values(const struct sweep_plan *p, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			if (p->axes[a].order != o || !p->axes[a].numeric)
+				continue;
+			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 p->axes[a].name, p->axes[a].def);
+			if (w > 0 && (size_t)w < len - used)
+				used += (size_t)w;
+		}
+}
+
+/* The recommendation as sentences (one per group, then the overall best). malloc'd strings
+ * in a jansson array, so the terminal, sweep.md and the JSON say the same thing. */
+static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_result *r,
+				 const struct sweep_reco *reco, int ngroups)
+{
+	enum sweep_metric m = sweep_optimised_metric(p);
+	json_t *lines = json_array();
+	bool any_numeric = false;
+	char g[512], best[512], def[512], a[64], b[64], line[2048];
+	long overall = -1, second = -1;
+
+	for (int x = 0; x < p->naxes; x++)
+		any_numeric |= p->axes[x].numeric;
+	for (int k = 0; any_numeric && k < ngroups; k++) {
+		const struct sweep_reco *c = &reco[k];
+		size_t n = 0;
+
+		report_group_label(p, c, g, sizeof(g));
+		if (c->best < 0) {
+			snprintf(line, sizeof(line), "%s%sno completed point", g, *g ? ": " : "");
+			json_array_append_new(lines, json_string(line));
+			continue;
+		}
+		report_values(p, c->best, true, best, sizeof(best));
+		report_fmt_stat(&r[c->best].m[m], m, a, sizeof(a));
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%sbest %s: %s %s", g,
+				      *g ? ": " : "", best, a, report_metric_unit(m));
+		if (c->def == c->best) {
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      " (the default is already the best)");
+		} else if (c->def >= 0) {
+			report_values(p, c->def, true, def, sizeof(def));
+			report_fmt_stat(&r[c->def].m[m], m, b, sizeof(b));
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      ", %+.1f%% over the default %s (%s %s)", c->gain_pct,
+					      def, b, report_metric_unit(m));
+		} else {
+			report_default_values(p, def, sizeof(def));
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      " (the default %s was not swept: no gain to compute)",
+					      def);
+		}
+		if (c->noisy && n < sizeof(line))
+			snprintf(line + n, sizeof(line) - n,
+				 " — WARNING: within the noise (mean ± stddev overlap %s), not a "
+				 "reliable difference",
+				 c->def >= 0 && c->def != c->best ? "the default's"
+								  : "the runner-up's");
+		json_array_append_new(lines, json_string(line));
+	}
+	for (long i = 0; i < p->npoints; i++) {
+		if (!r[i].done || r[i].m[m].n == 0)
+			continue;
+		if (overall < 0 || r[i].m[m].mean > r[overall].m[m].mean) {
+			second = overall;
+			overall = i;
+		} else if (second < 0 || r[i].m[m].mean > r[second].m[m].mean) {
+			second = i;
+		}
+	}
+	if (overall >= 0) {
+		size_t n;
+
+		report_values(p, overall, false, best, sizeof(best));
+		report_fmt_stat(&r[overall].m[m], m, a, sizeof(a));
+		n = (size_t)snprintf(
+		    line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
+		    sweep_metric_column[m], best, overall + 1, a, report_metric_unit(m));
+		if (second >= 0 && n < sizeof(line)) {
+			report_values(p, second, false, def, sizeof(def));
+			report_fmt_stat(&r[second].m[m], m, b, sizeof(b));
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; runner-up %s: %s %s",
+					      def, b, report_metric_unit(m));
+			if (n < sizeof(line) && report_overlap(&r[overall].m[m], &r[second].m[m]))
+				snprintf(line + n, sizeof(line) - n,
+					 " — WARNING: within the noise, not a reliable difference");
+		}
+		json_array_append_new(lines, json_string(line));
+	}
+	return lines;
+}
+
+/* Warnings a reader of the table must see before trusting it. */
+static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sweep_result *r)
+{
+	json_t *w = json_array();
+	long missing = 0, cached = 0, unstriped = 0, single = 0;
+	bool stripe_swept = false;
+	char line[512], fs[32] = "";
+
+	for (int a = 0; a < p->naxes; a++)
+		stripe_swept |= strncmp(p->axes[a].key, "storage.stripe_", 15) == 0;
+	for (long i = 0; i < p->npoints; i++) {
+		if (!r[i].done) {
+			missing++;
+			continue;
+		}
+		cached += r[i].cache_resident;
+		single += r[i].m[0].n < 2;
+		if (strstr(r[i].stripe_effective, "unsupported")) {
+			unstriped++;
+			snprintf(fs, sizeof(fs), "%s", r[i].fs_type);
+		}
+	}
+	if (missing) {
+		snprintf(line, sizeof(line),
+			 "%ld of %ld points have no result (interrupted or failed): the table is "
+			 "incomplete; continue with `feedbench sweep --resume`",
+			 missing, p->npoints);
+		json_array_append_new(w, json_string(line));
+	}
+	if (cached) {
+		snprintf(line, sizeof(line),
+			 "%ld point%s read a cache-resident dataset (it fits in RAM and neither "
+			 "direct I/O nor cache eviction was used): those numbers measure the page "
+			 "cache, not the storage",
+			 cached, cached == 1 ? "" : "s");
+		json_array_append_new(w, json_string(line));
+	}
+	if (single) {
+		snprintf(line, sizeof(line),
+			 "%ld point%s ran a single repetition: without a spread, no difference can "
+			 "be told from noise; set [output] repetitions = 3 or more",
+			 single, single == 1 ? "" : "s");
+		json_array_append_new(w, json_string(line));
+	}
+	if (stripe_swept && unstriped) {
+		snprintf(line, sizeof(line),
+			 "striping is unsupported on %s: the stripe settings had no effect, and "
+			 "differences between those points are noise",
+			 fs);
+		json_array_append_new(w, json_string(line));
+	}
+	return w;
+}
+
+/* ---- the sweep table --------------------------------------------------------------------- */
+
+/* Cell text of the printed table: point, swept values (config order), metrics. */
+static void report_row_cells(const struct sweep_plan *p, const struct sweep_result *r, long i,
+			     char cells[][64], int *ncells)
+{
+	int idx[CFG_MAX_SWEEP], n = 0;
+
+	sweep_point_index(p, i, idx);
+	snprintf(cells[n++], 64, "%ld", i + 1);
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				snprintf(cells[n++], 64, "%s", p->axes[a].values[idx[a]]);
+	for (int m = 0; m < SWM_TABLE; m++) {
+		if (r[i].done)
+			report_fmt_stat(&r[i].m[m], m, cells[n++], 64);
+		else
+			snprintf(cells[n++], 64, "not run");
+	}
+	*ncells = n;
+}
+
+static int report_heads(const struct sweep_plan *p, const char *heads[])
+{
+	int n = 0;
+
+	heads[n++] = "point";
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				heads[n++] = p->axes[a].name;
+	for (int m = 0; m < SWM_TABLE; m++)
+		heads[n++] = sweep_metric_title[m];
+	return n;
+}
+
+/* Display width: the ± sign is two bytes but one column. */
+static int report_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void report_print_table(FILE *out, const struct sweep_plan *p, const struct sweep_result *r,
+			       bool markdown)
+{
+	const char *heads[CFG_MAX_SWEEP + SWM_TABLE + 1];
+	char(*cells)[CFG_MAX_SWEEP + SWM_TABLE + 1][64];
+	int nh = report_heads(p, heads), widths[CFG_MAX_SWEEP + SWM_TABLE + 1], nc;
+
+	cells = calloc((size_t)p->npoints, sizeof(*cells));
+	if (!cells)
+		return;
+	for (int c = 0; c < nh; c++)
+		widths[c] = report_width(heads[c]);
+	for (long i = 0; i < p->npoints; i++) {
+		report_row_cells(p, r, i, cells[i], &nc);
+		for (int c = 0; c < nc; c++)
+			if (report_width(cells[i][c]) > widths[c])
+				widths[c] = report_width(cells[i][c]);
+	}
+	for (int c = 0; c < nh; c++)
+		fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", heads[c],
+			widths[c] - report_width(heads[c]), "");
+	fprintf(out, markdown ? "|\n" : "\n");
+	for (int c = 0; markdown && c < nh; c++)
+		fprintf(out, "|%s", c > p->naxes ? "---:" : "---");
+	if (markdown)
+		fprintf(out, "|\n");
+	for (long i = 0; i < p->npoints; i++) {
+		for (int c = 0; c < nh; c++) {
+			int pad = widths[c] - report_width(cells[i][c]);
+			bool right = c == 0 || c > p->naxes;
+			if (right)
+				fprintf(out, markdown ? "| %*s%s " : "%*s%s  ", pad, "",
+					cells[i][c]);
+			else
+				fprintf(out, markdown ? "| %s%*s " : "%s%*s  ", cells[i][c], pad,
+					"");
+		}
+		fprintf(out, markdown ? "|\n" : "\n");
+	}
+	free(cells);
+}
+
+static void report_write_csv(FILE *f, const struct sweep_plan *p, const struct sweep_result *r)
+{
+	char buf[512];
+	int idx[CFG_MAX_SWEEP];
+
+	fprintf(f, "point,dir,label,done,repetitions");
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				fprintf(f, ",%s", p->axes[a].key);
+	for (int m = 0; m < SWM_COUNT; m++)
+		fprintf(f, ",%s_mean,%s_stddev", sweep_metric_column[m], sweep_metric_column[m]);
+	fprintf(f, ",cache_resident\n");
+	for (long i = 0; i < p->npoints; i++) {
+		sweep_point_index(p, i, idx);
+		fprintf(f, "%ld,", i + 1);
+		sweep_point_dir(p, i, buf, sizeof(buf));
+		util_csv_field(f, buf);
+		fputc(',', f);
+		sweep_point_label(p, i, -1, buf, sizeof(buf));
+		util_csv_field(f, buf);
+		fprintf(f, ",%d,%d", r[i].done, r[i].repetitions);
+		for (int o = 0; o < p->naxes; o++)
+			for (int a = 0; a < p->naxes; a++)
+				if (p->axes[a].order == o) {
+					/* Canonical: bytes and seconds, so plots get numbers. */
+					fputc(',', f);
+					util_csv_field(f, p->axes[a].canon[idx[a]]);
+				}
+		for (int m = 0; m < SWM_COUNT; m++) {
+			if (r[i].done && r[i].m[m].n > 0)
+				fprintf(f, ",%.9g,%.9g", r[i].m[m].mean, r[i].m[m].stddev);
+			else
+				fprintf(f, ",NaN,NaN");
+		}
+		fprintf(f, ",%d\n", r[i].cache_resident);
+	}
+}
+
+static json_t *report_stat_json(const struct summary_stat *s)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "n", json_integer(s->n));
+	json_object_set_new(o, "mean", s->n ? json_real(s->mean) : json_null());
+	json_object_set_new(o, "stddev", s->n ? json_real(s->stddev) : json_null());
+	json_object_set_new(o, "min", s->n ? json_real(s->min) : json_null());
+	json_object_set_new(o, "max", s->n ? json_real(s->max) : json_null());
+	return o;
+}
+
+static json_t *report_point_ref(const struct sweep_plan *p, long i)
+{
+	char buf[512];
+	json_t *o;
+
+	if (i < 0)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "point", json_integer(i + 1));
+	sweep_point_label(p, i, -1, buf, sizeof(buf));
+	json_object_set_new(o, "label", json_string(buf));
+	return o;
+}
+
+static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
+				   const struct sweep_reco *reco, int ngroups, const char *workload,
+				   json_t *lines, json_t *warnings)
+{
+	json_t *root = json_object(), *keys = json_array(), *points = json_array();
+	json_t *groups = json_array();
+	char buf[512];
+	int idx[CFG_MAX_SWEEP];
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "workload", json_string(workload));
+	json_object_set_new(root, "config_hash", json_string(p->hash));
+	json_object_set_new(root, "optimise",
+			    json_string(sweep_metric_column[sweep_optimised_metric(p)]));
+	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++) {
+			const struct sweep_axis *ax = &p->axes[a];
+			json_t *k, *vals;
+
+			if (ax->order != o)
+				continue;
+			k = json_object();
+			vals = json_array();
+			json_object_set_new(k, "key", json_string(ax->key));
+			json_object_set_new(k, "name", json_string(ax->name));
+			for (int v = 0; v < ax->nvalues; v++)
+				json_array_append_new(vals, json_string(ax->values[v]));
+			json_object_set_new(k, "values", vals);
+			vals = json_array();
+			for (int v = 0; v < ax->nvalues; v++)
+				json_array_append_new(vals, json_string(ax->canon[v]));
+			json_object_set_new(k, "canonical", vals);
+			json_object_set_new(k, "default", json_string(ax->def));
+			json_object_set_new(k, "numeric", json_boolean(ax->numeric));
+			json_object_set_new(k, "dataset", json_boolean(ax->dataset));
+			json_array_append_new(keys, k);
+		}
+	json_object_set_new(root, "keys", keys);
+	for (long i = 0; i < p->npoints; i++) {
+		json_t *pt = json_object(), *vals = json_object(), *ms = json_object();
+
+		sweep_point_index(p, i, idx);
+		json_object_set_new(pt, "point", json_integer(i + 1));
+		sweep_point_dir(p, i, buf, sizeof(buf));
+		json_object_set_new(pt, "dir", json_string(buf));
+		sweep_point_label(p, i, -1, buf, sizeof(buf));
+		json_object_set_new(pt, "label", json_string(buf));
+		for (int o = 0; o < p->naxes; o++)
+			for (int a = 0; a < p->naxes; a++)
+				if (p->axes[a].order == o)
+					json_object_set_new(vals, p->axes[a].key,
+							    json_string(p->axes[a].values[idx[a]]));
+		json_object_set_new(pt, "values", vals);
+		json_object_set_new(pt, "done", json_boolean(r[i].done));
+		json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
+		for (int m = 0; m < SWM_COUNT; m++)
+			json_object_set_new(ms, sweep_metric_column[m],
+					    report_stat_json(&r[i].m[m]));
+		json_object_set_new(pt, "metrics", ms);
+		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
+		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
+		json_object_set_new(pt, "verdict", json_string(r[i].verdict));
+		json_array_append_new(points, pt);
+	}
+	json_object_set_new(root, "points", points);
+	for (int g = 0; g < ngroups; g++) {
+		json_t *o = json_object(), *gv = json_object();
+
+		for (int a = 0; a < p->naxes; a++)
+			if (!p->axes[a].numeric)
+				json_object_set_new(
+				    gv, p->axes[a].key,
+				    json_string(p->axes[a].values[reco[g].group_idx[a]]));
+		json_object_set_new(o, "group", gv);
+		json_object_set_new(o, "best", report_point_ref(p, reco[g].best));
+		json_object_set_new(o, "default", report_point_ref(p, reco[g].def));
+		json_object_set_new(o, "runner_up", report_point_ref(p, reco[g].runner_up));
+		json_object_set_new(o, "gain_percentage",
+				    isnan(reco[g].gain_pct) ? json_null()
+							    : json_real(reco[g].gain_pct));
+		json_object_set_new(o, "within_noise", json_boolean(reco[g].noisy));
+		json_array_append_new(groups, o);
+	}
+	json_t *rec = json_object();
+	json_object_set_new(rec, "groups", groups);
+	json_object_set(rec, "text", lines);
+	json_object_set_new(root, "recommendation", rec);
+	json_object_set(root, "warnings", warnings);
+	return root;
+}
+
+int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
+		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
+		       struct fb_errbuf *err)
+{
+	json_t *lines = report_reco_lines(p, r, reco, ngroups);
+	json_t *warnings = report_sweep_warnings(p, r), *root, *v;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	/* sweep.csv */
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return fb_fail(err, -ENOMEM, "out of memory");
+	report_write_csv(f, p, r);
+	fclose(f);
+	rc = report_save_file(dir, "sweep.csv", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	/* sweep.md: the table and the recommendation; report.md embeds it. */
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		rc = fb_fail(err, -ENOMEM, "out of memory");
+		goto out_put;
+	}
+	fprintf(f,
+		"## Results\n\nMean ± sample standard deviation over %d repetition%s per "
+		"point; latencies and data wait in microseconds.\n\n",
+		p->repetitions, p->repetitions == 1 ? "" : "s");
+	report_print_table(f, p, r, true);
+	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
+		sweep_metric_column[sweep_optimised_metric(p)]);
+	json_array_foreach(lines, i, v)
+	{
+		fprintf(f, "- %s\n", json_string_value(v));
+	}
+	if (json_array_size(warnings)) {
+		fprintf(f, "\n## Warnings\n\n");
+		json_array_foreach(warnings, i, v)
+		{
+			fprintf(f, "- %s\n", json_string_value(v));
+		}
+	}
+	fclose(f);
+	rc = report_save_file(dir, "sweep.md", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	/* sweep_results.json */
+	root = report_results_json(p, r, reco, ngroups, workload, lines, warnings);
+	buf = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (buf) {
+		len = strlen(buf);
+		buf[len++] = '\n'; /* json_dumps leaves room: the NUL becomes the newline */
+	}
+	rc = report_save_file(dir, "sweep_results.json", buf, len, err);
+	free(buf);
+	if (rc < 0)
+		goto out_put;
+
+	if (term) {
+		report_print_table(term, p, r, false);
+		fprintf(term, "\nrecommendation (%s):\n",
+			sweep_metric_column[sweep_optimised_metric(p)]);
+		json_array_foreach(lines, i, v)
+		{
+			fprintf(term, "  %s\n", json_string_value(v));
+		}
+		json_array_foreach(warnings, i, v)
+		{
+			fprintf(term, "warning: %s\n", json_string_value(v));
+		}
+		fflush(term);
+	}
+out_put:
+	json_decref(lines);
+	json_decref(warnings);
+	return rc;
+}
