@@ -281,6 +281,10 @@ static void list_plugins(void)
 	printf("storage back-ends:\n");
 	for (size_t i = 0; storage_registry[i]; i++) {
 		const struct storage_ops *s = storage_registry[i];
+		if (s->not_built) {
+			printf("  %-9s not built (%s)\n", s->name, s->not_built);
+			continue;
+		}
 		printf("  %-9s built   %s%s\n", s->name,
 		       (s->caps & STORAGE_CAP_DIRECT) ? "  direct" : "",
 		       (s->caps & STORAGE_CAP_COLLECTIVE) ? "  collective" : "");

@@ -39,7 +39,7 @@ enum cfg_type {
 enum { FILE_ACCESS_PER_RANK, FILE_ACCESS_SHARED };
 enum { GENERATE_AUTO, GENERATE_ALWAYS, GENERATE_NEVER };
 enum { SHUFFLE_OFF, SHUFFLE_SEED, SHUFFLE_RANDOM };
-enum { BACKEND_POSIX, BACKEND_MPIIO, BACKEND_NULL, BACKEND_FAULTY };
+enum { BACKEND_POSIX, BACKEND_MPIIO, BACKEND_NULL, BACKEND_FAULTY, BACKEND_URING };
 enum { PAGE_CACHE_KEEP, PAGE_CACHE_EVICT, PAGE_CACHE_DROP };
 enum { ACCEL_AUTO, ACCEL_CPU, ACCEL_CUDA };
 enum { HDF5_TRANSFER_INDEPENDENT, HDF5_TRANSFER_COLLECTIVE };
@@ -93,6 +93,7 @@ struct config {
 		bool direct;
 		int page_cache;
 		uint64_t transfer_size;
+		int64_t io_depth; /* reads in flight per reader thread (uring) */
 		int64_t stripe_count;
 		uint64_t stripe_size;
 		int64_t stripe_offset;

@@ -35,9 +35,20 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 	if (!fmt)
 		return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench",
 			       src, cfg->dataset.format);
-	if (!st)
-		return fb_fail(err, -FB_ECONFIG, "%s: storage back-end '%s' is not built", src,
-			       cfg_choice_name("storage", "backend", cfg->storage.backend));
+	if (!st || st->not_built)
+		return fb_fail(err, -FB_ECONFIG, "%s: storage back-end '%s' is not built%s%s%s",
+			       src, cfg_choice_name("storage", "backend", cfg->storage.backend),
+			       st ? " (" : "", st ? st->not_built : "", st ? ")" : "");
+	if (cfg->storage.io_depth > 1 && !st->queue_open)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "
+			       "time per reader thread)",
+			       src, (long long)cfg->storage.io_depth, st->name);
+	if (st->queue_open && (fmt->caps & FORMAT_CAP_OWNS_IO))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s does its own I/O through its library; backend = %s "
+			       "cannot carry it (use posix or mpiio)",
+			       src, fmt->name, st->name);
 	if (shared && !(fmt->caps & FORMAT_CAP_SHARED))
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read with file_access = shared: %s", src,

@@ -16,7 +16,7 @@
 static const char *const file_access_choices[] = {"per_rank", "shared", NULL};
 static const char *const generate_choices[] = {"auto", "always", "never", NULL};
 static const char *const shuffle_choices[] = {"off", "seed", "random", NULL};
-static const char *const backend_choices[] = {"posix", "mpiio", "null", "faulty", NULL};
+static const char *const backend_choices[] = {"posix", "mpiio", "null", "faulty", "uring", NULL};
 static const char *const page_cache_choices[] = {"keep", "evict", "drop", NULL};
 static const char *const accel_choices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const transfer_choices[] = {"independent", "collective", NULL};
@@ -71,7 +71,8 @@ const struct cfg_key cfg_keys[] = {
      "Samples held in the shuffle buffer when sample_shuffle is on."},
 
     {"storage", "backend", CFG_CHOICE, OFF(storage.backend), "posix", NOLIM, backend_choices, 0,
-     "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests)."},
+     "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests), "
+     "uring (io_uring: io_depth reads in flight per reader thread)."},
     {"storage", "direct", CFG_BOOL, OFF(storage.direct), "false", NOLIM, NULL, 0,
      "O_DIRECT reads (aligned buffers; bypasses the page cache)."},
     {"storage", "page_cache", CFG_CHOICE, OFF(storage.page_cache), "keep", NOLIM,
@@ -80,6 +81,9 @@ const struct cfg_key cfg_keys[] = {
      "/proc/sys/vm/drop_caches before each epoch (root)."},
     {"storage", "transfer_size", CFG_SIZE, OFF(storage.transfer_size), "0", 0, 1099511627776.0,
      NULL, 0, "Bytes per read call (0: a whole sample per call)."},
+    {"storage", "io_depth", CFG_INT, OFF(storage.io_depth), "1", 1, 4096, NULL, 0,
+     "Reads each reader thread keeps in flight (backend = uring; raw format: a batch's samples "
+     "are queued together; other formats read one at a time)."},
     {"storage", "stripe_count", CFG_INT, OFF(storage.stripe_count), "0", -1, 65535, NULL, D,
      "Stripe count (Lustre OSTs, CephFS objects): 0 file-system default, -1 all targets "
      "(Lustre), N."},

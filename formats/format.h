@@ -54,6 +54,9 @@ int freader_file_close(struct freader_file *b);
 /* Its library writes another file and renames it (libzip): a layout set on the file at its
  * creation is lost, so striping goes on the folder. */
 #define FORMAT_CAP_RENAMES 0x80
+/* A sample is exactly the byte range extent() gives (no parse), and open() returns a reader
+ * beginning with struct freader_file: the core may queue a batch's reads itself (io_depth). */
+#define FORMAT_CAP_BYTE_RANGES 0x100
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */

@@ -156,7 +156,8 @@ const struct format_ops raw_format = {
     .version = FORMAT_OPS_VERSION,
     .name = "raw",
     .ext = ".bin",
-    .caps = FORMAT_CAP_SHARED | FORMAT_CAP_PARALLEL_WRITE | FORMAT_CAP_DIRECT | FORMAT_CAP_MPIIO,
+    .caps = FORMAT_CAP_SHARED | FORMAT_CAP_PARALLEL_WRITE | FORMAT_CAP_DIRECT | FORMAT_CAP_MPIIO |
+	    FORMAT_CAP_BYTE_RANGES,
     .create = raw_create,
     .append = raw_append,
     .finish = raw_finish,

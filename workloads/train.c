@@ -283,6 +283,69 @@ static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *byte
 	return verify ? verify_sample(run, file, index, dst, len) : 0;
 }
 
+static bool reader_would_evict(const struct worker *w, const struct ds_file *file)
+{
+	bool full = true;
+
+	for (unsigned i = 0; i < READER_CACHE; i++) {
+		if (w->cache[i].file == file)
+			return false;
+		full &= w->cache[i].file != NULL;
+	}
+	return full;
+}
+
+/* io_depth > 1 (queued reads, formats whose samples are byte ranges): the batch's reads are
+ * queued on this thread's ring, io_depth in flight, then counted and verified once all have
+ * landed. A file the reader cache is about to close first sees its reads complete. */
+static int fill_batch_queued(struct worker *w, struct slot *slot, uint64_t first, uint64_t count)
+{
+	struct pool *p = w->pool;
+	struct run *run = p->run;
+	bool verify = run->cfg.dataset.verify;
+	int rc = 0;
+
+	for (uint64_t j = 0; j < count && rc == 0; j++) {
+		char *dst = (char *)slot->buf + j * p->sample_cap;
+		uint64_t index, off, len;
+		struct ds_file *file =
+		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
+		struct freader *r;
+
+		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (run->stop && *run->stop))
+			rc = -FB_EINTR;
+		if (rc == 0 && reader_would_evict(w, file))
+			rc = io_queue_wait(&w->io);
+		if (rc == 0)
+			rc = reader_get(w, file, &r);
+		if (rc == 0)
+			rc = run->format->extent(run, file, index, &off, &len);
+		if (rc == 0 && len > p->sample_cap)
+			rc = run_fail(run, -FB_EINTERNAL,
+				      "sample of %" PRIu64 " bytes exceeds buffer", len);
+		if (rc < 0)
+			break;
+		if (verify)
+			memset(dst, SAMPLE_POISON, file->max_sample);
+		rc = io_queue_read(&w->io, ((struct freader_file *)r)->sf, dst, len, off);
+	}
+	int wrc = io_queue_wait(&w->io);
+	if (rc == 0)
+		rc = wrc;
+	for (uint64_t j = 0; j < count && rc == 0; j++) {
+		uint64_t index, off, len;
+		struct ds_file *file =
+		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
+		run->format->extent(run, file, index, &off, &len);
+		slot->bytes += len;
+		w->stats.samples++;
+		if (verify)
+			rc = verify_sample(run, file, index, (char *)slot->buf + j * p->sample_cap,
+					   len);
+	}
+	return rc;
+}
+
 static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 {
 	struct pool *p = w->pool;
@@ -291,6 +354,8 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 
 	sampler_batch(p->s, step, &first, &count);
 	slot->bytes = 0;
+	if (w->io.queue && w->io.depth > 1 && (p->run->format->caps & FORMAT_CAP_BYTE_RANGES))
+		return fill_batch_queued(w, slot, first, count);
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
 		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (p->run->stop && *p->run->stop))
 			return -FB_EINTR;
@@ -753,6 +818,39 @@ static int close_shared(struct run *run)
 	return rc;
 }
 
+/* Queued reads (backend = uring): one queue per reader thread, the batch buffers registered
+ * with it where the kernel allows. Formats whose samples are not plain byte ranges read one
+ * sample at a time through the queue: said once. */
+static int queue_init(struct run *run, struct pool *p, struct worker *w, size_t batch_bytes)
+{
+	unsigned depth = (unsigned)run->cfg.storage.io_depth;
+	void **bufs;
+	int rc = io_queue_open(&w->io, depth);
+
+	if (rc < 0 || !w->io.queue)
+		return rc;
+	if (depth > 1 && !(run->format->caps & FORMAT_CAP_BYTE_RANGES) && w->id == 1 &&
+	    run->rank == 0)
+		run_warn(
+		    run,
+		    "io_depth = %u: format %s reads one sample at a time (depth 1); only "
+		    "formats whose samples are byte ranges (raw) keep io_depth reads in flight",
+		    depth, run->format->name);
+	bufs = calloc(p->nslots, sizeof(*bufs));
+	if (!bufs)
+		return run_fail(run, -ENOMEM, "out of memory");
+	for (unsigned i = 0; i < p->nslots; i++)
+		bufs[i] = p->slots[i].buf;
+	rc = io_queue_register(&w->io, bufs, batch_bytes, p->nslots);
+	free(bufs);
+	if (rc < 0 && w->id == 1 && run->rank == 0)
+		run_warn(run,
+			 "%s: batch buffers not registered with the ring (%s): reads pin pages "
+			 "each time",
+			 run->storage->name, fb_strerror(rc));
+	return 0;
+}
+
 static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
@@ -829,6 +927,11 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		w->tl = calloc((size_t)w->tlcap, sizeof(*w->tl));
 		if (!w->tl)
 			return run_fail(run, -ENOMEM, "out of memory");
+		if (!coll) {
+			int rc = queue_init(run, p, w, batch_bytes);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -838,8 +941,10 @@ static void pool_free(struct run *run, struct pool *p)
 	for (unsigned i = 0; p->slots && i < p->nslots; i++)
 		if (p->slots[i].buf)
 			run->compute_ops->free_host(run->compute, p->slots[i].buf);
-	for (unsigned i = 0; p->workers && i < p->nworkers; i++)
+	for (unsigned i = 0; p->workers && i < p->nworkers; i++) {
+		io_queue_close(&p->workers[i].io);
 		free(p->workers[i].tl);
+	}
 	free(p->slots);
 	free(p->workers);
 	free(p->coll.file);

@@ -121,7 +121,7 @@ static int faulty_config(struct run *run, int *op, int *err, const struct storag
 		    "ENOSPC, EDQUOT, EROFS, EACCES, ...)",
 		    cfg->faulty.fail_errno);
 	*inner = storage_find(cfg->faulty.inner);
-	if (!*inner || *inner == &faulty_storage)
+	if (!*inner || *inner == &faulty_storage || (*inner)->not_built)
 		return run_fail(run, -FB_ECONFIG,
 				"[storage.faulty] inner = '%s' is not a back-end faulty can wrap",
 				cfg->faulty.inner);

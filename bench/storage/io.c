@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../run.h"
@@ -49,6 +50,25 @@ int io_close_file(struct io *io, struct ds_file *file, struct sfile *f)
 	return f == file->shared ? 0 : io_close(io, f);
 }
 
+#define IO_TAG_SYNC UINT64_MAX /* the one read of io_call_read through a queue */
+
+/* One read through the thread's queue, waited for: what pread would have returned. */
+static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
+{
+	const struct storage_ops *ops = io->run->storage;
+	struct io_completion c;
+	int rc = ops->queue_read(io->queue, f, buf, len, off, IO_TAG_SYNC);
+
+	if (rc < 0)
+		return rc;
+	do
+		rc = ops->queue_reap(io->queue, &c, 1, 1);
+	while (rc == -EINTR);
+	if (rc < 0)
+		return rc;
+	return (ssize_t)c.res;
+}
+
 /* One call of the back-end, retried on EINTR. */
 static ssize_t io_call_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
 {
@@ -56,7 +76,8 @@ static ssize_t io_call_read(struct io *io, struct sfile *f, void *buf, size_t le
 	ssize_t n;
 
 	for (;;) {
-		n = b->ops->pread(f, buf, len, off);
+		n = io->queue ? io_queue_call(io, f, buf, len, off)
+			      : b->ops->pread(f, buf, len, off);
 		if (n != -EINTR)
 			return n;
 		if (io->stats)
@@ -192,4 +213,197 @@ void io_account_calls(struct io *io, uint64_t bytes, uint64_t calls, uint64_t ns
 void io_account(struct io *io, uint64_t bytes, uint64_t ns)
 {
 	io_account_calls(io, bytes, 1, ns);
+}
+
+/* ---- queued reads ---------------------------------------------------------------------- */
+
+struct io_pending {
+	struct sfile *f;
+	char *buf;
+	size_t len, done;
+	uint64_t off, t0;
+	unsigned calls; /* calls that returned data (more than one: short reads) */
+	bool used;
+};
+
+int io_queue_open(struct io *io, unsigned depth)
+{
+	const struct storage_ops *ops = io->run->storage;
+	int rc;
+
+	io->queue = NULL;
+	io->inflight = 0;
+	io->qerr = 0;
+	io->depth = depth ? depth : 1;
+	if (!ops->queue_open)
+		return 0;
+	io->pending = calloc(io->depth, sizeof(*io->pending));
+	if (!io->pending)
+		return run_fail(io->run, -ENOMEM, "out of memory for %u queued reads", io->depth);
+	rc = ops->queue_open(&io->queue, io->depth, io->run);
+	if (rc < 0) {
+		free(io->pending);
+		io->pending = NULL;
+		io->queue = NULL;
+		return run_fail(io->run, rc, "cannot set up a %s queue of %u reads: %s", ops->name,
+				io->depth, fb_strerror(rc));
+	}
+	return 0;
+}
+
+int io_queue_register(struct io *io, void *const *bufs, size_t len, unsigned n)
+{
+	const struct storage_ops *ops = io->run->storage;
+
+	if (!io->queue || !ops->queue_register)
+		return -ENOTSUP;
+	return ops->queue_register(io->queue, bufs, len, n);
+}
+
+void io_queue_close(struct io *io)
+{
+	if (io->queue)
+		io->run->storage->queue_close(io->queue);
+	free(io->pending);
+	io->queue = NULL;
+	io->pending = NULL;
+	io->inflight = 0;
+}
+
+static int io_queue_fail(struct io *io, int rc)
+{
+	if (!io->qerr)
+		io->qerr = rc;
+	return rc;
+}
+
+/* Queues the rest of pending read k. */
+static int io_queue_send(struct io *io, unsigned k)
+{
+	struct io_pending *p = &io->pending[k];
+	int rc = io->run->storage->queue_read(io->queue, p->f, p->buf + p->done, p->len - p->done,
+					      p->off + p->done, k);
+
+	if (rc < 0) {
+		p->used = false;
+		io->inflight--;
+		return io_queue_fail(
+		    io,
+		    run_fail(io->run, rc, "cannot queue a read of '%s' at offset %" PRIu64 ": %s",
+			     io_path(p->f), p->off + p->done, fb_strerror(rc)));
+	}
+	return 0;
+}
+
+/* One completion: a read done (counted and timed), a short read sent on, or a failure. */
+static void io_queue_complete(struct io *io, const struct io_completion *c)
+{
+	struct io_pending *p = &io->pending[c->tag];
+
+	if (c->res == -EINTR || c->res == -EAGAIN) {
+		if (io->stats)
+			io->stats->retries++;
+		io_queue_send(io, (unsigned)c->tag);
+		return;
+	}
+	if (c->res > 0) {
+		p->done += (size_t)c->res;
+		p->calls++;
+		if (p->done < p->len) {
+			io_queue_send(io, (unsigned)c->tag);
+			return;
+		}
+	}
+	p->used = false;
+	io->inflight--;
+	if (c->res < 0) {
+		io_queue_fail(
+		    io, run_fail(io->run, (int)c->res, "cannot read '%s' at offset %" PRIu64 ": %s",
+				 io_path(p->f), p->off + p->done, fb_strerror((int)c->res)));
+		return;
+	}
+	if (c->res == 0) {
+		io_queue_fail(io, run_fail(io->run, -FB_EEOF,
+					   "unexpected end of file in '%s' at offset %" PRIu64
+					   " (wanted %zu more bytes)",
+					   io_path(p->f), p->off + p->done, p->len - p->done));
+		return;
+	}
+	if (io->stats) {
+		if (p->calls > 1)
+			io->stats->retries += p->calls - 1;
+		io->stats->bytes += p->len;
+		io->stats->ops++;
+		hist_add(&io->stats->latency, timer_now_ns() - p->t0);
+	}
+}
+
+/* Sends what is queued and handles the completions of at least `min` reads. */
+static int io_queue_reap(struct io *io, unsigned min)
+{
+	struct io_completion c[64];
+	unsigned max = io->depth < 64 ? io->depth : 64;
+	int n = io->run->storage->queue_reap(io->queue, c, max, min < max ? min : max);
+
+	if (n == -EINTR)
+		return 0;
+	if (n < 0)
+		return run_fail(io->run, n, "cannot wait for queued reads: %s", fb_strerror(n));
+	for (int i = 0; i < n; i++)
+		io_queue_complete(io, &c[i]);
+	return 0;
+}
+
+int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
+{
+	size_t piece_max = io->transfer ? io->transfer : len, done = 0;
+
+	while (done < len && !io->qerr) {
+		size_t piece = len - done < piece_max ? len - done : piece_max;
+		unsigned k = 0;
+		int rc;
+
+		while (io->inflight == io->depth && !io->qerr)
+			if ((rc = io_queue_reap(io, 1)) < 0) {
+				io_queue_fail(io, rc);
+				/* The reads in flight still land in their buffers: wait for them.
+				 */
+				io_queue_wait(io);
+				return rc;
+			}
+		if (io->qerr)
+			break;
+		while (io->pending[k].used)
+			k++;
+		io->pending[k] = (struct io_pending){.f = f,
+						     .buf = (char *)buf + done,
+						     .len = piece,
+						     .off = off + done,
+						     .t0 = timer_now_ns(),
+						     .used = true};
+		io->inflight++;
+		if ((rc = io_queue_send(io, k)) < 0)
+			break;
+		done += piece;
+	}
+	return io->qerr;
+}
+
+int io_queue_wait(struct io *io)
+{
+	int rc = 0;
+
+	while (io->inflight > 0) {
+		if ((rc = io_queue_reap(io, io->inflight)) < 0) {
+			/* The queue itself failed: the reads' fate is unknown, give up on them. */
+			io_queue_fail(io, rc);
+			for (unsigned k = 0; k < io->depth; k++)
+				io->pending[k].used = false;
+			io->inflight = 0;
+			break;
+		}
+	}
+	rc = io->qerr;
+	io->qerr = 0;
+	return rc;
 }

@@ -7,9 +7,10 @@ extern const struct storage_ops posix_storage;
 extern const struct storage_ops mpiio_storage;
 extern const struct storage_ops null_storage;
 extern const struct storage_ops faulty_storage;
+extern const struct storage_ops uring_storage;
 
 const struct storage_ops *const storage_registry[] = {
-    &posix_storage, &mpiio_storage, &null_storage, &faulty_storage, NULL,
+    &posix_storage, &mpiio_storage, &null_storage, &faulty_storage, &uring_storage, NULL,
 };
 
 const struct storage_ops *storage_find(const char *name)

@@ -10,6 +10,12 @@
  * - open of a file with STORAGE_O_SHARED is collective over run->file_comm (mpiio); posix
  *   ignores the flag.
  * - close and sync failures are real failures (a buffered write error shows up there).
+ * - Queued reads (optional, io_uring): a queue belongs to one thread and holds up to `depth`
+ *   reads on any files the back-end opened. queue_read() only queues (nothing reaches the kernel
+ *   yet); queue_reap() sends what is queued and waits until at least `min` reads completed,
+ *   storing up to `max` completions. A completion's res is what pread would have returned
+ *   (bytes, 0 at end of file, -errno). The wrappers (io_queue_*) own timing, short reads,
+ *   EINTR and error context for queued reads too.
  */
 #ifndef FEEDBENCH_STORAGE_H
 #define FEEDBENCH_STORAGE_H
@@ -34,7 +40,13 @@ struct run;
 
 #define STORAGE_OPS_VERSION 1
 
-struct sfile; /* plug-in private; begins with struct sfile_base */
+struct sfile;	 /* plug-in private; begins with struct sfile_base */
+struct io_queue; /* plug-in private: one thread's queue of reads (io_uring ring) */
+
+struct io_completion {
+	uint64_t tag; /* as given to queue_read */
+	int64_t res;  /* bytes read, 0 at end of file, or -errno */
+};
 
 struct sfile_base {
 	const struct storage_ops *ops;
@@ -54,11 +66,23 @@ struct storage_ops {
 	int (*size)(struct sfile *f, uint64_t *size);
 	/* Drops the file's cached pages (posix_fadvise DONTNEED); optional. */
 	int (*evict)(struct sfile *f);
+	/* Set when the plug-in was not built: why ("liburing not found"); nothing else is. */
+	const char *not_built;
+	/* Optional queued reads (see the contract above). queue_register pins buffers the reads
+	 * will land in (registered buffers), best effort: a failure leaves reads unregistered. */
+	int (*queue_open)(struct io_queue **q, unsigned depth, struct run *run);
+	int (*queue_register)(struct io_queue *q, void *const *bufs, size_t len, unsigned n);
+	int (*queue_read)(struct io_queue *q, struct sfile *f, void *buf, size_t len, uint64_t off,
+			  uint64_t tag);
+	int (*queue_reap)(struct io_queue *q, struct io_completion *c, unsigned max, unsigned min);
+	void (*queue_close)(struct io_queue *q);
 };
 
 /* Registry: the only place that knows which back-ends exist. */
 const struct storage_ops *storage_find(const char *name);
 extern const struct storage_ops *const storage_registry[];
+
+struct io_pending; /* a queued read in flight (io.c) */
 
 /* One thread's view of the storage: the run (for config and errors) and its counters. */
 struct io {
@@ -66,6 +90,12 @@ struct io {
 	struct io_stats *stats; /* NULL: not measured (generation) */
 	uint64_t transfer;	/* bytes per read call; 0 = whole request */
 	bool direct;
+	/* Queued reads (io_queue_open): NULL queue when the back-end has none. */
+	struct io_queue *queue;
+	struct io_pending *pending; /* depth slots */
+	unsigned depth;		    /* reads kept in flight ([storage] io_depth) */
+	unsigned inflight;	    /* reads in flight now */
+	int qerr;		    /* first failure of a queued read (recorded in run) */
 };
 
 /* Opens through the run's back-end; errors recorded with the path. Counts opens. */
@@ -86,6 +116,21 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 int io_sync(struct io *io, struct sfile *f);
 int io_close(struct io *io, struct sfile *f);
 int io_size(struct io *io, struct sfile *f, uint64_t *size);
+/* Queued reads, for back-ends with queue ops (others: io_queue_open does nothing and
+ * io->queue stays NULL). With a queue, io_pread() and friends also go through it, one read at a
+ * time. io_queue_read() queues exactly len bytes at off (in pieces of io->transfer), first
+ * waiting for a slot when depth reads are in flight; each piece is timed from queueing to
+ * completion, and counted like a read call. io_queue_wait() waits for every read in flight and
+ * returns the first failure (recorded with file and offset); after a failure, io_queue_read()
+ * queues nothing more and returns it. The buffers must stay valid until io_queue_wait(). */
+int io_queue_open(struct io *io, unsigned depth);
+/* Registers the n buffers of len bytes that queued reads will land in; best effort (0: done,
+ * negative: not registered, reads still work). */
+int io_queue_register(struct io *io, void *const *bufs, size_t len, unsigned n);
+int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
+int io_queue_wait(struct io *io);
+void io_queue_close(struct io *io);
+
 /* Records a read that a format did itself (HDF5): bytes and its duration. */
 void io_account(struct io *io, uint64_t bytes, uint64_t ns);
 const char *io_path(const struct sfile *f);

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "build_config.h"
+
 #include "bench/config.h"
 #include "formats/format.h"
 
@@ -461,6 +463,14 @@ static void test_validate(void **state)
 	    {"collective per rank",
 	     {"storage.mpiio.collective=true", "storage.backend=mpiio", NULL},
 	     "collective reads need file_access = shared"},
+	    {"io_depth without a queue",
+	     {"storage.io_depth=8", NULL},
+	     "io_depth = 8 needs backend = uring (posix reads one call at a time"},
+	    {"hdf5 through uring",
+	     {"dataset.format=hdf5", "storage.backend=uring", NULL},
+	     FEEDBENCH_HAVE_URING ? "format hdf5 does its own I/O through its library; backend = "
+				    "uring cannot carry it"
+				  : "storage back-end 'uring' is not built (liburing not found)"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;

@@ -1,0 +1,252 @@
+/* io_uring back-end: a reader thread keeps [storage] io_depth reads in flight on one ring
+ * without more threads, the way fio's io_uring engine measures deep-queue storage. Each reader
+ * thread has its own ring (read_threads x io_depth reads in flight per rank); the batch buffers
+ * are registered with the ring where the kernel lets us pin them (READ_FIXED: no page pinning
+ * per read, which is what O_DIRECT pays otherwise). Files are opened with open(2), O_DIRECT when
+ * asked, so the file and the page cache are the same as posix's.
+ *
+ * Queued reads come through the io_queue_* wrappers (bench/storage/io.c), which time each read
+ * from queueing to completion. Reads made outside a ring (indexing files before the epochs) and
+ * writes (generation) are plain pread/pwrite calls: they are not what the back-end measures.
+ * Registered files are not used: a reader thread's files change as its cache of open files
+ * turns over, and each registration would cost a syscall where it saves an fget per read.
+ */
+#include "storage.h"
+
+#include "build_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+extern const struct storage_ops uring_storage;
+
+#if FEEDBENCH_HAVE_URING
+#include <liburing.h>
+
+struct uring_file {
+	struct sfile_base base;
+	int fd;
+};
+
+struct io_queue {
+	struct io_uring ring;
+	struct iovec *regs; /* registered buffers, or NULL */
+	unsigned nregs;
+};
+
+static int uring_open(struct sfile **out, const char *path, int flags, struct run *run)
+{
+	struct uring_file *f = calloc(1, sizeof(*f));
+	int oflags = O_CLOEXEC;
+
+	(void)run;
+	if (!f)
+		return -ENOMEM;
+	if (flags & STORAGE_O_WRITE)
+		oflags |= O_RDWR | O_CREAT | ((flags & STORAGE_O_NOTRUNC) ? 0 : O_TRUNC);
+	else
+		oflags |= O_RDONLY;
+	if (flags & STORAGE_O_DIRECT)
+		oflags |= O_DIRECT;
+	f->fd = open(path, oflags, 0644);
+	if (f->fd < 0) {
+		int err = -errno;
+		free(f);
+		return err;
+	}
+	f->base.ops = &uring_storage;
+	f->base.flags = flags & ~STORAGE_O_SHARED; /* every rank has its own descriptor */
+	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
+	*out = (struct sfile *)f;
+	return 0;
+}
+
+static ssize_t uring_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+	ssize_t n = pread(f->fd, buf, len, (off_t)off);
+
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t uring_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+	ssize_t n = pwrite(f->fd, buf, len, (off_t)off);
+
+	return n < 0 ? -errno : n;
+}
+
+static int uring_sync(struct sfile *sf)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+
+	return fsync(f->fd) < 0 ? -errno : 0;
+}
+
+static int uring_close(struct sfile *sf)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+	int rc = close(f->fd) < 0 ? -errno : 0;
+
+	free(f);
+	return rc;
+}
+
+static int uring_size(struct sfile *sf, uint64_t *size)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+	struct stat st;
+
+	if (fstat(f->fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int uring_evict(struct sfile *sf)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+
+	return -posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+static int uring_queue_open(struct io_queue **out, unsigned depth, struct run *run)
+{
+	struct io_queue *q = calloc(1, sizeof(*q));
+	int rc;
+
+	(void)run;
+	if (!q)
+		return -ENOMEM;
+	/* Completions are reaped by the thread that submits: no inter-processor interrupt is
+	 * needed to run them (kernels before 5.19 refuse the flag; then without it). */
+	struct io_uring_params p = {.flags = IORING_SETUP_COOP_TASKRUN};
+	rc = io_uring_queue_init_params(depth, &q->ring, &p);
+	if (rc == -EINVAL)
+		rc = io_uring_queue_init(depth, &q->ring, 0);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+static int uring_queue_register(struct io_queue *q, void *const *bufs, size_t len, unsigned n)
+{
+	struct iovec *iov = calloc(n, sizeof(*iov));
+	int rc;
+
+	if (!iov)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = len};
+	rc = io_uring_register_buffers(&q->ring, iov, n);
+	if (rc < 0) {
+		free(iov);
+		return rc;
+	}
+	q->regs = iov;
+	q->nregs = n;
+	return 0;
+}
+
+/* The registered buffer holding [buf, buf + len), or -1. */
+static int uring_fixed(const struct io_queue *q, const void *buf, size_t len)
+{
+	const char *b = buf;
+
+	for (unsigned i = 0; i < q->nregs; i++) {
+		const char *base = q->regs[i].iov_base;
+		if (b >= base && b + len <= base + q->regs[i].iov_len)
+			return (int)i;
+	}
+	return -1;
+}
+
+static int uring_queue_read(struct io_queue *q, struct sfile *sf, void *buf, size_t len,
+			    uint64_t off, uint64_t tag)
+{
+	struct uring_file *f = (struct uring_file *)sf;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	int fixed;
+
+	if (!sqe) { /* the submission queue is full: send it on */
+		int rc = io_uring_submit(&q->ring);
+		if (rc < 0)
+			return rc;
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	if (len > UINT32_MAX)
+		len = UINT32_MAX; /* a short read: the wrapper sends the rest */
+	fixed = uring_fixed(q, buf, len);
+	if (fixed >= 0)
+		io_uring_prep_read_fixed(sqe, f->fd, buf, (unsigned)len, off, fixed);
+	else
+		io_uring_prep_read(sqe, f->fd, buf, (unsigned)len, off);
+	io_uring_sqe_set_data64(sqe, tag);
+	return 0;
+}
+
+static int uring_queue_reap(struct io_queue *q, struct io_completion *c, unsigned max, unsigned min)
+{
+	struct io_uring_cqe *cqe;
+	unsigned n = 0, head;
+	int rc = io_uring_submit_and_wait(&q->ring, min);
+
+	if (rc < 0)
+		return rc;
+	io_uring_for_each_cqe(&q->ring, head, cqe)
+	{
+		if (n == max)
+			break;
+		c[n].tag = io_uring_cqe_get_data64(cqe);
+		c[n].res = cqe->res;
+		n++;
+	}
+	io_uring_cq_advance(&q->ring, n);
+	return (int)n;
+}
+
+static void uring_queue_close(struct io_queue *q)
+{
+	io_uring_queue_exit(&q->ring);
+	free(q->regs);
+	free(q);
+}
+
+const struct storage_ops uring_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "uring",
+    .caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED,
+    .open = uring_open,
+    .pread = uring_pread,
+    .pwrite = uring_pwrite,
+    .sync = uring_sync,
+    .close = uring_close,
+    .size = uring_size,
+    .evict = uring_evict,
+    .queue_open = uring_queue_open,
+    .queue_register = uring_queue_register,
+    .queue_read = uring_queue_read,
+    .queue_reap = uring_queue_reap,
+    .queue_close = uring_queue_close,
+};
+
+#else
+
+const struct storage_ops uring_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "uring",
+    .not_built = "liburing not found",
+};
+
+#endif

@@ -1,0 +1,144 @@
+#!/bin/bash
+# The io_uring back-end (bench/storage/uring.c): real mpiexec runs at 2 ranks of the tiny MPI
+# workload (tests/mpi/tiny.ini: 8 files x 8 samples x 4 KiB, two epochs, verify = true) read
+# through backend = uring, checking what a user sees: exit status, every sample verified, the
+# numbers in summary.json (tests/mpi/check_summary.py), the note for formats that read one
+# sample at a time, and the message naming file and offset when a file is cut short.
+#
+# usage: uring.sh CASE [ARGS]
+#   read FORMAT ACCESS...   verified runs at io_depth 1 and 8 for each access (raw: O_DIRECT too)
+#   truncated               a raw file cut short: the error names file and offset
+# Exit status 77 means "skipped" (uring not built).
+set -u
+
+CASE=$1
+shift
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+HERE=$(cd "$(dirname "$0")" && pwd)
+MPI=$HERE/../mpi
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_uring_XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+REC=4096
+
+fail() {
+	echo "FAIL (uring $CASE): $MSG" >&2
+	echo "---- stdout (last 30 lines)" >&2
+	tail -30 "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+fb() { # fb COMMAND [--set ...]: 2 ranks on tiny.ini through uring; sets RC
+	local cmd=$1
+	shift
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$cmd" "$MPI/tiny.ini" \
+		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		--set storage.backend=uring "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+if ! "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
+	echo "skipped: $("$FEEDBENCH" list | grep -E '^ +uring' | sed 's/^ *//')"
+	exit 77
+fi
+
+# check_run FORMAT DEPTH DIRECT: the one run folder says what it should, then is removed.
+check_run() {
+	local fmt=$1 depth=$2 direct=$3 run chk
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	# npy: one file per sample, so 64 files of one sample.
+	chk=(--ranks 2 --epochs 2 --samples 128)
+	[ "$fmt" = raw ] && chk+=(--bytes $((64 * REC * 2)) --ops 128)
+	[ -n "$direct" ] && chk+=(--direct)
+	MSG="summary.json is inconsistent"
+	python3 "$MPI/check_summary.py" "$run" "${chk[@]}" 2>>"$T/err" || fail
+	MSG="summary.json does not say backend uring with io_depth $depth"
+	python3 - "$run/summary.json" "$depth" "$fmt" <<'PY' 2>>"$T/err" || fail
+import json, sys
+s = json.load(open(sys.argv[1]))
+depth, fmt = int(sys.argv[2]), sys.argv[3]
+assert s["storage"]["backend"] == "uring", s["storage"]["backend"]
+assert s["config"]["storage"]["io_depth"] == depth, s["config"]["storage"]["io_depth"]
+assert s["config"]["dataset"]["verify"] is True
+note = [w for w in s["warnings"] if "reads one sample at a time" in w]
+# Formats whose samples are not plain byte ranges say that they read at depth 1.
+assert bool(note) == (depth > 1 and fmt != "raw"), (depth, fmt, s["warnings"])
+PY
+	rm -rf "$T/results"
+}
+
+direct_ok() { # O_DIRECT works where the test data lives
+	mkdir -p "$T/data"
+	python3 - "$T/data/probe" <<'PY'
+import mmap, os, sys
+p = sys.argv[1]
+with open(p, "wb") as f:
+    f.write(b"\0" * 4096)
+fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+os.readv(fd, [mmap.mmap(-1, 4096)])
+os.unlink(p)
+PY
+}
+
+case $CASE in
+read)
+	# One dataset, every access mode the format allows, io_depth 1 and 8 (batch 8, so that a
+	# batch keeps 8 reads in flight), and O_DIRECT for raw.
+	fmt=$1
+	shift
+	access=("$@")
+	for a in "${access[@]}"; do
+		for depth in 1 8; do
+			fb run --set "dataset.format=$fmt" --set "dataset.file_access=$a" \
+				--set "storage.io_depth=$depth" --set reader.batch_size=8
+			MSG="$fmt $a io_depth $depth: exit status $RC, want 0"
+			[ "$RC" -eq 0 ] || fail
+			check_run "$fmt" "$depth" ""
+		done
+	done
+	if [ "$fmt" = raw ]; then
+		if direct_ok; then
+			for depth in 1 8; do
+				fb run --set dataset.format=raw --set dataset.file_access=shared \
+					--set "storage.io_depth=$depth" --set reader.batch_size=8 \
+					--set storage.direct=true
+				MSG="raw O_DIRECT io_depth $depth: exit status $RC, want 0"
+				[ "$RC" -eq 0 ] || fail
+				check_run raw "$depth" direct
+			done
+		else
+			echo "O_DIRECT refused by the file system of $T: not tested"
+		fi
+	fi
+	;;
+truncated)
+	# Sample 2 of the third file cut at byte 1808 (the file ends at 10000): the first failed
+	# read names the file and where it ended, at depth 1 the cut itself; at depth 8 the later
+	# samples of the batch may report first, each at its own offset.
+	fb generate --set dataset.file_access=shared
+	MSG="generate: exit status $RC"
+	[ "$RC" -eq 0 ] || fail
+	victim=$(ls "$T"/data/raw-*-of-8.bin | sed -n 3p)
+	truncate -s 10000 "$victim"
+	for depth in 1 8; do
+		fb run --set dataset.file_access=shared --set dataset.generate=never \
+			--set reader.sample_shuffle=off --set reader.file_shuffle=off \
+			--set "storage.io_depth=$depth" --set reader.batch_size=8
+		MSG="io_depth $depth: exit status $RC, want 1"
+		[ "$RC" -eq 1 ] || fail
+		offsets='10000'
+		[ "$depth" -gt 1 ] && offsets='10000|12288|16384|20480|24576|28672'
+		MSG="io_depth $depth: stderr does not name the file and offset of the short read"
+		grep -qE "unexpected end of file in '$victim' at offset ($offsets) " "$T/err" || fail
+		MSG="io_depth $depth: a run folder was left under a final name"
+		[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail
+	done
+	;;
+*)
+	echo "uring.sh: unknown case '$CASE'" >&2
+	exit 2
+	;;
+esac
+echo "ok: uring $CASE $*"
