@@ -81,6 +81,7 @@ struct config {
 	} hdf5;
 	struct {
 		bool index;
+		char index_dir[CFG_PATH_MAX];
 	} tfrecord;
 	struct {
 		int read;

@@ -65,6 +65,10 @@ const struct cfg_key cfg_keys[] = {
      transfer_choices, 0, "MPI-IO transfer mode for shared HDF5 files."},
     {"format.tfrecord", "index", CFG_BOOL, OFF(tfrecord.index), "true", NOLIM, NULL, D,
      "Write and use a DALI-style index file per TFRecord (false: scan sequentially)."},
+    {"format.tfrecord", "index_dir", CFG_STRING, OFF(tfrecord.index_dir), "", NOLIM, NULL, 0,
+     "Folder of the index files (<name>.idx); empty: beside each file, or where DLIO keeps "
+     "them (<data_dir>/../index/<data_dir's name>/).",
+     SZ(tfrecord.index_dir)},
     {"format.npz", "read", CFG_CHOICE, OFF(npz.read), "sample", NOLIM, npz_read_choices, 0,
      "sample: read each sample's byte range; whole: read the whole file per access (numpy.load)."},
     {"format.wds", "shuffle_buffer", CFG_INT, OFF(wds.shuffle_buffer), "64", 1, 1e9, NULL, 0,

@@ -5,7 +5,9 @@
  * An index file beside each TFRecord, "<file>.idx", holds one "<offset> <framed size>\n" line
  * per record (the DALI / `tfrecord` package text format). With [format.tfrecord] index = true it
  * is written when generating and read when indexing; without it (or when it is absent) index()
- * walks the record headers from the start of the file.
+ * walks the record headers from the start of the file. [format.tfrecord] index_dir puts the
+ * index files in a folder of their own; when it is not set, an index missing beside its file is
+ * looked for where DLIO keeps it (data_folder/index/train/ for data_folder/train/).
  *
  * Reading a sample reads its framed record in one call, checks both CRCs and decodes the
  * Example with protobuf-c: the decode is part of what a TensorFlow input pipeline pays for.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "example.pb-c.h"
@@ -296,9 +299,46 @@ struct tfrecord_meta {
 	uint64_t off[];
 };
 
-static void tfrecord_idx_path(const char *path, char *buf, size_t len)
+/* Where the index of the TFRecord at `path` is written: "<index_dir>/<name>.idx" when
+ * [format.tfrecord] index_dir is set, else "<path>.idx" beside it. */
+static void tfrecord_idx_path(const struct run *run, const char *path, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.idx", path);
+	const char *dir = run->cfg.tfrecord.index_dir;
+	const char *base = strrchr(path, '/');
+
+	if (*dir)
+		snprintf(buf, len, "%s/%s.idx", dir, base ? base + 1 : path);
+	else
+		snprintf(buf, len, "%s.idx", path);
+}
+
+/* Where an existing index is: index_dir when set; else beside the file, then where DLIO
+ * keeps them (data_folder/index/train/<name>.idx for data_folder/train/<name>, that is
+ * "<data_dir>/../index/<data_dir's name>/"). false when there is none. */
+static bool tfrecord_idx_find(const struct run *run, const char *path, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	char folder[CFG_PATH_MAX];
+	const char *leaf;
+	size_t flen;
+
+	tfrecord_idx_path(run, path, buf, len);
+	if (access(buf, F_OK) == 0 || *run->cfg.tfrecord.index_dir || !base)
+		return access(buf, F_OK) == 0;
+	flen = (size_t)(base - path);
+	if (flen >= sizeof(folder))
+		return false;
+	memcpy(folder, path, flen);
+	folder[flen] = '\0';
+	while (flen > 1 && folder[flen - 1] == '/')
+		folder[--flen] = '\0';
+	leaf = strrchr(folder, '/');
+	if (leaf)
+		snprintf(buf, len, "%.*s/index/%s/%s.idx", (int)(leaf - folder), folder, leaf + 1,
+			 base + 1);
+	else
+		snprintf(buf, len, "index/%s/%s.idx", folder, base + 1);
+	return access(buf, F_OK) == 0;
 }
 
 static int tfrecord_truncated(struct run *run, const char *path, uint64_t off)
@@ -396,8 +436,12 @@ static int tfrecord_create(struct fgen **out, struct run *run, struct ds_file *f
 	g->file = file;
 	g->io = (struct io){.run = run};
 	rc = io_open(&g->io, &g->sf, file->path, STORAGE_O_WRITE);
+	if (rc == 0 && run->cfg.tfrecord.index && *run->cfg.tfrecord.index_dir &&
+	    mkdir(run->cfg.tfrecord.index_dir, 0777) != 0 && errno != EEXIST)
+		rc = run_fail(run, -errno, "cannot create index folder '%s': %s",
+			      run->cfg.tfrecord.index_dir, strerror(errno));
 	if (rc == 0 && run->cfg.tfrecord.index) {
-		tfrecord_idx_path(file->path, ipath, sizeof(ipath));
+		tfrecord_idx_path(run, file->path, ipath, sizeof(ipath));
 		rc = io_open(&g->io, &g->idx, ipath, STORAGE_O_WRITE);
 		if (rc < 0)
 			io_close(&g->io, g->sf);
@@ -599,8 +643,7 @@ static int tfrecord_index_load(struct run *run, struct ds_file *file, struct tfr
 	char *text = NULL, *p, *end;
 	int rc;
 
-	tfrecord_idx_path(file->path, ipath, sizeof(ipath));
-	if (access(ipath, F_OK) != 0)
+	if (!tfrecord_idx_find(run, file->path, ipath, sizeof(ipath)))
 		return 1;
 	rc = io_open(&io, &sf, ipath, STORAGE_O_READ);
 	if (rc < 0)
@@ -863,11 +906,11 @@ static int tfrecord_probe(struct run *run, const char *path, struct probe_info *
 		tfrecord_scan_close(&s);
 		return rc;
 	}
-	tfrecord_idx_path(path, ipath, sizeof(ipath));
+	bool indexed = tfrecord_idx_find(run, path, ipath, sizeof(ipath));
 	snprintf(info->detail, sizeof(info->detail),
-		 "tfrecord: %" PRIu64 " records, up to %u features, %s%s", info->nsamples,
+		 "tfrecord: %" PRIu64 " records, up to %u features, %s%s%.160s", info->nsamples,
 		 nfeatures, noimage ? "whole Examples (no 'image' feature)" : "'image' bytes",
-		 access(ipath, F_OK) == 0 ? ", with .idx" : "");
+		 indexed ? ", with index " : "", indexed ? ipath : "");
 	return tfrecord_scan_close(&s);
 }
 

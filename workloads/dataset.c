@@ -97,8 +97,26 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Rank 0 lists and probes, then broadcasts: the other ranks never touch the folder. */
-static int discover_rank0(struct run *run, struct dataset *ds, json_t *found)
+/* Files a config asks for under generate = never: 0 when num_files_train was left at its
+ * default (then every file found is read). Formats of one sample per file count
+ * num_files_train x num_samples_per_file files, as generation writes them. */
+static uint64_t discover_wanted(const struct run *run)
+{
+	const struct config *cfg = &run->cfg;
+	const struct cfg_key *k = cfg_find("dataset", "num_files_train");
+	uint64_t want = (uint64_t)cfg->dataset.num_files_train;
+
+	if (!k || cfg->lines[k - cfg_keys] == 0)
+		return 0;
+	if (run->format->caps & FORMAT_CAP_FILE_PER_SAMPLE)
+		want *= (uint64_t)cfg->dataset.num_samples_per_file;
+	return want;
+}
+
+/* Rank 0 lists and probes, then broadcasts: the other ranks never touch the folder. A
+ * num_files_train below the files found reads the first ones in name order (as DLIO does); one
+ * above is an error naming both counts. */
+static int discover_rank0(struct run *run, struct dataset *ds, json_t *found, uint64_t *on_disk)
 {
 	const char *dir = run->cfg.dataset.data_dir;
 	DIR *d = opendir(dir);
@@ -140,6 +158,17 @@ static int discover_rank0(struct run *run, struct dataset *ds, json_t *found)
 	if (foreign)
 		run_warn(run, "ignored %zu files in '%s' that are not %s files", foreign, dir,
 			 run->format->name);
+	*on_disk = n;
+	uint64_t want = discover_wanted(run);
+	if (want > n) {
+		rc = run_fail(run, -FB_EDATASET,
+			      "%s: num_files_train asks for %" PRIu64
+			      " files but data folder '%s' holds %zu %s files (generate = never)",
+			      run->cfg.source, want, dir, n, run->format->name);
+		goto out;
+	}
+	while (want && n > want)
+		free(names[--n]);
 	if ((rc = dataset_alloc(run, ds, n)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -227,7 +256,7 @@ static int discover_bcast(struct run *run, struct dataset *ds)
 int dataset_discover(struct run *run, struct dataset *ds)
 {
 	json_t *found = json_array();
-	uint64_t nfiles = 0;
+	uint64_t nfiles = 0, on_disk = 0;
 	int rc = 0;
 
 	memset(ds, 0, sizeof(*ds));
@@ -240,7 +269,7 @@ int dataset_discover(struct run *run, struct dataset *ds)
 		return rc;
 	}
 	if (run->rank == 0) {
-		rc = discover_rank0(run, ds, found);
+		rc = discover_rank0(run, ds, found, &on_disk);
 		nfiles = rc == 0 ? ds->nfiles : 0;
 	}
 	rc = agree(run, rc);
@@ -264,6 +293,7 @@ int dataset_discover(struct run *run, struct dataset *ds)
 	if (run->rank == 0) {
 		json_t *o = json_object();
 		json_object_set_new(o, "files", json_integer(ds->nfiles));
+		json_object_set_new(o, "files_on_disk", json_integer((json_int_t)on_disk));
 		json_object_set_new(o, "samples", json_integer((json_int_t)ds->nsamples));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)ds->data_bytes));
 		json_object_set_new(o, "largest_sample_bytes",

@@ -178,7 +178,8 @@ def test_h5py_file_read_collectively_by_two_ranks(feedbench, tmp_path):
     r = feedbench(
         sections(
             data,
-            dataset={"generate": "never", "verify": "false", "file_access": "shared"},
+            dataset={"generate": "never", "verify": "false", "file_access": "shared",
+                     "num_files_train": 1},
             format_hdf5={"transfer": "collective"},
         ),
         ranks=2,

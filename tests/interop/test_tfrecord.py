@@ -169,7 +169,8 @@ def test_example_without_image_is_read_whole(feedbench, tmp_path):
         w.write({"pixels": (b"\x01\x02\x03" * (i + 1), "byte"), "label": (i, "int")})
     w.close()
     whole = sum(len(data) for _off, _size, data in frames(data / "x.tfrecord"))
-    r = feedbench(sections(data, dataset={"generate": "never", "verify": "false"}))
+    r = feedbench(sections(data, dataset={"generate": "never", "verify": "false",
+                                          "num_files_train": 1}))
     assert r.rc == 0, r.output
     s = r.summary
     assert s["format"]["discovered"]["bytes"] == whole
@@ -207,3 +208,45 @@ def test_truncation_names_the_record(feedbench, tmp_path, index):
     r = feedbench(sections(tmp_path / "data", index, dataset={"generate": "never"}))
     assert r.rc == 1, r.output
     assert f"tfrecord: truncated record at {off} in '{files[0]}'" in r.output
+
+
+def test_dlio_index_folder(feedbench, tmp_path):
+    """DLIO keeps data in data_folder/train/ and the index files in data_folder/index/train/:
+    feedbench finds them there, reads them (a broken one is an error naming it), and does not
+    count them as foreign files."""
+    folder = tmp_path / "dlio"
+    train = folder / "train"
+    folder.mkdir()
+    write_python_tfrecords(train, False, nfiles=3)
+    (folder / "index" / "train").mkdir(parents=True)
+    for path in sorted(train.glob("*.tfrecord")):
+        create_index(str(path), str(folder / "index" / "train" / (path.name + ".idx")))
+    cfg = sections(train, "true", dataset={"generate": "never", "verify": "false",
+                                           "num_files_train": 3})
+    r = feedbench(cfg)
+    assert r.rc == 0, r.output
+    detail = r.discovered["first_files"][0]["detail"]
+    assert "with index %s" % (folder / "index" / "train" / "py_0.tfrecord.idx") in detail
+    assert not [w for w in r.summary["warnings"] if "ignored" in w], r.summary["warnings"]
+    (folder / "index" / "train" / "py_1.tfrecord.idx").write_text("0 5\n")
+    r = feedbench(cfg)
+    assert r.rc != 0
+    assert "tfrecord: index '%s' line 1" % (folder / "index" / "train" / "py_1.tfrecord.idx") \
+        in r.output
+
+
+def test_index_dir_key(feedbench, tmp_path):
+    """[format.tfrecord] index_dir: generation writes the index files there, reading uses them."""
+    data, idx = tmp_path / "data", tmp_path / "idx"
+    cfg = sections(data, "true", format_tfrecord={"index_dir": idx})
+    assert feedbench(cfg, cmd="generate").rc == 0
+    names = sorted(p.name for p in data.glob("*.tfrecord"))
+    assert sorted(p.name for p in idx.iterdir()) == [n + ".idx" for n in names]
+    assert not list(data.glob("*.idx"))
+    for n in names:
+        assert len((idx / (n + ".idx")).read_text().splitlines()) == 6
+    assert feedbench(cfg).rc == 0
+    (idx / (names[0] + ".idx")).write_text("0 5\n")
+    r = feedbench(cfg)
+    assert r.rc != 0
+    assert "tfrecord: index '%s' line 1" % (idx / (names[0] + ".idx")) in r.output
