@@ -1,0 +1,82 @@
+#!/bin/bash
+# The shipped DLIO / MLPerf Storage workloads (configs/workloads/*.ini): each validates at full
+# size on 2 ranks, with each accelerator's documented --set line too, and runs scaled down by
+# --set on 2 ranks (same format, batch size, readers and shuffles; fewer and smaller samples).
+#
+# usage: workloads.sh NAME   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
+#                              FEEDBENCH_SOURCE_DIR)
+set -u
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+: "${MPIEXEC:=mpiexec}"
+NAME=$1
+INI=$FEEDBENCH_SOURCE_DIR/configs/workloads/$NAME.ini
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_workload_XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+	echo "FAIL (workload $NAME): $*" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+fb2() { "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; }
+
+[ -f "$INI" ] || fail "no $INI"
+# Every number cites its source: each key = value line follows a comment or sits in a file
+# whose header names the DLIO workload YAML it comes from.
+grep -q "dlio-benchmark 2.0.0" "$INI" || fail "the header does not name the DLIO version"
+
+fb2 validate "$INI" || fail "the full-size config does not validate on 2 ranks"
+# The accelerator lines of the header: ";   H100:  --set train.computation_time=0.323 ..."
+n=0
+while IFS= read -r line; do
+	read -ra sets <<<"$(sed -E 's/^;[^:]+:[ ]+//; s/\(.*//' <<<"$line")"
+	fb2 validate "$INI" "${sets[@]}" || fail "'$line' does not validate"
+	n=$((n + 1))
+done < <(grep -E '^; +[A-Z][0-9]+: +--set ' "$INI")
+
+# Scaled down: at least 2 steps per rank (the first is warm-up), tiny files.
+case $NAME in
+unet3d) scale=(dataset.num_files_train=28 dataset.record_length_bytes=32KiB
+	dataset.record_length_bytes_stdev=8KiB train.epochs=2) ;;
+resnet50) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=800
+	dataset.record_length_bytes=1KiB train.epochs=1) ;;
+cosmoflow) scale=(dataset.num_files_train=16 dataset.record_length_bytes=32KiB
+	dataset.record_length_bytes_stdev=2KiB train.epochs=1) ;;
+bert) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=192 train.epochs=1) ;;
+dlrm) scale=(dataset.num_samples_per_file=8192 dataset.record_length_bytes=1KiB train.epochs=1) ;;
+megatron) scale=(dataset.num_samples_per_file=4096 train.epochs=1) ;;
+*) fail "no scaled-down settings for $NAME" ;;
+esac
+args=()
+for s in "${scale[@]}" dataset.data_dir="$T/data" train.computation_time=2ms output.plots=false; do
+	args+=(--set "$s")
+done
+fb2 run "$INI" "${args[@]}" --output "$T/results" --quiet || fail "the scaled-down run failed"
+summary=$(ls "$T"/results/*/summary.json 2>/dev/null | head -1)
+[ -n "$summary" ] || fail "no summary.json"
+python3 - "$INI" "$summary" "${scale[@]}" <<'PY' || fail "summary.json does not match the config"
+import configparser, json, sys
+ini = configparser.ConfigParser(inline_comment_prefixes=None)
+ini.read(sys.argv[1])
+s = json.load(open(sys.argv[2]))
+over = dict(a.split("=", 1) for a in sys.argv[3:])
+def get(sec, key):
+    return over.get(sec + "." + key, ini[sec][key])
+cfg = s["config"]
+assert s["workload"] == ini["workload"]["name"], s["workload"]
+assert cfg["dataset"]["format"] == ini["dataset"]["format"]
+assert cfg["dataset"]["file_access"] == ini["dataset"]["file_access"]
+assert int(cfg["reader"]["batch_size"]) == int(ini["reader"]["batch_size"])
+assert int(cfg["reader"]["read_threads"]) == int(ini["reader"]["read_threads"])
+assert float(cfg["train"]["au_threshold"]) == float(ini["train"]["au_threshold"])
+files, spf = int(get("dataset", "num_files_train")), int(get("dataset", "num_samples_per_file"))
+epochs = int(get("train", "epochs"))
+assert s["metric"]["train_samples"] == files * spf * epochs, (s["metric"]["train_samples"],
+                                                              files * spf * epochs)
+assert s["num_ranks"] == 2
+print("ok: %s, %d samples, AU %.1f %%" % (s["workload"], s["metric"]["train_samples"],
+                                          s["metric"]["train_au_mean_percentage"]))
+PY
+echo "PASS (workload $NAME: full size and $n accelerator lines validate, scaled-down run)"
