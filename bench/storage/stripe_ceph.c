@@ -37,7 +37,9 @@
 #define CEPH_MAX_MAPPED_OBJECTS 20000
 /* Files listed one by one in summary.json (the summary figures cover all of them). */
 #define CEPH_MAX_LISTED_FILES 256
-#define CEPH_CLI_TIMEOUT_S    300.0
+/* Objects of the first file whose OSDs are listed one by one (object_servers). */
+#define CEPH_MAX_OBJECT_SERVERS 64
+#define CEPH_CLI_TIMEOUT_S	300.0
 
 struct ceph_layout {
 	uint64_t stripe_unit;
@@ -557,6 +559,11 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 		if (i == 0) {
 			json_object_set_new(eff, "servers_spanned", json_integer(n));
 			json_object_set_new(eff, "servers", ceph_int_array(buf, n));
+			/* The OSD of each object in order: two objects of one stripe on one OSD
+			 * make that OSD the pace-setter, which servers_spanned alone hides. */
+			if (f[0].nobjects <= CEPH_MAX_OBJECT_SERVERS)
+				json_object_set_new(eff, "object_servers",
+						    ceph_int_array(f[0].osd, (int)f[0].nobjects));
 		}
 	}
 	if (known && mapped) {

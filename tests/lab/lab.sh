@@ -452,11 +452,12 @@ mpirun)
 	shift
 	# mpirun itself runs on a head node of its own, so that the daemons it starts on the
 	# emulated hosts reach it over TCP inside the lab network.
-	export FEEDBENCH_LAB_ID=$ID FEEDBENCH_LAB_DIR=$LAB
+	# CEPH_CONF: the ceph CLI feedbench runs (ceph osd map) finds the lab's cluster.
+	export FEEDBENCH_LAB_ID=$ID FEEDBENCH_LAB_DIR=$LAB CEPH_CONF=$CONF
 	exec ip netns exec "$NS-head" unshare --uts sh -c 'hostname labhead && exec "$@"' sh \
 		mpirun --mca plm_rsh_agent "$HERE/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
 		--mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 --mca btl self,vader,tcp \
-		"$@"
+		-x CEPH_CONF "$@"
 	;;
 *)
 	echo "usage: $0 up|down|status|check|env|ceph ARGS|exec NS CMD|osd-of-file PATH" >&2
