@@ -136,6 +136,10 @@ void fuzz_mpi_init(void)
 	MPI_Initialized(&inited);
 	if (inited)
 		return;
+	/* Open MPI replaces the handlers of SIGSEGV, SIGBUS, SIGFPE and SIGABRT with its own,
+	 * which print to the closed stderr and exit: the sanitizers' and libFuzzer's must stay,
+	 * or a crash leaves neither a report nor the input that caused it. */
+	setenv("OMPI_MCA_opal_signal", "", 1);
 	/* Open MPI keeps what it allocates at start-up until MPI_Finalize, some of it where no
 	 * pointer reaches: not ours to report, and the harness never finalizes. */
 	__lsan_disable();

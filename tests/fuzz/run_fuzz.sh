@@ -19,17 +19,23 @@ cd "$work" || exit 1
 rm -f fuzz-*.log
 flags=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536
 	-close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$work/")
-# Per-target flags (one a line, e.g. -dict=...), relative paths from tests/fuzz/.
-if [ -f "$opts" ]; then
-	while read -r line; do
-		[ -n "$line" ] && [ "${line#\#}" = "$line" ] && flags+=("${line//@DIR@/$src/tests/fuzz}")
-	done <"$opts"
-fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # use_tls=0: LeakSanitizer 14 crashes walking the dynamic TLS of dlopen()ed Open MPI plug-ins
 # with glibc 2.36 ("Tracer caught signal 11"); feedbench keeps no heap pointers in TLS.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0:use_tls=0}
+# Per-target settings in tests/fuzz/NAME.options, one a line: libFuzzer flags (-dict=@DIR@/x),
+# or ASAN_OPTIONS=... / LSAN_OPTIONS=... / UBSAN_OPTIONS=... added to those variables.
+if [ -f "$opts" ]; then
+	while read -r line; do
+		line=${line//@DIR@/$src/tests/fuzz}
+		case $line in
+		'#'* | '') ;;
+		-*) flags+=("$line") ;;
+		[AUL]*_OPTIONS=*) var=${line%%=*} && export "$var=${!var}:${line#*=}" ;;
+		esac
+	done <"$opts"
+fi
 before=$(ls -1 "$work" | grep -E '^(crash|leak|timeout|oom)-' | sort)
 start=$(date +%s)
 if [ "$jobs" -gt 1 ]; then
