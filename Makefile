@@ -64,6 +64,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) --no-print-directory test-sanitize
 	$(MAKE) --no-print-directory test-fuzz
+	$(MAKE) --no-print-directory test-tsan
 
 # The same code paths under AddressSanitizer and UndefinedBehaviorSanitizer (the `debug`
 # preset): any report fails the test. Leak reports are off: Open MPI's own allocations at exit
@@ -75,6 +76,17 @@ test-sanitize: deps
 	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs' -LE 'interop|sweep|gpu|compare'
+
+# The runs that put threads together under ThreadSanitizer (the `tsan` preset): the reader pool
+# and its prefetch ring (4 reader threads, shared files, MPI-IO from reader threads), the
+# agreement code and the watchdog thread (a flipped byte, an I/O error on one rank, uneven
+# ranks, SIGINT). Any report fails the run; tests/tsan/tsan.supp lists Open MPI internals only.
+TSAN_TESTS = ^(mpi[.](read_threads_4|raw_shared_2|verify_flipped_byte|verify_flipped_byte_collective|uneven_watchdog|interrupt_sigint)|faults[.](eio_read_rank1|matrix_raw_mpiio_2))$$
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS) --target feedbench
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan/tsan.supp" \
+		ctest --output-on-failure -j $(JOBS) --timeout 300 -R '$(TSAN_TESTS)'
 
 # The libFuzzer targets (tests/fuzz/, the `fuzz` preset: clang with fuzzer, address and
 # undefined sanitizers), each run briefly from its seed corpus: a parser regression fails here.

@@ -19,10 +19,12 @@
 /* The one mutable global: a signal handler has no other way to reach the run. */
 volatile sig_atomic_t feedbench_stop;
 
+/* Any thread may take the signal while reader threads poll the flag: an atomic store
+ * (lock-free, so async-signal-safe) pairs with their atomic loads. */
 static void on_signal(int sig)
 {
 	(void)sig;
-	feedbench_stop = 1;
+	__atomic_store_n(&feedbench_stop, 1, __ATOMIC_RELAXED);
 }
 
 void cli_install_signals(void)

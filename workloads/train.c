@@ -357,7 +357,8 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 	if (w->io.queue && w->io.depth > 1 && (p->run->format->caps & FORMAT_CAP_BYTE_RANGES))
 		return fill_batch_queued(w, slot, first, count);
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (p->run->stop && *p->run->stop))
+		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) ||
+		    (p->run->stop && __atomic_load_n(p->run->stop, __ATOMIC_RELAXED)))
 			return -FB_EINTR;
 		rc = read_one(w, sampler_sample(p->s, first + j),
 			      (char *)slot->buf + j * p->sample_cap, &slot->bytes);
