@@ -12,3 +12,13 @@ add_executable(compute_precision ${CMAKE_CURRENT_LIST_DIR}/compute_precision.c)
 target_link_libraries(compute_precision PRIVATE feedbench_core m)
 target_compile_options(compute_precision PRIVATE ${FEEDBENCH_WARNINGS})
 set_target_properties(compute_precision PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+#   build/pread_loop, build/bare_mpi: the bare pread loop, the CPU-time wrapper and the bare MPI
+# program that tests/perf/limits.sh measures feedbench against.
+add_executable(pread_loop ${CMAKE_CURRENT_LIST_DIR}/pread_loop.c)
+target_compile_options(pread_loop PRIVATE ${FEEDBENCH_WARNINGS})
+set_target_properties(pread_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(bare_mpi ${CMAKE_CURRENT_LIST_DIR}/bare_mpi.c)
+target_link_libraries(bare_mpi PRIVATE MPI::MPI_C)
+target_compile_options(bare_mpi PRIVATE ${FEEDBENCH_WARNINGS})
+set_target_properties(bare_mpi PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
