@@ -5,6 +5,7 @@
 
 #include "safefile.h"
 #include "../formats/format.h"
+#include "storage/fs.h"
 
 #define DIO_ALIGN 4096
 
@@ -123,6 +124,21 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read through backend = mpiio", src,
 			       fmt->name);
+	if (cfg->storage.stripe_layout[0]) {
+		struct stripe_comp c[STRIPE_MAX_COMPS];
+		char bad[256];
+
+		if (stripe_layout_parse(cfg->storage.stripe_layout, c, STRIPE_MAX_COMPS, bad,
+					sizeof(bad)) < 0)
+			return fb_fail(err, -FB_ECONFIG, "%s: [storage] stripe_layout = \"%s\": %s",
+				       src, cfg->storage.stripe_layout, bad);
+		if (cfg->storage.stripe_count != 0 || cfg->storage.stripe_offset >= 0)
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: [storage] stripe_layout gives each component its stripe "
+			    "count: leave stripe_count and stripe_offset unset with it",
+			    src);
+	}
 	if (cfg->storage.stripe_size % 65536)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: stripe_size must be a multiple of 64 KiB (Lustre); %llu is not",

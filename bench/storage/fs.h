@@ -20,7 +20,21 @@ struct stripe_layout {
 	uint64_t size;	      /* bytes; 0 = default (CephFS: stripe_unit) */
 	int64_t offset;	      /* first target; -1 = any */
 	uint64_t object_size; /* CephFS only; 0 = default */
+	bool composite;	      /* [storage] stripe_layout is set (Lustre PFL) */
 };
+
+/* One component of a composite (progressive) layout: bytes [start, end) of a file. */
+struct stripe_comp {
+	uint64_t start, end; /* end: UINT64_MAX = end of file */
+	int64_t count;	     /* stripes, >= 1 */
+	uint64_t size;	     /* stripe size; 0 = [storage] stripe_size, or the default */
+};
+#define STRIPE_MAX_COMPS 16
+
+/* Parses "2GiB:1, 4GiB:4, eof:16" (END:COUNT[:SIZE] per component): ends increasing and
+ * multiples of 64 KiB, counts >= 1, the last component ending at eof. Returns the number of
+ * components (0 for an empty text) or -1 with the reason in why. */
+int stripe_layout_parse(const char *text, struct stripe_comp *c, int max, char *why, size_t whylen);
 
 /* Detects the file system holding `dir` (statfs magic + /proc/self/mounts). */
 int fs_detect(const char *dir, struct fs_info *fs);
@@ -55,5 +69,14 @@ uint64_t ceph_object_count(uint64_t size, uint64_t stripe_unit, uint64_t stripe_
 int ceph_prepare(struct run *run, const struct stripe_layout *l);
 int ceph_create_file(struct run *run, const char *path, const struct stripe_layout *l);
 int ceph_readback(struct run *run, const struct stripe_layout *want);
+
+/* Composite layouts on Lustre (stripe_pfl.c), through liblustreapi's layout API. */
+int pfl_prepare(struct run *run, const struct stripe_comp *c, int n);
+int pfl_create_file(struct run *run, const char *path, const struct stripe_comp *c, int n);
+/* Reads the components of a composite layout; false when the library lacks the calls or
+ * the layout is not composite (then *rc is 0). */
+bool pfl_readback(struct run *run, void *lib, const char *path, int *rc);
+/* The components as summary.json records them: [{start, end, count, size}]. */
+json_t *pfl_json(const struct stripe_comp *c, int n);
 
 #endif

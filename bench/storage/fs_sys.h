@@ -139,6 +139,27 @@ typedef int (*llapi_layout_ost_index_get_fn)(const void *layout, int stripe_numb
 					     uint64_t *index);
 typedef void (*llapi_layout_free_fn)(void *layout);
 
+/* Composite (PFL) layouts through the layout API (lustreapi.h, Lustre 2.10 and later). */
+#define LUSTRE_EOF 0xFFFFFFFFFFFFFFFFULL /* a component that extends to the end of file */
+enum {
+	LLAPI_LAYOUT_COMP_USE_FIRST = 1,
+	LLAPI_LAYOUT_COMP_USE_LAST = 2,
+	LLAPI_LAYOUT_COMP_USE_NEXT = 3,
+	LLAPI_LAYOUT_COMP_USE_PREV = 4,
+};
+typedef void *(*llapi_layout_alloc_fn)(void);
+typedef int (*llapi_layout_comp_add_fn)(void *layout);
+typedef int (*llapi_layout_comp_extent_set_fn)(void *layout, uint64_t start, uint64_t end);
+typedef int (*llapi_layout_comp_extent_get_fn)(const void *layout, uint64_t *start, uint64_t *end);
+typedef int (*llapi_layout_set_u64_fn)(void *layout, uint64_t value);
+/* 0: moved; 1: no such component; < 0: error */
+typedef int (*llapi_layout_comp_use_fn)(void *layout, uint32_t pos);
+typedef int (*llapi_layout_file_create_fn)(const char *path, int open_flags, int mode,
+					   const void *layout);
+typedef int (*llapi_layout_file_open_fn)(const char *path, int open_flags, mode_t mode,
+					 const void *layout);
+typedef bool (*llapi_layout_is_composite_fn)(void *layout);
+
 #define LUSTREAPI_SONAME "liblustreapi.so.1"
 
 #endif

@@ -33,6 +33,7 @@ static struct stripe_layout stripe_requested(const struct run *run)
 	    .size = run->cfg.storage.stripe_size,
 	    .offset = run->cfg.storage.stripe_offset,
 	    .object_size = run->cfg.storage.object_size,
+	    .composite = run->cfg.storage.stripe_layout[0] != '\0',
 	};
 
 	return l;
@@ -40,7 +41,29 @@ static struct stripe_layout stripe_requested(const struct run *run)
 
 static bool stripe_is_requested(const struct stripe_layout *l)
 {
-	return l->count != 0 || l->size != 0 || l->offset >= 0 || l->object_size != 0;
+	return l->count != 0 || l->size != 0 || l->offset >= 0 || l->object_size != 0 ||
+	       l->composite;
+}
+
+/* The components of [storage] stripe_layout (checked when the config was read). */
+static int stripe_comps(const struct run *run, struct stripe_comp *c)
+{
+	char why[256];
+	int n = stripe_layout_parse(run->cfg.storage.stripe_layout, c, STRIPE_MAX_COMPS, why,
+				    sizeof(why));
+
+	return n < 0 ? 0 : n;
+}
+
+/* A composite layout where the file system has none: a configuration error, not a warning,
+ * since the layout asked for decides where each byte of every file goes. */
+static int stripe_refuse_composite(struct run *run)
+{
+	return run_fail(run, -FB_ECONFIG,
+			"[storage] stripe_layout = \"%s\": composite (progressive) layouts exist "
+			"only on Lustre; %s has none (use stripe_count and stripe_size)",
+			run->cfg.storage.stripe_layout,
+			run->fs.type[0] ? run->fs.type : "this file system");
 }
 
 static bool stripe_applies(const struct run *run)
@@ -70,6 +93,12 @@ static bool stripe_record_request(struct run *run)
 			    json_pack("{s:I, s:I, s:I, s:I}", "count", (json_int_t)l.count, "size",
 				      (json_int_t)l.size, "offset", (json_int_t)l.offset,
 				      "object_size", (json_int_t)l.object_size));
+	if (l.composite) {
+		struct stripe_comp c[STRIPE_MAX_COMPS];
+
+		json_object_set_new(json_object_get(run->info_storage, "stripe_requested"),
+				    "components", pfl_json(c, stripe_comps(run, c)));
+	}
 	if (run->fs.client[0]) {
 		json_object_set_new(run->info_storage, "fs_client", json_string(run->fs.client));
 		json_object_set_new(run->info_storage, "fs_detected_by",
@@ -190,6 +219,8 @@ int stripe_prepare(struct run *run)
 {
 	struct stripe_layout l = stripe_requested(run);
 
+	if (l.composite && run->fs.striper != FS_STRIPER_LUSTRE)
+		return stripe_refuse_composite(run);
 	if (!stripe_record_request(run))
 		return 0;
 	if (l.size % STRIPE_SIZE_UNIT != 0)
@@ -203,6 +234,11 @@ int stripe_prepare(struct run *run)
 		return ceph_prepare(run, &l);
 	if (l.object_size)
 		run_warn(run, "object_size is a CephFS setting: ignored on %s", run->fs.type);
+	if (l.composite) {
+		struct stripe_comp c[STRIPE_MAX_COMPS];
+
+		return pfl_prepare(run, c, stripe_comps(run, c));
+	}
 	/* Shared files get their layout when they are created (stripe_create_file), except
 	 * those a library writes under another name and renames: they take the folder's. */
 	if ((run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
@@ -264,6 +300,11 @@ int stripe_create_file(struct run *run, const char *path)
 	if (run->cfg.dataset.file_access != FILE_ACCESS_SHARED ||
 	    (run->format && (run->format->caps & FORMAT_CAP_RENAMES)))
 		return 0;
+	if (l.composite) {
+		struct stripe_comp c[STRIPE_MAX_COMPS];
+
+		return pfl_create_file(run, path, c, stripe_comps(run, c));
+	}
 	stripe_describe(&l, what, sizeof(what));
 	/* A layout cannot change once a file has objects: start from a new inode. */
 	if (sys->unlink(path) != 0 && errno != ENOENT) {
@@ -291,7 +332,7 @@ int stripe_create_file(struct run *run, const char *path)
 
 /* Reads a layout through the layout API; false when the library lacks it. */
 static bool stripe_get_llapi(const struct fs_sys *sys, void *lib, const char *path,
-			     struct stripe_layout *out, int *rc)
+			     struct stripe_layout *out, json_t *servers, int *rc)
 {
 	llapi_layout_get_by_path_fn get;
 	llapi_layout_get_u64_fn count_get, size_get;
@@ -324,13 +365,18 @@ static bool stripe_get_llapi(const struct fs_sys *sys, void *lib, const char *pa
 	out->offset = -1;
 	if (index_get(layout, 0, &v) == 0 && v != LLAPI_LAYOUT_DEFAULT)
 		out->offset = (int64_t)v;
+	for (int64_t i = 0; i < out->count && i < LOV_MAX_STRIPE_COUNT; i++) {
+		if (index_get(layout, (int)i, &v) != 0 || v == LLAPI_LAYOUT_DEFAULT)
+			break;
+		json_array_append_new(servers, json_integer((json_int_t)v));
+	}
 	layout_free(layout);
 	return true;
 }
 
 /* Reads a layout with LL_IOC_LOV_GETSTRIPE; *composite when it is a PFL layout. */
 static int stripe_get_ioctl(const struct fs_sys *sys, const char *path, struct stripe_layout *out,
-			    bool *composite)
+			    json_t *servers, bool *composite)
 {
 	size_t len = sizeof(struct lov_user_md_v3) +
 		     LOV_MAX_STRIPE_COUNT * sizeof(struct lov_user_ost_data_v1);
@@ -362,6 +408,10 @@ static int stripe_get_ioctl(const struct fs_sys *sys, const char *path, struct s
 		out->offset = lum->lmm_stripe_count > 0 && lum->lmm_stripe_count != LOV_ALL_STRIPES
 				  ? (int64_t)obj[0].l_ost_idx
 				  : -1;
+		for (int i = 0; i < lum->lmm_stripe_count && i < LOV_MAX_STRIPE_COUNT &&
+				lum->lmm_stripe_count != LOV_ALL_STRIPES;
+		     i++)
+			json_array_append_new(servers, json_integer(obj[i].l_ost_idx));
 	} else if (lum->lmm_magic == LOV_USER_MAGIC_COMP_V1) {
 		*composite = true;
 	} else {
@@ -400,28 +450,41 @@ int stripe_readback(struct run *run, const char *path)
 	struct stripe_layout got = {.offset = -1};
 	const char *method = "ioctl";
 	bool composite = false, done = false;
-	json_t *eff;
+	json_t *eff, *servers;
 	void *lib;
 	int rc = 0;
 
+	if (want.composite && run->fs.striper != FS_STRIPER_LUSTRE)
+		return stripe_refuse_composite(run);
 	stripe_record_request(run);
 	if (!run->fs.can_stripe)
 		return 0;
 	if (run->fs.striper == FS_STRIPER_CEPH)
 		return ceph_readback(run, &want);
 	lib = stripe_lib_open(sys);
+	if (lib && pfl_readback(run, lib, path, &rc)) {
+		sys->dlclose(lib);
+		if (rc)
+			return run_fail(run, rc, "cannot read the stripe layout of '%s': %s", path,
+					fb_strerror(rc));
+		return 0;
+	}
+	servers = json_array();
 	if (lib) {
-		done = stripe_get_llapi(sys, lib, path, &got, &rc);
+		done = stripe_get_llapi(sys, lib, path, &got, servers, &rc);
 		sys->dlclose(lib);
 		method = "llapi";
 	}
 	if (!done) {
 		method = "ioctl";
-		rc = stripe_get_ioctl(sys, path, &got, &composite);
+		json_array_clear(servers);
+		rc = stripe_get_ioctl(sys, path, &got, servers, &composite);
 	}
-	if (rc)
+	if (rc) {
+		json_decref(servers);
 		return run_fail(run, rc, "cannot read the stripe layout of '%s': %s", path,
 				fb_strerror(rc));
+	}
 	if (composite) {
 		run_warn(run,
 			 "'%s' has a composite (PFL) layout: see lfs getstripe for its "
@@ -430,16 +493,21 @@ int stripe_readback(struct run *run, const char *path)
 		if (!json_object_get(run->info_storage, "stripe_effective"))
 			json_object_set_new(run->info_storage, "stripe_effective",
 					    json_pack("{s:b, s:s}", "composite", 1, "path", path));
+		json_decref(servers);
 		return 0;
 	}
 	/* The first file read back stands for the dataset; every file is compared. */
 	eff = json_object_get(run->info_storage, "stripe_effective");
 	if (!json_is_object(eff))
-		json_object_set_new(run->info_storage, "stripe_effective",
-				    json_pack("{s:I, s:I, s:I, s:s, s:s}", "count",
-					      (json_int_t)got.count, "size", (json_int_t)got.size,
-					      "offset", (json_int_t)got.offset, "path", path,
-					      "method", method));
+		/* servers: the OST index of each stripe (obdidx of lfs getstripe); one file's
+		 * stripes never share an OST, so servers_spanned is their number */
+		json_object_set_new(
+		    run->info_storage, "stripe_effective",
+		    json_pack("{s:I, s:I, s:I, s:s, s:s, s:I, s:O}", "count", (json_int_t)got.count,
+			      "size", (json_int_t)got.size, "offset", (json_int_t)got.offset,
+			      "path", path, "method", method, "servers_spanned",
+			      (json_int_t)json_array_size(servers), "servers", servers));
+	json_decref(servers);
 	if (stripe_is_requested(&want))
 		stripe_compare(run, &want, &got);
 	return 0;

@@ -42,6 +42,7 @@ struct fake_call {
 /* What the fake Lustre answers and what it saw (tests are single threaded). */
 static struct {
 	bool have_lib;
+	bool have_pfl;	/* the library has the composite layout calls (2.10+) */
 	int fail_ioctl; /* errno for SETSTRIPE, 0 = succeed */
 	/* GETSTRIPE / layout API answer */
 	uint16_t got_count;
@@ -151,36 +152,166 @@ static int fake_llapi_file_create(const char *name, unsigned long long stripe_si
 
 static int fake_layout_object;
 
+/* A composite layout as liblustreapi holds it: components and a current one. */
+struct fake_pfl {
+	struct {
+		uint64_t start, end, count, size;
+	} comp[8];
+	int n, cur;
+	bool in_use;
+};
+
+static struct fake_pfl fake_pfls[4]; /* [0]: what the file system holds for read-back */
+static bool fake_on_disk_composite;
+static struct {
+	char path[PATH_MAX];
+	int flags;
+	struct fake_pfl layout; /* copy of what was passed */
+	int kind;		/* 1 file_create, 2 file_open */
+} fake_pfl_call;
+
+static bool is_pfl(const void *layout)
+{
+	return layout != &fake_layout_object;
+}
+
+static void *fake_layout_alloc(void)
+{
+	for (int i = 1; i < 4; i++)
+		if (!fake_pfls[i].in_use) {
+			memset(&fake_pfls[i], 0, sizeof(fake_pfls[i]));
+			fake_pfls[i].in_use = true;
+			fake_pfls[i].n = 1;
+			return &fake_pfls[i];
+		}
+	return NULL;
+}
+
+static int fake_layout_comp_add(void *layout)
+{
+	struct fake_pfl *l = layout;
+
+	l->comp[l->n].start = l->comp[l->n - 1].end;
+	l->cur = l->n++;
+	return 0;
+}
+
+static int fake_layout_extent_set(void *layout, uint64_t start, uint64_t end)
+{
+	struct fake_pfl *l = layout;
+
+	l->comp[l->cur].start = start;
+	l->comp[l->cur].end = end;
+	return 0;
+}
+
+static int fake_layout_extent_get(const void *layout, uint64_t *start, uint64_t *end)
+{
+	const struct fake_pfl *l = layout;
+
+	*start = l->comp[l->cur].start;
+	*end = l->comp[l->cur].end;
+	return 0;
+}
+
+static int fake_layout_count_set(void *layout, uint64_t v)
+{
+	((struct fake_pfl *)layout)->comp[((struct fake_pfl *)layout)->cur].count = v;
+	return 0;
+}
+
+static int fake_layout_size_set(void *layout, uint64_t v)
+{
+	((struct fake_pfl *)layout)->comp[((struct fake_pfl *)layout)->cur].size = v;
+	return 0;
+}
+
+static int fake_layout_comp_use(void *layout, uint32_t pos)
+{
+	struct fake_pfl *l = layout;
+
+	if (pos == LLAPI_LAYOUT_COMP_USE_FIRST) {
+		l->cur = 0;
+		return 0;
+	}
+	assert_int_equal(pos, LLAPI_LAYOUT_COMP_USE_NEXT);
+	if (l->cur + 1 >= l->n)
+		return 1;
+	l->cur++;
+	return 0;
+}
+
+static int fake_layout_file_create(const char *path, int flags, int mode, const void *layout)
+{
+	(void)mode;
+	snprintf(fake_pfl_call.path, sizeof(fake_pfl_call.path), "%s", path);
+	fake_pfl_call.flags = flags;
+	fake_pfl_call.layout = *(const struct fake_pfl *)layout;
+	fake_pfl_call.kind = 1;
+	return 43;
+}
+
+static int fake_layout_file_open(const char *path, int flags, mode_t mode, const void *layout)
+{
+	fake_layout_file_create(path, flags, (int)mode, layout);
+	fake_pfl_call.kind = 2;
+	return 43;
+}
+
+static bool fake_layout_is_composite(void *layout)
+{
+	return is_pfl(layout);
+}
+
 static void *fake_layout_get_by_path(const char *path, uint32_t flags)
 {
 	(void)path;
 	(void)flags;
-	return &fake_layout_object;
+	return fake_on_disk_composite ? (void *)&fake_pfls[0] : (void *)&fake_layout_object;
 }
 
 static int fake_layout_count_get(const void *layout, uint64_t *v)
 {
-	assert_ptr_equal(layout, &fake_layout_object);
+	if (is_pfl(layout)) {
+		*v = ((const struct fake_pfl *)layout)
+			 ->comp[((const struct fake_pfl *)layout)->cur]
+			 .count;
+		return 0;
+	}
 	*v = fake.got_count == LOV_ALL_STRIPES ? LLAPI_LAYOUT_WIDE : fake.got_count;
 	return 0;
 }
 
 static int fake_layout_size_get(const void *layout, uint64_t *v)
 {
-	(void)layout;
+	if (is_pfl(layout)) {
+		*v = ((const struct fake_pfl *)layout)
+			 ->comp[((const struct fake_pfl *)layout)->cur]
+			 .size;
+		return 0;
+	}
 	*v = fake.got_size;
 	return 0;
 }
 
+/* Composite: component c's stripes are on OSTs 10c, 10c + 1, ... */
 static int fake_layout_ost_index_get(const void *layout, int stripe, uint64_t *v)
 {
-	(void)layout;
+	if (is_pfl(layout)) {
+		*v = 10u * (uint64_t)((const struct fake_pfl *)layout)->cur + (uint64_t)stripe;
+		return 0;
+	}
 	*v = fake.got_ost + (uint64_t)stripe;
 	return 0;
 }
 
 static void fake_layout_free(void *layout)
 {
+	if (is_pfl(layout)) {
+		if (layout != &fake_pfls[0])
+			((struct fake_pfl *)layout)->in_use = false;
+		return;
+	}
 	assert_ptr_equal(layout, &fake_layout_object);
 }
 
@@ -199,6 +330,28 @@ static void *fake_dlsym(void *h, const char *name)
 		return (void *)fake_layout_ost_index_get;
 	if (strcmp(name, "llapi_layout_free") == 0)
 		return (void *)fake_layout_free;
+	if (!fake.have_pfl)
+		return NULL;
+	if (strcmp(name, "llapi_layout_alloc") == 0)
+		return (void *)fake_layout_alloc;
+	if (strcmp(name, "llapi_layout_comp_add") == 0)
+		return (void *)fake_layout_comp_add;
+	if (strcmp(name, "llapi_layout_comp_extent_set") == 0)
+		return (void *)fake_layout_extent_set;
+	if (strcmp(name, "llapi_layout_comp_extent_get") == 0)
+		return (void *)fake_layout_extent_get;
+	if (strcmp(name, "llapi_layout_stripe_count_set") == 0)
+		return (void *)fake_layout_count_set;
+	if (strcmp(name, "llapi_layout_stripe_size_set") == 0)
+		return (void *)fake_layout_size_set;
+	if (strcmp(name, "llapi_layout_comp_use") == 0)
+		return (void *)fake_layout_comp_use;
+	if (strcmp(name, "llapi_layout_file_create") == 0)
+		return (void *)fake_layout_file_create;
+	if (strcmp(name, "llapi_layout_file_open") == 0)
+		return (void *)fake_layout_file_open;
+	if (strcmp(name, "llapi_layout_is_composite") == 0)
+		return (void *)fake_layout_is_composite;
 	return NULL;
 }
 
@@ -238,6 +391,7 @@ static int setup_run(void **state)
 	snprintf(run->fs.type, sizeof(run->fs.type), "lustre");
 	run->fs.magic = LUSTRE_SUPER_MAGIC;
 	run->fs.can_stripe = true;
+	run->fs.striper = FS_STRIPER_LUSTRE;
 	run->fs_sys = &fake_sys;
 	run->ds.files = two_files;
 	run->ds.nfiles = 2;
@@ -245,6 +399,9 @@ static int setup_run(void **state)
 	run->warnings = json_array();
 	fb_errbuf_init(&run->err);
 	memset(&fake, 0, sizeof(fake));
+	memset(fake_pfls, 0, sizeof(fake_pfls));
+	memset(&fake_pfl_call, 0, sizeof(fake_pfl_call));
+	fake_on_disk_composite = false;
 	fake.got_magic = LOV_USER_MAGIC_V1;
 	*state = run;
 	return 0;
@@ -442,6 +599,9 @@ static void test_readback_ioctl_mismatch_warns(void **state)
 	assert_int_equal(json_integer_value(json_object_get(eff, "size")), 1048576);
 	assert_int_equal(json_integer_value(json_object_get(eff, "offset")), 7);
 	assert_string_equal(json_string_value(json_object_get(eff, "method")), "ioctl");
+	/* the OSTs of the two stripes: obdidx 7 and 8 */
+	assert_int_equal(json_integer_value(json_object_get(eff, "servers_spanned")), 2);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(eff, "servers"), 1)), 8);
 	assert_true(warned(run, "stripe layout differs from the request"));
 	assert_true(warned(run, "stripe_count 2"));
 	/* a second file with the same layout adds no second warning */
@@ -464,6 +624,9 @@ static void test_readback_llapi_match(void **state)
 	assert_int_equal(json_integer_value(json_object_get(eff, "count")), 4);
 	assert_int_equal(json_integer_value(json_object_get(eff, "offset")), 12);
 	assert_string_equal(json_string_value(json_object_get(eff, "method")), "llapi");
+	assert_int_equal(json_integer_value(json_object_get(eff, "servers_spanned")), 4);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(eff, "servers"), 3)),
+			 15);
 	assert_int_equal(json_array_size(run->warnings), 0);
 }
 
@@ -474,6 +637,7 @@ static void test_not_lustre_warns_once_and_calls_nothing(void **state)
 	snprintf(run->fs.type, sizeof(run->fs.type), "ext4");
 	run->fs.magic = 0xEF53;
 	run->fs.can_stripe = false;
+	run->fs.striper = FS_STRIPER_NONE;
 	assert_int_equal(stripe_prepare(run), 0);
 	assert_int_equal(stripe_create_file(run, "/data/f"), 0);
 	assert_int_equal(stripe_readback(run, "/data/f"), 0);
@@ -496,6 +660,7 @@ static void test_not_requested_is_silent(void **state)
 	run->cfg.storage.stripe_size = 0;
 	run->cfg.storage.stripe_offset = -1;
 	run->fs.can_stripe = false;
+	run->fs.striper = FS_STRIPER_NONE;
 	snprintf(run->fs.type, sizeof(run->fs.type), "ext4");
 	assert_int_equal(stripe_prepare(run), 0);
 	assert_int_equal(stripe_create_file(run, "/data/f"), 0);
@@ -544,6 +709,214 @@ static void test_hints_both_spellings(void **state)
 	MPI_Info_free(&info);
 }
 
+/* ---- composite layouts ------------------------------------------------------------------ */
+
+#define GiB (1ull << 30)
+#define MiB (1ull << 20)
+
+static void test_stripe_layout_parse(void **state)
+{
+	static const struct {
+		const char *text;
+		int n;
+		const char *why;
+	} cases[] = {
+	    {"2GiB:1, 4GiB:4, eof:16", 3, NULL},
+	    {"eof:4", 1, NULL},
+	    {"  ", 0, NULL},
+	    {"1GiB:2:4MiB,EOF:8", 2, NULL},
+	    {"2GiB:1, 1GiB:4, eof:16", -1,
+	     "component 2: end 1073741824 is not after the previous "
+	     "end 2147483648"},
+	    {"2GiB:1, 4GiB:4", -1, "the last component must end at eof"},
+	    {"2GiB:1, eof:4, 8GiB:16", -1, "component 3 follows one that ends at eof"},
+	    {"2GiB:0, eof:4", -1, "component 1: stripe count \"0\" must be a whole number"},
+	    {"2GiB:x, eof:4", -1, "component 1: stripe count \"x\""},
+	    {"2GiB, eof:4", -1, "component 1 (\"2GiB\"): expected END:COUNT[:SIZE]"},
+	    {"100000:1, eof:4", -1, "component 1: end 100000 is not a multiple of 64 KiB"},
+	    {"2GiB:1:100k, eof:4", -1,
+	     "component 1: stripe size 102400 is not a multiple of 64 KiB"},
+	    {"2x:1, eof:4", -1, "component 1: end \"2x\""},
+	};
+	struct stripe_comp c[STRIPE_MAX_COMPS];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char why[256] = "";
+		int n = stripe_layout_parse(cases[i].text, c, STRIPE_MAX_COMPS, why, sizeof(why));
+
+		assert_int_equal(n, cases[i].n);
+		if (cases[i].why) {
+			if (!strstr(why, cases[i].why))
+				fail_msg("'%s': got \"%s\"", cases[i].text, why);
+		}
+	}
+	assert_int_equal(stripe_layout_parse("2GiB:1, 4GiB:4, eof:16", c, 16, NULL, 0), 3);
+	assert_int_equal(c[0].start, 0);
+	assert_int_equal(c[0].end, 2 * GiB);
+	assert_int_equal(c[0].count, 1);
+	assert_int_equal(c[1].start, 2 * GiB);
+	assert_int_equal(c[1].end, 4 * GiB);
+	assert_int_equal(c[1].count, 4);
+	assert_int_equal(c[2].start, 4 * GiB);
+	assert_true(c[2].end == UINT64_MAX);
+	assert_int_equal(c[2].count, 16);
+	assert_int_equal(stripe_layout_parse("1GiB:2:4MiB,EOF:8", c, 16, NULL, 0), 2);
+	assert_int_equal(c[0].size, 4 * MiB);
+	assert_int_equal(c[1].size, 0);
+}
+
+static void assert_comp(const struct fake_pfl *l, int i, uint64_t start, uint64_t end,
+			uint64_t count, uint64_t size)
+{
+	assert_int_equal(l->comp[i].start, start);
+	assert_true(l->comp[i].end == end);
+	assert_int_equal(l->comp[i].count, count);
+	assert_int_equal(l->comp[i].size, size);
+}
+
+static void use_composite(struct run *run)
+{
+	run->cfg.storage.stripe_count = 0;
+	run->cfg.storage.stripe_size = 1048576;
+	snprintf(run->cfg.storage.stripe_layout, sizeof(run->cfg.storage.stripe_layout),
+		 "2GiB:1, 4GiB:4, eof:16");
+	fake.have_lib = true;
+	fake.have_pfl = true;
+}
+
+/* Shared file: llapi_layout_file_create with exactly `lfs setstripe -E 2G -c 1 -E 4G -c 4
+ * -E -1 -c 16 -S 1M`. */
+static void test_composite_shared_file(void **state)
+{
+	struct run *run = *state;
+	const char *path = "/lustre/scratch/ds/data.raw";
+	json_t *comps;
+
+	use_composite(run);
+	run->cfg.dataset.file_access = FILE_ACCESS_SHARED;
+	assert_int_equal(stripe_prepare(run), 0);
+	assert_int_equal(fake_pfl_call.kind, 0); /* nothing on the folder */
+	comps =
+	    json_object_get(json_object_get(run->info_storage, "stripe_requested"), "components");
+	assert_int_equal(json_array_size(comps), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(comps, 2), "end")),
+			    "eof");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(comps, 1), "count")), 4);
+
+	assert_int_equal(stripe_create_file(run, path), 0);
+	assert_int_equal(fake_pfl_call.kind, 1);
+	assert_string_equal(fake_pfl_call.path, path);
+	assert_int_equal(fake_pfl_call.flags, O_WRONLY);
+	assert_int_equal(fake_pfl_call.layout.n, 3);
+	assert_comp(&fake_pfl_call.layout, 0, 0, 2 * GiB, 1, MiB);
+	assert_comp(&fake_pfl_call.layout, 1, 2 * GiB, 4 * GiB, 4, MiB);
+	assert_comp(&fake_pfl_call.layout, 2, 4 * GiB, LUSTRE_EOF, 16, MiB);
+	assert_string_equal(find_call(CALL_UNLINK, 0)->path, path);
+	assert_int_equal(count_calls(CALL_IOCTL), 0);
+	assert_int_equal(count_calls(CALL_LLAPI_CREATE), 0);
+}
+
+/* Per-rank files: the folder gets the composite layout (llapi_layout_file_open). */
+static void test_composite_per_rank_folder(void **state)
+{
+	struct run *run = *state;
+
+	use_composite(run);
+	run->cfg.storage.stripe_size = 0;
+	snprintf(run->cfg.storage.stripe_layout, sizeof(run->cfg.storage.stripe_layout),
+		 "64MiB:1:4MiB, eof:8");
+	assert_int_equal(stripe_prepare(run), 0);
+	assert_int_equal(fake_pfl_call.kind, 2);
+	assert_string_equal(fake_pfl_call.path, "/lustre/scratch/ds");
+	assert_int_equal(fake_pfl_call.flags, O_RDONLY);
+	assert_int_equal(fake_pfl_call.layout.n, 2);
+	assert_comp(&fake_pfl_call.layout, 0, 0, 64 * MiB, 1, 4 * MiB);
+	assert_comp(&fake_pfl_call.layout, 1, 64 * MiB, LUSTRE_EOF, 8, 0);
+	assert_int_equal(count_calls(CALL_UNLINK), 2); /* stale files re-created */
+	/* per-rank files take the folder's layout: no per-file creation */
+	assert_int_equal(stripe_create_file(run, two_files[0].path), 0);
+	assert_int_equal(fake_pfl_call.kind, 2);
+}
+
+static void test_composite_needs_liblustreapi(void **state)
+{
+	struct run *run = *state;
+
+	use_composite(run);
+	fake.have_lib = false;
+	assert_int_equal(stripe_prepare(run), -FB_ECONFIG);
+	assert_non_null(strstr(run->err.msg, "composite layouts are set through liblustreapi"));
+	fb_errbuf_init(&run->err);
+	fake.have_lib = true;
+	fake.have_pfl = false; /* an old library */
+	assert_int_equal(stripe_prepare(run), -FB_ECONFIG);
+	assert_non_null(strstr(run->err.msg, "liblustreapi.so.1 has no llapi_layout_alloc"));
+	assert_int_equal(count_calls(CALL_IOCTL), 0);
+}
+
+static void test_composite_refused_without_lustre(void **state)
+{
+	static const char *const types[] = {"cephfs", "ext4"};
+	struct run *run = *state;
+
+	use_composite(run);
+	for (int i = 0; i < 2; i++) {
+		fb_errbuf_init(&run->err);
+		snprintf(run->fs.type, sizeof(run->fs.type), "%s", types[i]);
+		run->fs.striper = i == 0 ? FS_STRIPER_CEPH : FS_STRIPER_NONE;
+		run->fs.can_stripe = i == 0;
+		assert_int_equal(stripe_prepare(run), -FB_ECONFIG);
+		assert_int_equal(fb_exit_status(run->err.code), 2);
+		assert_non_null(strstr(run->err.msg,
+				       "composite (progressive) layouts exist only on "
+				       "Lustre"));
+		assert_non_null(strstr(run->err.msg, types[i]));
+		/* an existing dataset (no generation) is refused at read-back */
+		fb_errbuf_init(&run->err);
+		assert_int_equal(stripe_readback(run, two_files[0].path), -FB_ECONFIG);
+	}
+	assert_int_equal(fake.ncalls, 0);
+}
+
+static void test_composite_readback_components(void **state)
+{
+	struct run *run = *state;
+	json_t *eff, *comps, *c;
+	struct fake_pfl *disk = &fake_pfls[0];
+
+	use_composite(run);
+	fake_on_disk_composite = true;
+	disk->n = 3;
+	disk->comp[0].end = 2 * GiB, disk->comp[0].count = 1, disk->comp[0].size = MiB;
+	disk->comp[1].start = 2 * GiB, disk->comp[1].end = 4 * GiB, disk->comp[1].count = 4;
+	disk->comp[1].size = MiB;
+	disk->comp[2].start = 4 * GiB, disk->comp[2].end = LUSTRE_EOF, disk->comp[2].count = 16;
+	disk->comp[2].size = MiB;
+	assert_int_equal(stripe_readback(run, two_files[0].path), 0);
+	eff = json_object_get(run->info_storage, "stripe_effective");
+	assert_true(json_is_true(json_object_get(eff, "composite")));
+	comps = json_object_get(eff, "components");
+	assert_int_equal(json_array_size(comps), 3);
+	c = json_array_get(comps, 1);
+	assert_int_equal(json_integer_value(json_object_get(c, "start")), 2 * GiB);
+	assert_int_equal(json_integer_value(json_object_get(c, "end")), 4 * GiB);
+	assert_int_equal(json_integer_value(json_object_get(c, "count")), 4);
+	assert_int_equal(json_integer_value(json_object_get(c, "size")), MiB);
+	assert_int_equal(json_array_size(json_object_get(c, "servers")), 4);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(c, "servers"), 3)), 13);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(comps, 2), "end")),
+			    "eof");
+	assert_int_equal(json_integer_value(json_object_get(eff, "count")), 1);
+	assert_int_equal(json_array_size(run->warnings), 0);
+
+	/* the file system kept only two components: one warning */
+	disk->n = 2;
+	disk->comp[1].end = LUSTRE_EOF;
+	assert_int_equal(stripe_readback(run, two_files[0].path), 0);
+	assert_true(warned(run, "composite layout differs from the request"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +939,16 @@ int main(int argc, char **argv)
 					    teardown_run),
 	    cmocka_unit_test_setup_teardown(test_not_requested_is_silent, setup_run, teardown_run),
 	    cmocka_unit_test_setup_teardown(test_hints_both_spellings, setup_run, teardown_run),
+	    cmocka_unit_test(test_stripe_layout_parse),
+	    cmocka_unit_test_setup_teardown(test_composite_shared_file, setup_run, teardown_run),
+	    cmocka_unit_test_setup_teardown(test_composite_per_rank_folder, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_composite_needs_liblustreapi, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_composite_refused_without_lustre, setup_run,
+					    teardown_run),
+	    cmocka_unit_test_setup_teardown(test_composite_readback_components, setup_run,
+					    teardown_run),
 	};
 	int rc;
 
