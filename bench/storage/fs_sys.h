@@ -47,6 +47,10 @@ struct fs_sys {
 	 * *err receive its stdout and stderr (malloc'ed, NUL-terminated; may be NULL). */
 	int (*run_cmd)(char *const argv[], const char *input, double timeout_s, char **out,
 		       char **err);
+	/* The configuration file and client name a ceph-fuse process serving the mount with
+	 * device number dev was started with (-c/--conf, -n/--name/--id/-i on its command line;
+	 * "" when it gave none). Returns 0 when such a process was found, -ENOENT otherwise. */
+	int (*ceph_fuse_args)(dev_t dev, char *conf, size_t conflen, char *name, size_t namelen);
 };
 
 /* The real system calls. */

@@ -8,6 +8,7 @@
 #include "fs.h"
 #include "fs_sys.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -244,6 +245,78 @@ out_close:
 	return rc;
 }
 
+/* Reads /proc/PID/cmdline into buf (arguments NUL-separated); returns its length. */
+static size_t fs_read_cmdline(const char *pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n;
+}
+
+/* Scans /proc for a ceph-fuse whose mount point (an argument naming a folder on device dev)
+ * serves the data folder, and returns the configuration it was started with. */
+static int fs_real_ceph_fuse_args(dev_t dev, char *conf, size_t conflen, char *name, size_t namelen)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	char buf[8192];
+	int rc = -ENOENT;
+
+	if (!proc)
+		return -errno;
+	while (rc && (de = readdir(proc)) != NULL) {
+		size_t n;
+		char *argv[128];
+		int argc = 0;
+		bool mine = false;
+		const char *base;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		n = fs_read_cmdline(de->d_name, buf, sizeof(buf));
+		for (size_t off = 0; off < n && argc < 128; off += strlen(buf + off) + 1)
+			argv[argc++] = buf + off;
+		if (argc == 0)
+			continue;
+		base = strrchr(argv[0], '/');
+		base = base ? base + 1 : argv[0];
+		if (strcmp(base, "ceph-fuse") != 0)
+			continue;
+		conf[0] = name[0] = '\0';
+		for (int i = 1; i < argc; i++) {
+			const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+			struct stat st;
+
+			if (strcmp(a, "-c") == 0 || strcmp(a, "--conf") == 0)
+				snprintf(conf, conflen, "%s", v), i++;
+			else if (strncmp(a, "--conf=", 7) == 0)
+				snprintf(conf, conflen, "%s", a + 7);
+			else if (strcmp(a, "-n") == 0 || strcmp(a, "--name") == 0)
+				snprintf(name, namelen, "%s", v), i++;
+			else if (strcmp(a, "-i") == 0 || strcmp(a, "--id") == 0)
+				snprintf(name, namelen, "client.%s", v), i++;
+			else if (strncmp(a, "--id=", 5) == 0)
+				snprintf(name, namelen, "client.%s", a + 5);
+			else if (a[0] == '/' && stat(a, &st) == 0 && S_ISDIR(st.st_mode) &&
+				 st.st_dev == dev)
+				mine = true;
+		}
+		if (mine)
+			rc = 0;
+	}
+	closedir(proc);
+	return rc;
+}
+
 const struct fs_sys fs_sys_default = {
     .statfs = statfs,
     .realpath = realpath,
@@ -260,6 +333,7 @@ const struct fs_sys fs_sys_default = {
     .getxattr = getxattr,
     .setxattr = setxattr,
     .run_cmd = fs_real_run_cmd,
+    .ceph_fuse_args = fs_real_ceph_fuse_args,
 };
 
 const struct fs_sys *fs_sys_of(const struct run *run)

@@ -146,6 +146,42 @@ static void ceph_describe(const struct ceph_layout *l, char *buf, size_t len)
 		 l->stripe_unit, l->stripe_count, l->object_size);
 }
 
+/* The ceph CLI's command line. Unless CEPH_CONF says where the cluster is, it is pointed at
+ * the configuration and client name of the ceph-fuse process that serves `path` (a file or
+ * folder on the mount): the cluster that client talks to is the one holding the files. */
+struct ceph_cli {
+	char conf[PATH_MAX], name[160];
+	char *argv[16];
+};
+
+static void ceph_cli_init(struct run *run, const char *path, struct ceph_cli *c, char *const *tail)
+{
+	const struct fs_sys *sys = fs_sys_of(run);
+	struct stat st;
+	int n = 0;
+
+	c->conf[0] = c->name[0] = '\0';
+	if (!getenv("CEPH_CONF") && sys->ceph_fuse_args && sys->stat && sys->stat(path, &st) == 0 &&
+	    sys->ceph_fuse_args(st.st_dev, c->conf, sizeof(c->conf), c->name, sizeof(c->name)) != 0)
+		c->conf[0] = c->name[0] = '\0';
+	c->argv[n++] = "ceph";
+	if (c->conf[0]) {
+		c->argv[n++] = "-c";
+		c->argv[n++] = c->conf;
+	}
+	if (c->name[0]) {
+		c->argv[n++] = "--name";
+		c->argv[n++] = c->name;
+	}
+	c->argv[n++] = "--connect-timeout";
+	c->argv[n++] = "30";
+	c->argv[n++] = "--format";
+	c->argv[n++] = "json";
+	while (tail && *tail && n < 15)
+		c->argv[n++] = *tail++;
+	c->argv[n] = NULL;
+}
+
 /* Creates `path` empty (a new inode) and sets its layout. */
 static int ceph_create_with_layout(const struct fs_sys *sys, const char *path, const char *value)
 {
@@ -223,14 +259,16 @@ static int ceph_probe(struct run *run, const struct stripe_layout *l, const char
 static int ceph_check_osds(struct run *run, const struct stripe_layout *l)
 {
 	const struct fs_sys *sys = fs_sys_of(run);
-	char *argv[] = {"ceph", "--connect-timeout", "30", "--format", "json", "osd", "ls", NULL};
+	char *tail[] = {"osd", "ls", NULL};
 	char *out = NULL, *err = NULL;
+	struct ceph_cli cli;
 	json_t *ids = NULL;
 	int rc, n = 0;
 
 	if (l->count <= 1 || !sys->run_cmd)
 		return 0;
-	rc = sys->run_cmd(argv, NULL, CEPH_CLI_TIMEOUT_S, &out, &err);
+	ceph_cli_init(run, run->cfg.dataset.data_dir, &cli, tail);
+	rc = sys->run_cmd(cli.argv, NULL, CEPH_CLI_TIMEOUT_S, &out, &err);
 	if (rc == 0 && out)
 		ids = json_loads(out, JSON_DECODE_ANY, NULL);
 	if (json_is_array(ids))
@@ -311,6 +349,7 @@ int ceph_create_file(struct run *run, const char *path, const struct stripe_layo
 }
 
 /* ---- which OSDs hold the objects ------------------------------------------------------- */
+
 
 static int ceph_cmp_int(const void *a, const void *b)
 {
@@ -400,8 +439,8 @@ static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, i
 			char *why, size_t whylen)
 {
 	const struct fs_sys *sys = fs_sys_of(run);
-	char *argv[] = {"ceph", "--connect-timeout", "30", "--format", "json", NULL};
 	char *input = NULL, *out = NULL, *err = NULL, line[512];
+	struct ceph_cli cli;
 	size_t inlen = 0;
 	uint64_t asked = 0, answered = 0;
 	FILE *mem;
@@ -423,7 +462,12 @@ static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, i
 		free(input);
 		return -ENOMEM;
 	}
-	rc = sys->run_cmd(argv, input, CEPH_CLI_TIMEOUT_S, &out, &err);
+	ceph_cli_init(run, run->ds.files[0].path, &cli, NULL);
+	if (cli.conf[0])
+		json_object_set_new(run->info_storage, "ceph_cli_conf",
+				    json_sprintf("%s%s%s (from the ceph-fuse client of this mount)",
+						 cli.conf, cli.name[0] ? ", " : "", cli.name));
+	rc = sys->run_cmd(cli.argv, input, CEPH_CLI_TIMEOUT_S, &out, &err);
 	free(input);
 	if (rc == 127) {
 		snprintf(why, whylen, "the ceph CLI is not installed (ceph-common)");

@@ -49,6 +49,7 @@ static struct {
 	char *cli_input; /* last stdin given */
 	char cli_argv[256];
 	int ncli;
+	unsigned dev; /* st_dev of every file */
 } fake;
 
 static struct fake_file *fake_find(const char *path)
@@ -128,6 +129,7 @@ static int fake_stat(const char *path, struct stat *st)
 	}
 	memset(st, 0, sizeof(*st));
 	st->st_ino = (ino_t)f->ino;
+	st->st_dev = (dev_t)fake.dev;
 	st->st_size = (off_t)f->size;
 	return 0;
 }
@@ -260,6 +262,16 @@ static int fake_run_cmd(char *const argv[], const char *input, double timeout_s,
 	return 0;
 }
 
+/* The ceph-fuse process serving the mount: started with -c and --id (device 0x2a). */
+static int fake_ceph_fuse_args(dev_t dev, char *conf, size_t conflen, char *name, size_t namelen)
+{
+	if (dev != 0x2a)
+		return -ENOENT;
+	snprintf(conf, conflen, "/lab/ceph.conf");
+	snprintf(name, namelen, "client.h1");
+	return 0;
+}
+
 static const struct fs_sys fake_sys = {
     .open = fake_open,
     .close = fake_close,
@@ -269,6 +281,7 @@ static const struct fs_sys fake_sys = {
     .getxattr = fake_getxattr,
     .setxattr = fake_setxattr,
     .run_cmd = fake_run_cmd,
+    .ceph_fuse_args = fake_ceph_fuse_args,
 };
 
 static struct ds_file files2[2] = {
@@ -628,6 +641,33 @@ static void test_servers_unknown_without_cli(void **state)
 	}
 }
 
+/* Without CEPH_CONF the CLI is pointed at the configuration of the ceph-fuse client serving
+ * the files (the lab's clients run with -c LAB/ceph.conf --id hN, and no /etc/ceph exists). */
+static void test_cli_uses_the_mounts_client_config(void **state)
+{
+	struct run *run = *state;
+
+	unsetenv("CEPH_CONF");
+	fake.dev = 0x2a;
+	fake_add(files2[0].path, 4 << 20);
+	fake_add(files2[1].path, 4 << 20);
+	assert_int_equal(stripe_readback_dataset(run), 0);
+	assert_string_equal(fake.cli_argv, "ceph -c /lab/ceph.conf --name client.h1 "
+					   "--connect-timeout 30 --format json");
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(run->info_storage, "ceph_cli_conf")),
+		   "/lab/ceph.conf, client.h1 (from the ceph-fuse client of this mount)"));
+	/* CEPH_CONF wins: the CLI reads it itself */
+	setenv("CEPH_CONF", "/etc/other.conf", 1);
+	assert_int_equal(stripe_readback_dataset(run), 0);
+	assert_string_equal(fake.cli_argv, "ceph --connect-timeout 30 --format json");
+	unsetenv("CEPH_CONF");
+	/* another mount: no client found, the CLI's own defaults */
+	fake.dev = 0x2b;
+	assert_int_equal(stripe_readback_dataset(run), 0);
+	assert_string_equal(fake.cli_argv, "ceph --connect-timeout 30 --format json");
+}
+
 static void test_hints_not_passed_on_ceph(void **state)
 {
 	struct run *run = *state;
@@ -753,6 +793,7 @@ int main(int argc, char **argv)
 	    T(test_readback_mismatch_warns),
 	    T(test_servers_unknown_without_cli),
 	    T(test_hints_not_passed_on_ceph),
+	    T(test_cli_uses_the_mounts_client_config),
 	    cmocka_unit_test(test_detect_cephfs),
 	};
 	int rc;
