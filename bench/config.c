@@ -735,6 +735,14 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 	for (char *e = dotted + strlen(dotted); e > dotted && isspace((unsigned char)e[-1]);)
 		*--e = '\0';
 	const char *v = skip_space(value);
+	/* A value is read as in a file (trailing blanks and a CR dropped); one a file cannot hold
+	 * is refused, so that config.ini, the effective config, parses back to the config run. */
+	for (char *e = value + strlen(value); e > v && isspace((unsigned char)e[-1]);)
+		*--e = '\0';
+	if (strpbrk(v, "\r\n") || strstr(v, " ;") || strstr(v, "\t;"))
+		return fb_fail(
+		    err, -FB_EUSAGE,
+		    "--set %s: a value cannot hold a line break or ' ;' (an INI comment)", dotted);
 	k = cfg_find_dotted(dotted);
 	if (!k) {
 		const char *dot = strrchr(dotted, '.');

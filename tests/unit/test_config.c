@@ -396,6 +396,11 @@ static void test_set(void **state)
 	    {"reader.batch_size=0", -FB_ECONFIG, "--set reader.batch_size: 0 is out of range"},
 	    {"dataset.record_length_bytes=4x", -FB_ECONFIG, "bad size unit"},
 	    {"train.computation_time=-1", -FB_ECONFIG, "cannot be negative"},
+	    /* Values written to config.ini must read back the same (found by tests/fuzz). */
+	    {"workload.name=x \r", 0, NULL},
+	    {"storage.mpiio.romio_cb_read=enable\r", 0, NULL},
+	    {"workload.name=a\nb", -FB_EUSAGE, "cannot hold a line break"},
+	    {"workload.name=x ; y", -FB_EUSAGE, "' ;' (an INI comment)"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;
@@ -411,6 +416,11 @@ static void test_set(void **state)
 		if (cases[i].msg)
 			expect_fragments(cases[i].assign, err.msg, cases[i].msg);
 	}
+	cfg_defaults(cfg);
+	assert_int_equal(cfg_set(cfg, "workload.name= x \r", &err), 0);
+	assert_string_equal(cfg->workload.name, "x");
+	assert_int_equal(cfg_set(cfg, "storage.mpiio.romio_cb_read=enable\r", &err), 0);
+	assert_string_equal(cfg->mpiio.hints[0].value, "enable");
 	cfg_defaults(cfg);
 	assert_int_equal(cfg_set(cfg, "reader.batch_size=16", &err), 0);
 	assert_int_equal(cfg->reader.batch_size, 16);
