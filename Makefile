@@ -17,7 +17,7 @@ FUZZ_JOBS    ?= 2
 
 DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-openmpi-dev \
 	libprotobuf-c-dev protobuf-c-compiler libinih-dev libisal-dev libjansson-dev \
-	libarchive-dev libzip-dev nettle-dev libcmocka-dev gnuplot-nox python3 python3-venv \
+	libarchive-dev libzip-dev nettle-dev libyaml-dev libcmocka-dev gnuplot-nox python3 python3-venv \
 	python3-pip fio clang-format liburing-dev clang libclang-rt-14-dev
 
 # The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.

@@ -61,6 +61,8 @@ static void usage(FILE *f)
 	       "  baseline save RESULT... --name NAME [--force] | baseline list\n"
 	       "                   keep runs or a sweep as a named baseline for compare\n"
 	       "  history FOLDER [--metric M]   every run below FOLDER by time, with a trend plot\n"
+	       "  import-dlio FILE.yaml [-o OUT.ini]\n"
+	       "                   a DLIO workload YAML as a feedbench config (docs/dlio.md)\n"
 	       "  keys             every config key (Markdown)\n"
 	       "  list             plug-ins built and not built\n"
 	       "  help [COMMAND], COMMAND --help   a command's own help\n"
@@ -108,6 +110,7 @@ static const struct cli_cmd {
     {"compare", CLI_COMPARE, NULL},
     {"baseline", CLI_BASELINE, NULL},
     {"history", CLI_HISTORY, NULL},
+    {"import-dlio", CLI_IMPORT_DLIO, NULL},
     {"keys", CLI_KEYS,
      "usage: feedbench keys\n"
      "\n"
@@ -366,6 +369,8 @@ int cli_dispatch(struct cli *c)
 		return baseline_main(c->argc, c->argv);
 	case CLI_HISTORY:
 		return history_main(c->argc, c->argv);
+	case CLI_IMPORT_DLIO:
+		return import_dlio_main(c->argc, c->argv);
 	case CLI_RUN:
 		if (config_has_sweep(c))
 			return sweep_main(c->argc, c->argv, &world);

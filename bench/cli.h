@@ -18,6 +18,7 @@ enum cli_command {
 	CLI_COMPARE,
 	CLI_BASELINE,
 	CLI_HISTORY,
+	CLI_IMPORT_DLIO,
 	CLI_HELP,
 	CLI_VERSION
 };
@@ -36,6 +37,8 @@ int cli_parse(struct cli *c, int argc, char **argv);
 bool cli_needs_mpi(const struct cli *c);
 /* Runs the command; returns the process exit status (0, 1, 2). */
 int cli_dispatch(struct cli *c);
+/* `feedbench import-dlio FILE.yaml [-o OUT.ini]` (import_dlio.c); argv[0] is the command. */
+int import_dlio_main(int argc, char **argv);
 /* SIGINT/SIGTERM set feedbench_stop; loops check it and stop cleanly. */
 void cli_install_signals(void);
 

@@ -86,6 +86,14 @@ const struct cfg_key *cfg_suggest(const char *section, const char *name)
 	const struct cfg_key *best = NULL;
 	size_t best_d = 99;
 
+	/* DLIO's name for a key (record_length, data_folder, ...): feedbench's. */
+	for (size_t i = 0; cfg_dlio_aliases[i].dlio; i++) {
+		const char *dot = strrchr(cfg_dlio_aliases[i].dlio, '.');
+
+		if (dot && strcmp(dot + 1, name) == 0)
+			return cfg_find_dotted(cfg_dlio_aliases[i].key);
+	}
+
 	for (size_t i = 0; i < cfg_nkeys; i++) {
 		size_t d = cfg_edit_distance(name, cfg_keys[i].name);
 

@@ -172,6 +172,19 @@ struct cfg_key {
 extern const struct cfg_key cfg_keys[];
 extern const size_t cfg_nkeys;
 
+/* DLIO's name for a feedbench key where the two differ ("dataset.record_length" for
+ * "dataset.record_length_bytes"); keys of the same section and name are the same concept and
+ * are not listed. `feedbench import-dlio` maps with it; a DLIO name typed into an INI config
+ * gets feedbench's as its "did you mean". CFG_ALIAS_HINT rows only suggest (the concept is
+ * close, the value does not carry over). */
+#define CFG_ALIAS_HINT 0x1
+struct cfg_alias {
+	const char *dlio; /* "section.key" as DLIO's workload YAML spells it */
+	const char *key;  /* "section.key" of the key table */
+	unsigned flags;
+};
+extern const struct cfg_alias cfg_dlio_aliases[]; /* ends with a NULL dlio */
+
 /* Sets every key to its default. */
 void cfg_defaults(struct config *cfg);
 

@@ -177,3 +177,17 @@ const struct cfg_key cfg_keys[] = {
 };
 
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
+
+const struct cfg_alias cfg_dlio_aliases[] = {
+    {"dataset.data_folder", "dataset.data_dir", 0},
+    {"dataset.record_length", "dataset.record_length_bytes", 0},
+    {"dataset.record_length_stdev", "dataset.record_length_bytes_stdev", 0},
+    {"reader.file_access", "dataset.file_access", 0},
+    {"train.seed", "dataset.seed", 0},
+    {"metric.au", "train.au_threshold", 0},
+    {"output.folder", "output.dir", 0},
+    {"storage.storage_root", "dataset.data_dir", CFG_ALIAS_HINT},
+    {"reader.data_loader", "reader.read_threads", CFG_ALIAS_HINT},
+    {"reader.computation_threads", "reader.read_threads", CFG_ALIAS_HINT},
+    {NULL, NULL, 0},
+};

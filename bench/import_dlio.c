@@ -1,0 +1,609 @@
+/* `feedbench import-dlio FILE.yaml [-o OUT.ini]`: a DLIO workload YAML to the equivalent INI.
+ *
+ * feedbench's configs stay INI; YAML is read only here, through libyaml's document API. Each
+ * DLIO key becomes the feedbench key of the same section and name, or of its row in
+ * cfg_dlio_aliases (config_keys.c), or one of the few keys handled below (format, data
+ * folder, workflow); every other key is listed, with the reason, as a comment at the end of the
+ * INI and on stderr. Keys DLIO leaves out get DLIO's defaults where they differ from
+ * feedbench's, so the imported workload is DLIO's. docs/dlio.md explains every key this file
+ * does not map.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "cli.h"
+#include "config.h"
+
+#define IMP_MAX	  256 /* keys of one YAML file */
+#define IMP_VALUE 512
+
+/* A value for one feedbench key, and where it came from. */
+struct imp_set {
+	char key[CFG_NAME_MAX]; /* "dataset.record_length_bytes" */
+	char value[IMP_VALUE];
+	char from[CFG_NAME_MAX + 64]; /* "dataset.record_length: 146600628", or a note */
+	int line;
+};
+
+/* A DLIO key with no feedbench equivalent. */
+struct imp_skip {
+	char dlio[CFG_NAME_MAX];
+	char value[96];
+	const char *why;
+	int line;
+};
+
+struct imp {
+	const char *path;
+	struct imp_set sets[IMP_MAX];
+	int nsets;
+	struct imp_skip skips[IMP_MAX];
+	int nskips;
+	char data_folder[CFG_PATH_MAX];
+	char storage_root[CFG_PATH_MAX];
+	char format[64];
+	int format_line;
+	int generate_data; /* -1 absent, 0, 1 */
+	bool train;	   /* workflow.train */
+};
+
+/* DLIO keys (or prefixes ending in '.') that have no feedbench equivalent, and why. The same
+ * words are in docs/dlio.md. */
+static const struct {
+	const char *dlio;
+	const char *why;
+} imp_reasons[] = {
+    {"framework", "feedbench's reader threads emulate either framework's loader"},
+    {"model.", "model description for checkpoint sizes; only model.name is used (workload name)"},
+    {"reader.data_loader", "feedbench's reader threads are the loader (read_threads of them)"},
+    {"reader.data_loader_classname", "no plug-in loaders: feedbench's reader threads"},
+    {"reader.data_loader_sampler", "feedbench's sampler deals samples to ranks itself"},
+    {"reader.reader_classname", "no plug-in readers: the format plug-in reads"},
+    {"reader.multiprocessing_context", "reader threads, not processes"},
+    {"reader.computation_threads", "decode threads (no I/O); compute is one emulated step"},
+    {"reader.shuffle_size", "feedbench shuffles the whole sample order (no shuffle buffer)"},
+    {"reader.dont_use_mmap", "feedbench always reads with pread (or MPI-IO), never mmap"},
+    {"reader.read_type", "feedbench always reads on demand"},
+    {"reader.preprocess_time", "no preprocessing step: add it to train.computation_time"},
+    {"reader.preprocess_time_stdev", "no preprocessing step"},
+    {"reader.batch_size_eval", "the evaluation phase is not emulated"},
+    {"reader.transfer_size", "TensorFlow's read-ahead buffer, not a read size: feedbench reads a "
+			     "record per call ([storage] transfer_size splits reads)"},
+    {"reader.pin_memory", "see [train] pin_memory (CUDA staging buffers)"},
+    {"dataset.record_length_resize", "a resize after reading: no I/O"},
+    {"dataset.record_length_bytes_resize", "a resize after reading: no I/O"},
+    {"dataset.num_files_eval", "the evaluation phase is not emulated"},
+    {"dataset.eval_num_samples_per_file", "the evaluation phase is not emulated"},
+    {"dataset.num_subfolders_train", "feedbench reads the files of one folder"},
+    {"dataset.num_subfolders_eval", "the evaluation phase is not emulated"},
+    {"dataset.enable_chunking", "HDF5 chunks are set in samples: [format.hdf5] chunking"},
+    {"dataset.chunk_size", "HDF5 chunks are set in samples: [format.hdf5] chunking"},
+    {"dataset.compression", "feedbench writes uncompressed files"},
+    {"dataset.compression_level", "feedbench writes uncompressed files"},
+    {"dataset.file_prefix", "feedbench names the files it writes; it reads any name"},
+    {"dataset.generation_buffer_size", "generation writes through the format plug-in"},
+    {"dataset.parquet", "the parquet format is not emulated"},
+    {"train.total_training_steps",
+     "feedbench runs whole epochs: size num_files_train x num_samples_per_file to the steps"},
+    {"train.total_eval_steps", "the evaluation phase is not emulated"},
+    {"train.seed_change_epoch", "feedbench reshuffles every epoch from the seed"},
+    {"evaluation.", "the evaluation phase is not emulated"},
+    {"checkpoint.", "feedbench's train workload has no checkpoint phase"},
+    {"workflow.checkpoint", "feedbench's train workload has no checkpoint phase"},
+    {"workflow.evaluation", "the evaluation phase is not emulated"},
+    {"workflow.do_eval", "the evaluation phase is not emulated"},
+    {"workflow.profiling", "no built-in profiler: run Darshan or strace beside feedbench"},
+    {"workflow.debug", "no debug mode"},
+    {"profiling.", "no built-in profiler: run Darshan or strace beside feedbench"},
+    {"output.log_file", "feedbench prints to stderr and writes summary.json"},
+    {"storage.storage_type", "only local file systems (posix or MPI-IO); S3 is not emulated"},
+    {"metric.", "only metric.au is used (train.au_threshold)"},
+    {"hydra.", "Hydra's own settings"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: feedbench import-dlio FILE.yaml [-o OUT.ini]\n"
+	       "\n"
+	       "Reads a DLIO workload YAML (configs/workload/*.yaml of dlio_benchmark) and writes\n"
+	       "the equivalent feedbench INI to OUT.ini (default: stdout). Each key names the\n"
+	       "DLIO key it comes from; DLIO keys without an equivalent are listed, with the\n"
+	       "reason, as comments at the end and on stderr (docs/dlio.md explains each).\n"
+	       "Keys DLIO leaves out get DLIO's defaults. DLIO reads data_folder/train/: with\n"
+	       "generate_data False the INI reads DLIO's files there (generate = never).\n"
+	       "Exit status: 0 written, 1 cannot write OUT.ini, 2 usage or YAML error.\n");
+}
+
+static const char *imp_reason(const char *dlio)
+{
+	for (size_t i = 0; i < sizeof(imp_reasons) / sizeof(imp_reasons[0]); i++) {
+		const char *r = imp_reasons[i].dlio;
+		size_t n = strlen(r);
+
+		if (r[n - 1] == '.' ? strncmp(dlio, r, n) == 0 : strcmp(dlio, r) == 0)
+			return imp_reasons[i].why;
+	}
+	return NULL;
+}
+
+static void imp_skip(struct imp *im, const char *dlio, const char *value, int line, const char *why)
+{
+	struct imp_skip *s;
+
+	if (im->nskips == IMP_MAX)
+		return;
+	s = &im->skips[im->nskips++];
+	snprintf(s->dlio, sizeof(s->dlio), "%s", dlio);
+	snprintf(s->value, sizeof(s->value), "%s", value);
+	s->why = why;
+	s->line = line;
+}
+
+static struct imp_set *imp_find(struct imp *im, const char *key)
+{
+	for (int i = 0; i < im->nsets; i++)
+		if (strcmp(im->sets[i].key, key) == 0)
+			return &im->sets[i];
+	return NULL;
+}
+
+/* Sets a feedbench key unless the YAML already did (a DLIO default never overrides). */
+static void imp_set(struct imp *im, const char *key, const char *value, int line, const char *fmt,
+		    ...) __attribute__((format(printf, 5, 6)));
+static void imp_set(struct imp *im, const char *key, const char *value, int line, const char *fmt,
+		    ...)
+{
+	struct imp_set *s = imp_find(im, key);
+	va_list ap;
+
+	if (s && line == 0)
+		return;
+	if (!s) {
+		if (im->nsets == IMP_MAX)
+			return;
+		s = &im->sets[im->nsets++];
+	}
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->value, sizeof(s->value), "%s", value);
+	s->line = line;
+	va_start(ap, fmt);
+	vsnprintf(s->from, sizeof(s->from), fmt, ap);
+	va_end(ap);
+}
+
+static bool yaml_bool(const char *v, bool *out)
+{
+	static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", "1"};
+	static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", "0"};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (strcmp(v, t[i]) == 0)
+			return (*out = true);
+		if (strcmp(v, f[i]) == 0)
+			return !(*out = false);
+	}
+	return false;
+}
+
+/* A DLIO value for a feedbench key of the table: converted to the key's type (whole numbers
+ * rounded, ranges clamped, with a note), or NULL and a reason when it cannot be. */
+static const char *imp_convert(const struct cfg_key *k, const char *v, char *out, size_t len,
+			       char *note, size_t nlen)
+{
+	char *end;
+	double d;
+	bool b;
+
+	note[0] = '\0';
+	switch (k->type) {
+	case CFG_BOOL:
+		if (!yaml_bool(v, &b))
+			return "not a boolean";
+		snprintf(out, len, "%s", b ? "true" : "false");
+		return NULL;
+	case CFG_INT:
+	case CFG_SIZE:
+		d = strtod(v, &end);
+		if (end == v || *end || !isfinite(d))
+			return "not a number";
+		if (d != floor(d))
+			snprintf(note, nlen, " (rounded to whole %s)",
+				 k->type == CFG_SIZE ? "bytes" : "units");
+		d = floor(d + 0.5);
+		if (k->min <= k->max && (d < k->min || d > k->max)) {
+			snprintf(note, nlen, " (outside feedbench's range %.0f..%.0f: clamped)",
+				 k->min, k->max);
+			d = d < k->min ? k->min : k->max;
+		}
+		snprintf(out, len, "%.0f", d);
+		return NULL;
+	case CFG_DURATION:
+	case CFG_DOUBLE:
+		d = strtod(v, &end);
+		if (end == v || *end || !isfinite(d))
+			return "not a number";
+		snprintf(out, len, "%s", v);
+		return NULL;
+	case CFG_CHOICE:
+		for (size_t i = 0; k->choices && k->choices[i]; i++)
+			if (strcasecmp(v, k->choices[i]) == 0) {
+				snprintf(out, len, "%s", k->choices[i]);
+				return NULL;
+			}
+		return "not one of feedbench's choices";
+	default:
+		snprintf(out, len, "%s", v);
+		return NULL;
+	}
+}
+
+/* The DLIO formats feedbench writes and reads as they are; others map to raw. */
+static bool imp_native_format(const char *f)
+{
+	return strcmp(f, "npz") == 0 || strcmp(f, "tfrecord") == 0 || strcmp(f, "hdf5") == 0 ||
+	       strcmp(f, "npy") == 0;
+}
+
+/* Keys with their own rule; true when handled. */
+static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
+{
+	bool b;
+
+	if (strcmp(dk, "model") == 0 || strcmp(dk, "model.name") == 0) {
+		imp_set(im, "workload.name", v, line, "%s: %s", dk, v);
+	} else if (strcmp(dk, "dataset.format") == 0) {
+		snprintf(im->format, sizeof(im->format), "%s", v);
+		im->format_line = line;
+	} else if (strcmp(dk, "dataset.data_folder") == 0) {
+		snprintf(im->data_folder, sizeof(im->data_folder), "%s", v);
+	} else if (strcmp(dk, "storage.storage_root") == 0) {
+		snprintf(im->storage_root, sizeof(im->storage_root), "%s", v);
+	} else if (strcmp(dk, "storage.storage_type") == 0 && strcmp(v, "local_fs") == 0) {
+		imp_set(im, "storage.backend", "posix", line, "%s: %s", dk, v);
+	} else if (strcmp(dk, "workflow.generate_data") == 0 && yaml_bool(v, &b)) {
+		im->generate_data = b;
+	} else if (strcmp(dk, "workflow.train") == 0 && yaml_bool(v, &b)) {
+		im->train = b;
+		if (!b)
+			imp_skip(im, dk, v, line,
+				 "a generate-only workflow: run `feedbench generate` on the INI");
+	} else if (strcmp(dk, "reader.file_access") == 0) {
+		imp_set(im, "dataset.file_access", strcmp(v, "multi") == 0 ? "per_rank" : "shared",
+			line, "%s: %s%s", dk, v,
+			strcmp(v, "collective") == 0
+			    ? " (collective reads: [storage] backend = mpiio, "
+			      "[storage.mpiio] collective = true)"
+			    : "");
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* One DLIO key ("section.key") with a scalar value. */
+static void imp_scalar(struct imp *im, const char *dk, const char *v, int line)
+{
+	const struct cfg_key *k = NULL;
+	char out[IMP_VALUE], note[128], sec[CFG_NAME_MAX];
+	const char *dot = strchr(dk, '.'), *why;
+
+	if (imp_special(im, dk, v, line))
+		return;
+	for (size_t i = 0; cfg_dlio_aliases[i].dlio && !k; i++)
+		if (!(cfg_dlio_aliases[i].flags & CFG_ALIAS_HINT) &&
+		    strcmp(cfg_dlio_aliases[i].dlio, dk) == 0)
+			k = cfg_find_dotted(cfg_dlio_aliases[i].key);
+	if (!k && dot && !imp_reason(dk)) {
+		snprintf(sec, sizeof(sec), "%.*s", (int)(dot - dk), dk);
+		if (strcmp(sec, "dataset") == 0 || strcmp(sec, "reader") == 0 ||
+		    strcmp(sec, "train") == 0)
+			k = cfg_find(sec, dot + 1);
+	}
+	if (!k) {
+		why = imp_reason(dk);
+		imp_skip(im, dk, v, line,
+			 why ? why : "not a DLIO workload key feedbench knows (see docs/dlio.md)");
+		return;
+	}
+	why = imp_convert(k, v, out, sizeof(out), note, sizeof(note));
+	if (why) {
+		imp_skip(im, dk, v, line, why);
+		return;
+	}
+	snprintf(sec, sizeof(sec), "%s.%s", k->section, k->name);
+	imp_set(im, sec, out, line, "%s: %s%s", dk, v, note);
+	if (strstr(note, "clamped"))
+		fprintf(stderr, "feedbench: import-dlio: %s:%d: %s: %s%s\n", im->path, line, dk, v,
+			note);
+}
+
+static int imp_line(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+/* Walks one section's mapping: scalars are keys; anything deeper is one unmapped key. */
+static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, yaml_node_t *n)
+{
+	const char *why;
+
+	if (n->type == YAML_SCALAR_NODE) {
+		imp_scalar(im, prefix, (const char *)n->data.scalar.value, imp_line(n));
+		return;
+	}
+	if (n->type == YAML_MAPPING_NODE && !strchr(prefix, '.')) {
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+		     p < n->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(doc, p->key);
+			yaml_node_t *v = yaml_document_get_node(doc, p->value);
+			char dk[CFG_NAME_MAX];
+
+			if (!k || !v || k->type != YAML_SCALAR_NODE)
+				continue;
+			/* DLIO reads `data_reader` as `reader`. */
+			snprintf(dk, sizeof(dk), "%s%s%s",
+				 strcmp(prefix, "data_reader") == 0 ? "reader" : prefix,
+				 *prefix ? "." : "", (const char *)k->data.scalar.value);
+			imp_node(im, doc, dk, v);
+		}
+		return;
+	}
+	why = imp_reason(prefix);
+	imp_skip(im, prefix, n->type == YAML_SEQUENCE_NODE ? "[list]" : "{mapping}", imp_line(n),
+		 why ? why : "not a DLIO workload key feedbench knows (see docs/dlio.md)");
+}
+
+/* Loads FILE.yaml; a YAML error names file, line and column. */
+static int imp_load(struct imp *im, yaml_document_t *doc)
+{
+	yaml_parser_t parser;
+	FILE *f = fopen(im->path, "rb");
+	yaml_node_t *root;
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "feedbench: import-dlio: cannot open '%s': %s\n", im->path,
+			strerror(errno));
+		return -FB_EUSAGE;
+	}
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, doc)) {
+		fprintf(stderr, "feedbench: import-dlio: %s:%zu:%zu: %s%s%s\n", im->path,
+			parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+			parser.problem ? parser.problem : "YAML error", parser.context ? " " : "",
+			parser.context ? parser.context : "");
+		rc = -FB_EUSAGE;
+		goto out;
+	}
+	root = yaml_document_get_root_node(doc);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		fprintf(stderr,
+			"feedbench: import-dlio: %s:%d:%d: expected a mapping of DLIO sections "
+			"(dataset:, reader:, train:, ...) at the top\n",
+			im->path, root ? imp_line(root) : 1,
+			root ? (int)root->start_mark.column + 1 : 1);
+		yaml_document_delete(doc);
+		rc = -FB_EUSAGE;
+	}
+out:
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
+
+/* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
+static void imp_finish(struct imp *im)
+{
+	static const struct {
+		const char *key, *value, *dlio;
+	} defaults[] = {
+	    {"dataset.record_length_bytes", "65536", "dataset.record_length"},
+	    {"dataset.num_files_train", "8", "dataset.num_files_train"},
+	    {"dataset.num_samples_per_file", "1", "dataset.num_samples_per_file"},
+	    {"dataset.seed", "123", "train.seed"},
+	    {"reader.batch_size", "1", "reader.batch_size"},
+	    {"reader.read_threads", "1", "reader.read_threads"},
+	    {"reader.prefetch_size", "2", "reader.prefetch_size"},
+	    {"reader.file_shuffle", "off", "reader.file_shuffle"},
+	    {"reader.sample_shuffle", "off", "reader.sample_shuffle"},
+	    {"train.epochs", "1", "train.epochs"},
+	    {"train.computation_time", "0", "train.computation_time"},
+	    {"train.au_threshold", "0.90", "metric.au"},
+	};
+	const char *fmt = im->format[0] ? im->format : "tfrecord";
+	bool native = imp_native_format(fmt);
+	char dir[CFG_PATH_MAX * 2 + 16], folder[CFG_PATH_MAX];
+	size_t n;
+
+	snprintf(folder, sizeof(folder), "%s", im->data_folder[0] ? im->data_folder : "./data/");
+	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
+		folder[--n] = '\0';
+	if (native) {
+		imp_set(im, "dataset.format", fmt, im->format_line, "dataset.format: %s%s", fmt,
+			im->format[0] ? "" : " (DLIO's default)");
+	} else {
+		imp_set(im, "dataset.format", "raw", im->format_line,
+			"dataset.format: %s: not a feedbench format; raw is the closest (samples "
+			"back to back, read by offset%s)",
+			fmt,
+			strstr(fmt, "indexed_binary") ? ", one file read shared by all ranks" : "");
+		if (strstr(fmt, "indexed_binary"))
+			imp_set(im, "dataset.file_access", "shared", im->format_line,
+				"dataset.format: %s: one file read by every rank", fmt);
+	}
+	/* DLIO reads data_folder/train/; feedbench reads DLIO's files there when it can and DLIO
+	 * does not generate them, and writes its own files beside them otherwise. */
+	snprintf(dir, sizeof(dir), "%s%s%s/%s", im->storage_root, im->storage_root[0] ? "/" : "",
+		 folder, native || im->generate_data == 1 ? "train" : "feedbench");
+	imp_set(im, "dataset.data_dir", dir, 1, "dataset.data_folder: %s%s (DLIO reads %s/train/)",
+		im->data_folder[0] ? im->data_folder : "./data/",
+		im->data_folder[0] ? "" : " (DLIO's default)", folder);
+	if (native && im->generate_data != 1)
+		imp_set(im, "dataset.generate", "never", 1,
+			"workflow.generate_data: %s: read DLIO's files (generate = auto: feedbench "
+			"writes its own)",
+			im->generate_data == 0 ? "False" : "absent");
+	else
+		imp_set(im, "dataset.generate", "auto", 1, "%s",
+			native ? "workflow.generate_data: True"
+			       : "feedbench writes its own files of the mapped format");
+	imp_set(im, "dataset.verify", "false", 1,
+		"DLIO does not check what it reads (and its files carry no feedbench headers)");
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
+			defaults[i].dlio);
+}
+
+/* A comment, wrapped at 100 columns: the INI parser refuses lines of 200 characters. */
+static void imp_comment(FILE *out, const char *first, const char *text)
+{
+	const char *lead = first;
+	size_t width = 100 - 2 - strlen(first);
+
+	while (strlen(text) > width) {
+		size_t cut = width;
+
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = width;
+		fprintf(out, "; %s%.*s\n", lead, (int)cut, text);
+		text += cut + (text[cut] == ' ');
+		lead = "    ";
+		width = 100 - 2 - strlen(lead);
+	}
+	fprintf(out, "; %s%s\n", lead, text);
+}
+
+static void imp_write(const struct imp *im, FILE *out)
+{
+	char buf[CFG_NAME_MAX + 512];
+
+	static const char *const sections[] = {"workload", "dataset", "format.tfrecord", "storage",
+					       "reader",   "train",   "output"};
+	const char *base = strrchr(im->path, '/');
+
+	fprintf(out,
+		"; imported by `feedbench import-dlio` from the DLIO workload %s\n"
+		"; Each key says which DLIO key it comes from; DLIO keys feedbench has no "
+		"equivalent for\n; are listed at the end (docs/dlio.md).\n",
+		base ? base + 1 : im->path);
+	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++) {
+		size_t sl = strlen(sections[s]);
+		bool header = false;
+
+		for (int i = 0; i < im->nsets; i++) {
+			const struct imp_set *e = &im->sets[i];
+			const char *dot = strrchr(e->key, '.');
+
+			if ((size_t)(dot - e->key) != sl || strncmp(e->key, sections[s], sl))
+				continue;
+			if (!header)
+				fprintf(out, "\n[%s]\n", sections[s]);
+			header = true;
+			if (e->line > 1)
+				snprintf(buf, sizeof(buf), "line %d: %s", e->line, e->from);
+			else
+				snprintf(buf, sizeof(buf), "%s", e->from);
+			imp_comment(out, "", buf);
+			fprintf(out, "%s = %s\n", dot + 1, e->value);
+		}
+	}
+	if (im->nskips)
+		fprintf(out, "\n; DLIO keys with no feedbench equivalent (docs/dlio.md):\n");
+	for (int i = 0; i < im->nskips; i++) {
+		snprintf(buf, sizeof(buf), "%s: %s (line %d): %s", im->skips[i].dlio,
+			 im->skips[i].value, im->skips[i].line, im->skips[i].why);
+		imp_comment(out, "  ", buf);
+	}
+}
+
+/* Writes OUT next to its final name and renames it: never half an INI under that name. */
+static int imp_output(const struct imp *im, const char *out_path)
+{
+	char tmp[CFG_PATH_MAX + 32];
+	FILE *f;
+
+	if (!out_path) {
+		imp_write(im, stdout);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out_path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", tmp,
+			strerror(errno));
+		return 1;
+	}
+	imp_write(im, f);
+	if (ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0) | (fclose(f) != 0) ||
+	    rename(tmp, out_path) != 0) {
+		fprintf(stderr, "feedbench: import-dlio: cannot write '%s': %s\n", out_path,
+			strerror(errno));
+		unlink(tmp);
+		return 1;
+	}
+	return 0;
+}
+
+int import_dlio_main(int argc, char **argv)
+{
+	const char *out_path = NULL;
+	struct imp *im;
+	yaml_document_t doc;
+	int rc;
+
+	im = calloc(1, sizeof(*im));
+	if (!im)
+		return 1;
+	im->generate_data = -1;
+	im->train = true;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			free(im);
+			return 0;
+		} else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+			   i + 1 < argc) {
+			out_path = argv[++i];
+		} else if (argv[i][0] != '-' && !im->path) {
+			im->path = argv[i];
+		} else {
+			fprintf(stderr,
+				"feedbench: import-dlio: unexpected argument '%s' (see feedbench "
+				"import-dlio --help)\n",
+				argv[i]);
+			free(im);
+			return 2;
+		}
+	}
+	if (!im->path) {
+		usage(stderr);
+		free(im);
+		return 2;
+	}
+	if (imp_load(im, &doc) < 0) {
+		free(im);
+		return 2;
+	}
+	imp_node(im, &doc, "", yaml_document_get_root_node(&doc));
+	yaml_document_delete(&doc);
+	imp_finish(im);
+	for (int i = 0; i < im->nskips; i++)
+		fprintf(stderr, "feedbench: import-dlio: %s:%d: %s not mapped: %s\n", im->path,
+			im->skips[i].line, im->skips[i].dlio, im->skips[i].why);
+	rc = imp_output(im, out_path);
+	free(im);
+	return rc;
+}
