@@ -121,6 +121,7 @@ struct config {
 		int64_t batch_size;
 		int64_t read_threads;
 		int64_t prefetch_size;
+		uint64_t prefetch_bytes; /* ring of batch buffers by bytes; 0: threads x prefetch */
 		int file_shuffle;
 		int sample_shuffle;
 		bool drop_last;

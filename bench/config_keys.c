@@ -135,6 +135,12 @@ const struct cfg_key cfg_keys[] = {
      "Reader threads per rank (DataLoader workers)."},
     {"reader", "prefetch_size", CFG_INT, OFF(reader.prefetch_size), "2", 1, 1024, NULL, 0,
      "Batches prefetched per reader thread (queue holds read_threads x prefetch_size)."},
+    {"reader", "prefetch_bytes", CFG_SIZE, OFF(reader.prefetch_bytes), "0", 0, 1099511627776.0,
+     NULL, 0,
+     "Bytes of batch buffers per rank (the ring the readers fill ahead of the trainer), instead "
+     "of read_threads x prefetch_size batches: as many whole batches as fit, the same number "
+     "for every reader thread, at least one each. Small batches hand over less often. 0: "
+     "read_threads x prefetch_size (DLIO's prefetch per loader)."},
     {"reader", "file_shuffle", CFG_CHOICE, OFF(reader.file_shuffle), "off", NOLIM, shuffle_choices,
      0, "Shuffle file order every epoch: off, seed (repeatable), random."},
     {"reader", "sample_shuffle", CFG_CHOICE, OFF(reader.sample_shuffle), "off", NOLIM,

@@ -2,21 +2,30 @@
  * (DataLoader workers) fill a bounded ring of batch buffers, and the trainer takes each batch,
  * hands it to the compute plug-in, optionally joins a step barrier, and records timings.
  *
- * The ring holds read_threads x prefetch_size batches. A worker claims the next step number,
- * waits until that step's slot is free (its previous batch consumed), fills it and marks it
- * ready; the trainer consumes steps strictly in order. In collective mode (MPI-IO collective or
- * HDF5 collective transfers) the trainer reads each batch itself, because collective calls must
- * be made in the same order by every rank: there are no reader threads then.
+ * The reader threads live for the whole run and wait between epochs. Step k is read by thread
+ * k % read_threads (as DataLoader dispatches batches to its workers; stream formats: by the
+ * thread owning the shard) into ring slot k % slots. The ring holds read_threads x
+ * prefetch_size batches (DLIO's prefetch per loader), or as many as [reader] prefetch_bytes
+ * allows, a whole number per thread: each thread fills its own slots. The trainer consumes
+ * steps strictly in order. A slot hands over through one atomic counter (even: free for its
+ * next step, odd: filled) and a futex that is woken only when a thread sleeps on it: no lock
+ * is shared by the hand-offs. In collective mode (MPI-IO collective or HDF5 collective
+ * transfers) the trainer reads each batch itself, because collective calls must be made in
+ * the same order by every rank: there are no reader threads then.
  */
 #include "workloads.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../bench/agree.h"
@@ -29,15 +38,19 @@
 
 #define READER_CACHE 8 /* open files kept per reader thread */
 
-enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+/* A slot's turn counts its hand-offs: 2r means free for the slot's round r (step r x slots +
+ * its index), 2r + 1 filled for round r. TURN_ABORT is or-ed in when the pool stops early, so a
+ * sleeper's futex value changes and no one sleeps through an abort. */
+#define TURN_ABORT 0x80000000u
+#define TURN_MASK  0x7fffffffu
 
 struct slot {
+	_Atomic uint32_t turn;	  /* futex word: see above */
+	_Atomic uint32_t waiters; /* threads asleep (or going to sleep) on turn */
+	int rc;			  /* the reader's result for the batch */
+	uint64_t bytes;		  /* sample bytes in the batch */
 	void *buf;
-	uint64_t step; /* step this slot holds or will hold next */
-	int state;
-	int rc;
-	uint64_t bytes; /* sample bytes in the batch */
-};
+} __attribute__((aligned(64))); /* one cache line per slot: no false sharing */
 
 struct reader_cache {
 	struct ds_file *file;
@@ -53,7 +66,8 @@ struct worker {
 	struct io io;
 	struct reader_cache cache[READER_CACHE];
 	uint64_t tick;
-	uint64_t progress_bytes;   /* stats.bytes after each batch, read by the progress line */
+	_Atomic uint64_t
+	    progress_bytes;	   /* stats.bytes after each batch, read by the progress line */
 	struct timeline_event *tl; /* private timeline buffer */
 	int ntl, tlcap;
 };
@@ -71,22 +85,22 @@ struct coll_scratch {
 struct pool {
 	struct run *run;
 	const struct sampler *s;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct slot *slots;
-	unsigned nslots;
-	uint64_t next_step;
-	uint64_t nsteps;
-	int abort;
-	int waiters;	   /* threads blocked in pool_wait(): wake-ups cost a syscall only then */
-	bool spin;	   /* spin before blocking: only when every thread of the node has a core */
+	unsigned nslots; /* a multiple of nworkers */
+	uint64_t nsteps; /* this epoch's */
+	atomic_int abort;
+	_Atomic uint32_t
+	    epoch_seq;		  /* futex word: bumped to start an epoch, or to end the threads */
+	_Atomic uint32_t running; /* futex word: threads still in the epoch */
+	bool quit;		  /* with the last epoch_seq bump: threads return */
+	bool spin;	   /* spin before sleeping: only when every thread has a CPU of its own */
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
 	struct coll_scratch coll;
 	struct worker *workers;
 	unsigned nworkers;
-	unsigned nstarted; /* reader threads running (joined by pool_stop) */
+	unsigned nstarted; /* reader threads started (ended by pool_free) */
 };
 
 static size_t align_up(size_t v, size_t a)
@@ -104,9 +118,9 @@ static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int 
 
 /* ---- hand-off between reader threads and the trainer --------------------------------- */
 
-/* A batch of small samples is read in microseconds: sleeping on the condition variable at
- * every hand-off would cost more than the reads. Both sides first spin for up to SPIN_NS
- * (with a pause instruction), then block. */
+/* A batch of small samples is read in microseconds: sleeping at every hand-off would cost more
+ * than the reads. When every thread has a CPU of its own, the waiting side first spins for up
+ * to SPIN_NS (with a pause instruction), then sleeps on the futex. */
 #define SPIN_NS 30000ull
 
 static inline void cpu_relax(void)
@@ -118,50 +132,68 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static bool slot_is(const struct slot *slot, int state, uint64_t step)
+static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 {
-	return __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == state &&
-	       __atomic_load_n(&slot->step, __ATOMIC_ACQUIRE) == step;
+	/* EAGAIN (the word moved on) and EINTR both mean: look again. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-static void slot_spin(const struct pool *p, const struct slot *slot, int state, uint64_t step)
+static void futex_wake(_Atomic uint32_t *word)
 {
-	uint64_t t0 = timer_now_ns();
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 
-	if (!p->spin)
-		return;
-	for (unsigned i = 1; !slot_is(slot, state, step); i++) {
-		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE))
-			return;
-		cpu_relax();
-		if ((i & 63) == 0 && timer_now_ns() - t0 > SPIN_NS)
-			return;
+/* The turn at which step's slot is free (filled: + 1). */
+static uint32_t step_turn(const struct pool *p, uint64_t step)
+{
+	return (uint32_t)(step / p->nslots * 2) & TURN_MASK;
+}
+
+/* Waits until slot's turn is want. False when the pool aborted first. */
+static bool slot_wait(const struct pool *p, struct slot *slot, uint32_t want)
+{
+	uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire);
+
+	if (p->spin && (t & TURN_MASK) != want && !(t & TURN_ABORT)) {
+		uint64_t t0 = timer_now_ns();
+		for (unsigned i = 1; (t & TURN_MASK) != want && !(t & TURN_ABORT); i++) {
+			cpu_relax();
+			if ((i & 63) == 0 && timer_now_ns() - t0 > SPIN_NS)
+				break;
+			t = atomic_load_explicit(&slot->turn, memory_order_acquire);
+		}
 	}
+	while ((t & TURN_MASK) != want && !(t & TURN_ABORT)) {
+		/* Announce the sleep, then look once more: the publisher stores the turn before
+		 * it reads waiters (both sequentially consistent), so either it sees us and
+		 * wakes us, or we see its turn here, or the futex sees the word changed. */
+		atomic_fetch_add(&slot->waiters, 1);
+		t = atomic_load(&slot->turn);
+		if ((t & TURN_MASK) != want && !(t & TURN_ABORT))
+			futex_wait(&slot->turn, t);
+		atomic_fetch_sub(&slot->waiters, 1);
+		t = atomic_load_explicit(&slot->turn, memory_order_acquire);
+	}
+	return (t & TURN_MASK) == want;
 }
 
-static void slot_set(struct slot *slot, int state)
+/* Hands the slot on (filled to the trainer, or free to its reader); a futex call only when
+ * someone sleeps on it. */
+static void slot_publish(struct slot *slot)
 {
-	__atomic_store_n(&slot->state, state, __ATOMIC_RELEASE);
+	atomic_fetch_add(&slot->turn, 1);
+	if (atomic_load(&slot->waiters))
+		futex_wake(&slot->turn);
 }
 
-/* Called with p->lock held. */
-static void pool_wait(struct pool *p)
-{
-	p->waiters++;
-	pthread_cond_wait(&p->cond, &p->lock);
-	p->waiters--;
-}
-
-static void pool_wake(struct pool *p)
-{
-	if (p->waiters)
-		pthread_cond_broadcast(&p->cond);
-}
-
+/* Stops every wait of this epoch: readers leave, the trainer sees the failure. */
 static void pool_abort(struct pool *p)
 {
-	__atomic_store_n(&p->abort, 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&p->cond);
+	atomic_store(&p->abort, 1);
+	for (unsigned i = 0; i < p->nslots; i++) {
+		atomic_fetch_or(&p->slots[i].turn, TURN_ABORT);
+		futex_wake(&p->slots[i].turn);
+	}
 }
 
 /* ---- reading one sample -------------------------------------------------------------- */
@@ -312,7 +344,8 @@ static int fill_batch_queued(struct worker *w, struct slot *slot, uint64_t first
 		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
 		struct freader *r;
 
-		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) || (run->stop && *run->stop))
+		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
+		    (run->stop && __atomic_load_n(run->stop, __ATOMIC_RELAXED)))
 			rc = -FB_EINTR;
 		if (rc == 0 && reader_would_evict(w, file))
 			rc = io_queue_wait(&w->io);
@@ -357,7 +390,7 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 	if (w->io.queue && w->io.depth > 1 && (p->run->format->caps & FORMAT_CAP_BYTE_RANGES))
 		return fill_batch_queued(w, slot, first, count);
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		if (__atomic_load_n(&p->abort, __ATOMIC_ACQUIRE) ||
+		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
 		    (p->run->stop && __atomic_load_n(p->run->stop, __ATOMIC_RELAXED)))
 			return -FB_EINTR;
 		rc = read_one(w, sampler_sample(p->s, first + j),
@@ -366,63 +399,67 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 	return rc;
 }
 
+/* This thread's next step after `step` (UINT64_MAX: the first): every read_threads-th step,
+ * or the next batch of its own shards (stream formats). */
+static uint64_t worker_next(const struct worker *w, uint64_t step)
+{
+	const struct pool *p = w->pool;
+	unsigned me = (unsigned)w->id - 1;
+
+	if (!p->s->owner)
+		return step == UINT64_MAX ? me : step + p->nworkers;
+	for (step = step == UINT64_MAX ? 0 : step + 1; step < p->nsteps; step++)
+		if (p->s->owner[step] == (int)me)
+			break;
+	return step;
+}
+
+static void worker_epoch(struct worker *w)
+{
+	struct pool *p = w->pool;
+
+	for (uint64_t step = worker_next(w, UINT64_MAX); step < p->nsteps;
+	     step = worker_next(w, step)) {
+		struct slot *slot = &p->slots[step % p->nslots];
+
+		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
+		    !slot_wait(p, slot, step_turn(p, step)))
+			break;
+		uint64_t t0 = timer_now_ns();
+		int rc = fill_batch(w, slot, step);
+		uint64_t t1 = timer_now_ns();
+		atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
+		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
+		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
+		       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
+		slot->rc = rc;
+		slot_publish(slot);
+		if (rc < 0) {
+			pool_abort(p);
+			break;
+		}
+	}
+	if (reader_close_all(w) < 0)
+		pool_abort(p);
+}
+
+/* A reader thread: one epoch each time epoch_seq moves, until quit. */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct pool *p = w->pool;
-	uint64_t mine = 0; /* stream formats: next step to look at for this thread's batches */
-	int rc = 0;
+	uint32_t seen = 0, e;
 
-	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		uint64_t step;
-		if (p->s->owner) {
-			/* Stream formats: this thread reads only the batches of its own shards. */
-			while (mine < p->nsteps && p->s->owner[mine] != w->id - 1)
-				mine++;
-			step = mine++;
-		} else {
-			step = p->next_step++;
-		}
-		if (p->abort || step >= p->nsteps)
-			break;
-		struct slot *slot = &p->slots[step % p->nslots];
-
-		if (!slot_is(slot, SLOT_FREE, step)) {
-			pthread_mutex_unlock(&p->lock);
-			slot_spin(p, slot, SLOT_FREE, step);
-			pthread_mutex_lock(&p->lock);
-			while (!p->abort && !slot_is(slot, SLOT_FREE, step))
-				pool_wait(p);
-		}
-		if (p->abort)
-			break;
-		slot_set(slot, SLOT_FILLING);
-		pthread_mutex_unlock(&p->lock);
-
-		uint64_t t0 = timer_now_ns();
-		rc = fill_batch(w, slot, step);
-		uint64_t t1 = timer_now_ns();
-		__atomic_store_n(&w->progress_bytes, w->stats.bytes, __ATOMIC_RELAXED);
-		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
-		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
-		       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
-
-		pthread_mutex_lock(&p->lock);
-		slot->rc = rc;
-		slot_set(slot, SLOT_READY);
-		if (rc < 0)
-			pool_abort(p);
-		else
-			pool_wake(p);
+		while ((e = atomic_load_explicit(&p->epoch_seq, memory_order_acquire)) == seen)
+			futex_wait(&p->epoch_seq, seen);
+		seen = e;
+		if (p->quit)
+			return NULL;
+		worker_epoch(w);
+		if (atomic_fetch_sub(&p->running, 1) == 1)
+			futex_wake(&p->running);
 	}
-	pthread_mutex_unlock(&p->lock);
-	if (reader_close_all(w) < 0) {
-		pthread_mutex_lock(&p->lock);
-		pool_abort(p);
-		pthread_mutex_unlock(&p->lock);
-	}
-	return NULL;
 }
 
 /* Trainer side: waits for step's batch. Returns the slot or NULL with *rc set. */
@@ -430,58 +467,44 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 {
 	struct slot *slot = &p->slots[step % p->nslots];
 
-	slot_spin(p, slot, SLOT_READY, step);
-	pthread_mutex_lock(&p->lock);
-	while (!slot_is(slot, SLOT_READY, step) && !p->abort)
-		pool_wait(p);
-	*rc = slot_is(slot, SLOT_READY, step) ? slot->rc : 0;
-	if (*rc == 0 && p->abort && !slot_is(slot, SLOT_READY, step))
+	if (slot_wait(p, slot, step_turn(p, step) + 1)) {
+		*rc = slot->rc;
+	} else {
+		pthread_mutex_lock(&p->run->err.lock);
 		*rc = p->run->err.code ? p->run->err.code : -FB_EINTR;
-	pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->run->err.lock);
+	}
 	return *rc < 0 ? NULL : slot;
 }
 
-static void batch_release(struct pool *p, struct slot *slot)
+static void batch_release(struct slot *slot)
 {
-	pthread_mutex_lock(&p->lock);
-	/* The new step first: a spinning worker that sees FREE must also see its step. */
-	__atomic_store_n(&slot->step, slot->step + p->nslots, __ATOMIC_RELEASE);
-	slot_set(slot, SLOT_FREE);
-	pool_wake(p);
-	pthread_mutex_unlock(&p->lock);
+	slot_publish(slot);
 }
 
-static int pool_start(struct pool *p, uint64_t nsteps)
+/* Sets the epoch's steps and wakes the readers. */
+static void pool_start(struct pool *p, uint64_t nsteps)
 {
 	p->nsteps = nsteps;
-	p->next_step = 0;
-	p->abort = 0;
+	atomic_store(&p->abort, 0);
 	for (unsigned i = 0; i < p->nslots; i++) {
-		p->slots[i].state = SLOT_FREE;
-		p->slots[i].step = i;
+		atomic_store(&p->slots[i].turn, 0);
 		p->slots[i].rc = 0;
 	}
-	p->nstarted = 0;
-	for (unsigned i = 0; i < p->nworkers; i++) {
-		struct worker *w = &p->workers[i];
-		memset(w->cache, 0, sizeof(w->cache));
-		int err = pthread_create(&w->tid, NULL, worker_main, w);
-		if (err) /* pool_stop() joins the threads that did start */
-			return run_fail(p->run, -err, "cannot start reader thread: %s",
-					strerror(err));
-		p->nstarted++;
-	}
-	return 0;
+	atomic_store(&p->running, p->nstarted);
+	atomic_fetch_add_explicit(&p->epoch_seq, 1, memory_order_release);
+	futex_wake(&p->epoch_seq);
 }
 
+/* Ends the epoch: readers still waiting leave (a failure stopped it early), and the trainer
+ * waits until every reader is back between epochs. */
 static void pool_stop(struct pool *p)
 {
-	pthread_mutex_lock(&p->lock);
+	uint32_t r;
+
 	pool_abort(p);
-	pthread_mutex_unlock(&p->lock);
-	for (unsigned i = 0; i < p->nstarted; i++)
-		pthread_join(p->workers[i].tid, NULL);
-	p->nstarted = 0;
+	while ((r = atomic_load_explicit(&p->running, memory_order_acquire)) != 0)
+		futex_wait(&p->running, r);
 }
 
 /* ---- collective reads: the trainer reads each batch itself ---------------------------- */
@@ -657,7 +680,7 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
 	if (!progress_due(pg))
 		return;
 	for (unsigned i = 0; i < p->nworkers; i++)
-		bytes += __atomic_load_n(&p->workers[i].progress_bytes, __ATOMIC_RELAXED);
+		bytes += atomic_load_explicit(&p->workers[i].progress_bytes, memory_order_relaxed);
 	snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
 		 (double)bytes / 1048576.0 / timer_ns_to_s(timer_now_ns() - t0 + 1));
 	progress_update(pg, (double)(step + 1) / (double)total, extra);
@@ -689,7 +712,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	total = coll ? s->max_steps : s->steps;
 	for (unsigned i = 0; i < p->nworkers; i++) {
 		io_stats_reset(&p->workers[i].stats);
-		p->workers[i].progress_bytes = 0;
+		atomic_store(&p->workers[i].progress_bytes, 0);
 	}
 
 	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
@@ -700,7 +723,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	uint64_t t0 = timer_now_ns(), prev = t0;
 	p->epoch_t0 = t0;
 	if (!coll)
-		rc = pool_start(p, s->steps);
+		pool_start(p, s->steps);
 	for (; step < total && (coll || rc == 0); step++) {
 		struct slot *slot = NULL;
 		struct step_times st = {0};
@@ -727,7 +750,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		}
 		t_done = timer_now_ns();
 		if (!coll && slot)
-			batch_release(p, slot);
+			batch_release(slot);
 		if (rc == 0 && run->stop && *run->stop)
 			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
 		if (rc < 0 && !coll)
@@ -852,12 +875,31 @@ static int queue_init(struct run *run, struct pool *p, struct worker *w, size_t 
 	return 0;
 }
 
+/* Ring slots: read_threads x prefetch_size, or the whole batches prefetch_bytes holds, a
+ * multiple of the thread count (each thread fills its own slots). */
+static unsigned ring_slots(const struct config *cfg, bool coll, unsigned threads,
+			   size_t batch_bytes)
+{
+	uint64_t per;
+
+	if (coll)
+		return 1;
+	if (!cfg->reader.prefetch_bytes)
+		return threads * (unsigned)cfg->reader.prefetch_size;
+	per = cfg->reader.prefetch_bytes / batch_bytes / threads;
+	if (per < 1)
+		per = 1;
+	if (per > UINT_MAX / 2 / threads)
+		per = UINT_MAX / 2 / threads;
+	return threads * (unsigned)per;
+}
+
 static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
 	bool coll = collective_mode(run);
 	unsigned threads = coll ? 1 : (unsigned)cfg->reader.read_threads;
-	unsigned nslots = coll ? 1 : threads * (unsigned)cfg->reader.prefetch_size;
+	unsigned nslots;
 	size_t batch_bytes;
 
 	memset(p, 0, sizeof(*p));
@@ -867,9 +909,10 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	int brc = cpus_binding(run, threads + (coll ? 0 : 1), &bind, &res->binding);
 	p->sample_cap = align_up(run->ds.max_sample, 4096);
 	batch_bytes = p->sample_cap * (size_t)cfg->reader.batch_size;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	p->slots = calloc(nslots, sizeof(*p->slots));
+	nslots = ring_slots(cfg, coll, threads, batch_bytes);
+	p->slots = aligned_alloc(64, nslots * sizeof(*p->slots));
+	if (p->slots)
+		memset(p->slots, 0, nslots * sizeof(*p->slots));
 	p->workers = calloc(threads, sizeof(*p->workers));
 	if (!p->slots || !p->workers)
 		return run_fail(run, -ENOMEM, "out of memory");
@@ -898,7 +941,7 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 			return run_fail(
 			    run, -ENOMEM,
 			    "cannot allocate batch buffers: %u x %zu bytes (read_threads "
-			    "x prefetch_size x batch)",
+			    "x prefetch_size, or prefetch_bytes, x batch)",
 			    nslots, batch_bytes);
 	}
 	res->buffer_bytes = (double)nslots * (double)batch_bytes;
@@ -934,11 +977,25 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 				return rc;
 		}
 	}
+	/* The readers live for the whole run; they wait for the first epoch. */
+	for (unsigned i = 0; !coll && i < threads; i++) {
+		int err = pthread_create(&p->workers[i].tid, NULL, worker_main, &p->workers[i]);
+		if (err) /* pool_free() ends the threads that did start */
+			return run_fail(run, -err, "cannot start reader thread: %s", strerror(err));
+		p->nstarted++;
+	}
 	return 0;
 }
 
 static void pool_free(struct run *run, struct pool *p)
 {
+	if (p->nstarted) {
+		p->quit = true;
+		atomic_fetch_add_explicit(&p->epoch_seq, 1, memory_order_release);
+		futex_wake(&p->epoch_seq);
+		for (unsigned i = 0; i < p->nstarted; i++)
+			pthread_join(p->workers[i].tid, NULL);
+	}
 	for (unsigned i = 0; p->slots && i < p->nslots; i++)
 		if (p->slots[i].buf)
 			run->compute_ops->free_host(run->compute, p->slots[i].buf);
@@ -955,8 +1012,6 @@ static void pool_free(struct run *run, struct pool *p)
 	free(p->coll.out);
 	free(p->coll.mine);
 	free(p->coll.all);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
 }
 
 /* Appends the reader threads' timeline events after the trainer's. */

@@ -139,6 +139,23 @@ read_threads)
 	expect_rc 0
 	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128
 	;;
+prefetch_bytes)
+	# The ring by bytes: batches of 4 x 4 KiB, 3 readers: 100 KiB hold 6 whole batches (2 per
+	# reader), 1 byte still one per reader. Every sample once per epoch, in either ring.
+	for pb in 100KiB:98304 1:49152; do
+		rm -rf "$T/results"
+		fb 2 run --set reader.read_threads=3 --set "reader.prefetch_bytes=${pb%%:*}" \
+			--set train.epochs=3
+		expect_rc 0
+		summary --ranks 2 --epochs 3 --bytes $((64 * REC * 3)) --samples 192 --ops 192
+		python3 - "$(run_dir)/summary.json" "${pb##*:}" <<'PY' || fail "buffer_bytes"
+import json, sys
+s = json.load(open(sys.argv[1]))
+got = s["storage"]["buffer_bytes"]
+assert got == int(sys.argv[2]), f"buffer_bytes {got}, want {sys.argv[2]}"
+PY
+	done
+	;;
 transfer_pieces)
 	# 10000-byte samples read in 4096-byte pieces: 3 read calls each (4096, 4096, 1808).
 	fb 2 run --set dataset.record_length_bytes=10000 --set storage.transfer_size=4096
