@@ -1,11 +1,12 @@
 # libFuzzer targets (tests/fuzz/fuzz_<name>.c) over every reader of untrusted input, with their
 # seed corpora in tests/fuzz/corpus/<name>/. Built only in the `fuzz` preset (clang,
 # -DFEEDBENCH_FUZZ=ON), where the whole project is compiled with -fsanitize=fuzzer-no-link,
-# address,undefined. One ctest per target, label `fuzz`: a short run from the seeds
-# (FEEDBENCH_FUZZ_SMOKE_SECONDS, default 12 s); a crash, leak or sanitizer report fails it and
-# the input is kept under build-fuzz/fuzz/<name>/. `make fuzz` runs each for longer.
+# address,undefined. One ctest per target, label `fuzz`: a short run from the seeds alone with a
+# fixed random seed (FEEDBENCH_FUZZ_SMOKE_SECONDS, default 10 s); a crash, leak or sanitizer
+# report fails it and the input is kept under build-fuzz/fuzz/<name>/. `make fuzz` runs each for
+# longer.
 option(FEEDBENCH_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
-set(FEEDBENCH_FUZZ_SMOKE_SECONDS 12 CACHE STRING "Seconds each fuzz target runs in ctest")
+set(FEEDBENCH_FUZZ_SMOKE_SECONDS 10 CACHE STRING "Seconds each fuzz target runs in ctest")
 
 if(FEEDBENCH_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
@@ -29,7 +30,7 @@ if(FEEDBENCH_FUZZ)
     set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fuzz)
     add_dependencies(fuzz_targets ${target})
     add_test(NAME fuzz.${name}
-      COMMAND bash ${FB_FUZZ_DIR}/run_fuzz.sh ${name} ${FEEDBENCH_FUZZ_SMOKE_SECONDS} 1)
+      COMMAND bash ${FB_FUZZ_DIR}/run_fuzz.sh ${name} ${FEEDBENCH_FUZZ_SMOKE_SECONDS} smoke)
     set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz
       TIMEOUT 300 ENVIRONMENT "FEEDBENCH_BUILD_DIR=${PROJECT_BINARY_DIR};FEEDBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   endforeach()
