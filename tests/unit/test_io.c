@@ -1,0 +1,342 @@
+/* The queued-read wrappers (bench/storage/io.c, io_queue_*), over a scripted in-memory back-end
+ * whose queue completes reads out of order and can answer short, interrupted, failed or past
+ * the end of the file:
+ * - every byte lands where it was asked for, whatever the order of completions;
+ * - never more than io_depth reads in flight, and the depth is used;
+ * - one read counted (ops, bytes, latency) per transfer_size piece, short reads and EINTR as
+ *   retries, the rest sent on;
+ * - an error or an end of file names the file and the offset, and nothing is left in flight
+ *   when io_queue_wait() returns;
+ * - io_pread() through a queue reads one call at a time and is counted the same way.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench/run.h"
+#include "bench/storage/storage.h"
+
+#define FSIZE 100000 /* bytes in the fake file */
+#define QMAX  64
+
+enum { ANSWER_FULL, ANSWER_SHORT, ANSWER_EINTR, ANSWER_EIO };
+
+struct fake_file {
+	struct sfile_base base;
+};
+
+struct fake_req {
+	char *buf;
+	size_t len;
+	uint64_t off, tag;
+};
+
+/* The queue: reads queued, not yet completed; the answers scripted per call. */
+struct io_queue {
+	struct fake_req req[QMAX];
+	unsigned n, max_seen, depth;
+	unsigned calls;	   /* reads queued so far */
+	int answer;	   /* for every call ... */
+	unsigned fail_nth; /* ... except the nth (1-based), which fails with EIO */
+	int odd;	   /* ANSWER_EINTR / ANSWER_SHORT on odd calls only */
+};
+
+static struct io_queue *the_queue; /* the test's view of the one queue */
+
+static uint8_t pattern(uint64_t off)
+{
+	return (uint8_t)(off * 131 + (off >> 8));
+}
+
+static int fake_open(struct sfile **f, const char *path, int flags, struct run *run);
+static int fake_close(struct sfile *f)
+{
+	free(f);
+	return 0;
+}
+static ssize_t fake_pread(struct sfile *f, void *buf, size_t len, uint64_t off)
+{
+	(void)f;
+	(void)buf;
+	(void)len;
+	(void)off;
+	return -ENOSYS; /* with a queue, the wrappers never call it */
+}
+
+static int fake_queue_open(struct io_queue **q, unsigned depth, struct run *run)
+{
+	(void)run;
+	*q = calloc(1, sizeof(**q));
+	if (!*q)
+		return -ENOMEM;
+	(*q)->depth = depth;
+	the_queue = *q;
+	return 0;
+}
+
+static int fake_queue_read(struct io_queue *q, struct sfile *f, void *buf, size_t len, uint64_t off,
+			   uint64_t tag)
+{
+	(void)f;
+	assert_true(q->n < QMAX);
+	q->req[q->n++] = (struct fake_req){buf, len, off, tag};
+	if (q->n > q->max_seen)
+		q->max_seen = q->n;
+	return 0;
+}
+
+/* Completes the newest reads first (out of order), at least min, at most max. */
+static int fake_queue_reap(struct io_queue *q, struct io_completion *c, unsigned max, unsigned min)
+{
+	unsigned k = 0;
+
+	assert_true(min <= q->n);
+	while (k < max && q->n > 0) {
+		struct fake_req *r = &q->req[--q->n];
+		uint64_t call = ++q->calls;
+		int answer = q->odd && call % 2 == 0 ? ANSWER_FULL : q->answer;
+		size_t len = r->len;
+
+		c[k].tag = r->tag;
+		if (call == q->fail_nth) {
+			c[k++].res = -EIO;
+			continue;
+		}
+		if (answer == ANSWER_EINTR) {
+			c[k++].res = -EINTR;
+			continue;
+		}
+		if (answer == ANSWER_SHORT && len > 1)
+			len /= 2;
+		if (r->off >= FSIZE)
+			len = 0;
+		else if (r->off + len > FSIZE)
+			len = FSIZE - r->off;
+		for (size_t i = 0; i < len; i++)
+			r->buf[i] = (char)pattern(r->off + i);
+		c[k++].res = (int64_t)len;
+	}
+	return (int)k;
+}
+
+static void fake_queue_close(struct io_queue *q)
+{
+	the_queue = NULL;
+	free(q);
+}
+
+static const struct storage_ops fake_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "fake",
+    .open = fake_open,
+    .pread = fake_pread,
+    .close = fake_close,
+    .queue_open = fake_queue_open,
+    .queue_read = fake_queue_read,
+    .queue_reap = fake_queue_reap,
+    .queue_close = fake_queue_close,
+};
+
+static int fake_open(struct sfile **out, const char *path, int flags, struct run *run)
+{
+	struct fake_file *f = calloc(1, sizeof(*f));
+
+	(void)run;
+	if (!f)
+		return -ENOMEM;
+	f->base.ops = &fake_storage;
+	f->base.flags = flags;
+	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
+	*out = (struct sfile *)f;
+	return 0;
+}
+
+struct rig {
+	struct run run;
+	struct io_stats stats;
+	struct io io;
+	struct sfile *f;
+	char *buf;
+};
+
+static struct rig *rig_new(unsigned depth, uint64_t transfer)
+{
+	struct rig *g = calloc(1, sizeof(*g));
+
+	assert_non_null(g);
+	fb_errbuf_init(&g->run.err);
+	g->run.storage = &fake_storage;
+	io_stats_reset(&g->stats);
+	g->io = (struct io){.run = &g->run, .stats = &g->stats, .transfer = transfer};
+	assert_int_equal(io_queue_open(&g->io, depth), 0);
+	assert_non_null(g->io.queue);
+	assert_int_equal(io_open(&g->io, &g->f, "fake.bin", STORAGE_O_READ), 0);
+	g->buf = malloc(FSIZE);
+	assert_non_null(g->buf);
+	memset(g->buf, 0xee, FSIZE);
+	return g;
+}
+
+static void rig_free(struct rig *g)
+{
+	assert_int_equal(io_close(&g->io, g->f), 0);
+	io_queue_close(&g->io);
+	free(g->buf);
+	free(g);
+}
+
+/* Reads n pieces of len bytes at stride: the whole batch queued, then waited for. */
+static int rig_batch(struct rig *g, unsigned n, size_t len)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		rc = io_queue_read(&g->io, g->f, g->buf + (size_t)i * len, len, (uint64_t)i * len);
+	int wrc = io_queue_wait(&g->io);
+	assert_int_equal(g->io.inflight, 0);
+	assert_int_equal(the_queue->n, 0); /* nothing left in the back-end either */
+	return rc ? rc : wrc;
+}
+
+static void assert_data(const struct rig *g, size_t bytes)
+{
+	for (size_t i = 0; i < bytes; i++)
+		if ((uint8_t)g->buf[i] != pattern(i))
+			fail_msg("byte %zu is 0x%02x, want 0x%02x", i, (uint8_t)g->buf[i],
+				 pattern(i));
+}
+
+static void test_depth_and_counts(void **state)
+{
+	static const unsigned depths[] = {1, 2, 4, 8, 32};
+
+	(void)state;
+	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		struct rig *g = rig_new(depths[d], 0);
+		assert_int_equal(rig_batch(g, 20, 1000), 0);
+		assert_data(g, 20000);
+		if (the_queue->max_seen != (depths[d] < 20 ? depths[d] : 20))
+			fail_msg("depth %u: at most %u reads in flight", depths[d],
+				 the_queue->max_seen);
+		assert_int_equal(g->stats.ops, 20);
+		assert_int_equal(g->stats.bytes, 20000);
+		assert_int_equal(g->stats.retries, 0);
+		assert_int_equal(g->stats.latency.count, 20);
+		rig_free(g);
+	}
+}
+
+/* transfer_size pieces: one counted read per piece. */
+static void test_transfer_pieces(void **state)
+{
+	struct rig *g = rig_new(8, 300);
+
+	(void)state;
+	assert_int_equal(rig_batch(g, 20, 1000), 0);
+	assert_data(g, 20000);
+	assert_int_equal(g->stats.ops, 80); /* 300 + 300 + 300 + 100 per read */
+	assert_int_equal(g->stats.bytes, 20000);
+	assert_true(the_queue->max_seen <= 8);
+	rig_free(g);
+}
+
+/* Short reads and EINTR: the rest is sent on, counted as retries, the data still whole. */
+static void test_short_and_eintr(void **state)
+{
+	static const int answers[] = {ANSWER_SHORT, ANSWER_EINTR};
+
+	(void)state;
+	for (int odd = 0; odd < 2; odd++) {
+		for (size_t a = 0; a < 2; a++) {
+			struct rig *g = rig_new(4, 0);
+			g->io.queue->answer = answers[a];
+			g->io.queue->odd = odd || answers[a] == ANSWER_EINTR;
+			assert_int_equal(rig_batch(g, 20, 1000), 0);
+			assert_data(g, 20000);
+			assert_int_equal(g->stats.ops, 20);
+			assert_int_equal(g->stats.bytes, 20000);
+			assert_true(g->stats.retries >= 10);
+			assert_true(the_queue->max_seen <= 4);
+			rig_free(g);
+		}
+	}
+}
+
+/* The 7th completion fails: the error names file and offset, everything in flight is
+ * reaped before the wait returns, and further reads are refused with the same error. */
+static void test_error(void **state)
+{
+	struct rig *g = rig_new(4, 0);
+
+	(void)state;
+	g->io.queue->fail_nth = 7;
+	assert_int_equal(rig_batch(g, 20, 1000), -EIO);
+	assert_non_null(strstr(g->run.err.msg, "cannot read 'fake.bin' at offset "));
+	assert_non_null(strstr(g->run.err.msg, strerror(EIO)));
+	uint64_t off = strtoull(strstr(g->run.err.msg, "offset ") + 7, NULL, 10);
+	assert_true(off % 1000 == 0 && off < 20000);
+	/* The queue is usable again once the failure was handed back. */
+	assert_int_equal(rig_batch(g, 5, 1000), 0);
+	rig_free(g);
+}
+
+/* Reads past the end: unexpected end of file, naming the file and the offset. */
+static void test_eof(void **state)
+{
+	struct rig *g = rig_new(4, 0);
+	int rc = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 3 && rc == 0; i++)
+		rc = io_queue_read(&g->io, g->f, g->buf + i * 1000, 1000, FSIZE - 1500 + i * 1000);
+	int wrc = io_queue_wait(&g->io);
+	assert_int_equal(rc ? rc : wrc, -FB_EEOF);
+	assert_int_equal(g->io.inflight, 0);
+	/* Completions come out of order: the read that ran past the end, or the one that began
+	 * beyond it, reports first; either names where it found the end. */
+	if (!strstr(g->run.err.msg, "unexpected end of file in 'fake.bin' at offset 100000 ") &&
+	    !strstr(g->run.err.msg, "unexpected end of file in 'fake.bin' at offset 100500 "))
+		fail_msg("message: %s", g->run.err.msg);
+	rig_free(g);
+}
+
+/* io_pread through a queue: one read at a time, counted like any read. */
+static void test_sync_path(void **state)
+{
+	struct rig *g = rig_new(8, 0);
+	size_t got;
+
+	(void)state;
+	g->io.queue->answer = ANSWER_SHORT;
+	assert_int_equal(io_pread(&g->io, g->f, g->buf, 5000, 0), 0);
+	assert_data(g, 5000);
+	assert_int_equal(g->stats.ops, 1);
+	assert_int_equal(g->stats.bytes, 5000);
+	assert_true(g->stats.retries >= 1);
+	assert_int_equal(the_queue->max_seen, 1);
+	assert_int_equal(io_pread_upto(&g->io, g->f, g->buf, 4000, FSIZE - 1000, &got), 0);
+	assert_int_equal(got, 1000);
+	assert_int_equal(io_pread(&g->io, g->f, g->buf, 4000, FSIZE - 1000), -FB_EEOF);
+	rig_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_depth_and_counts),
+	    cmocka_unit_test(test_transfer_pieces),
+	    cmocka_unit_test(test_short_and_eintr),
+	    cmocka_unit_test(test_error),
+	    cmocka_unit_test(test_eof),
+	    cmocka_unit_test(test_sync_path),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
