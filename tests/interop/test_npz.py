@@ -196,3 +196,61 @@ def test_num_files_train_subset(feedbench, tmp_path):
     r = feedbench({"dataset": base})
     assert r.rc == 0, r.output
     assert r.discovered["files"] == 5 and r.metric["train_samples"] == 5
+
+
+def test_imported_dlio_workload_reads_dlio_files(tmp_path):
+    """A DLIO workload YAML through `feedbench import-dlio`, run as written on a dataset laid
+    out as DLIO writes it (data_folder/train/img_N_of_M.npz, x (dim1, dim2, 1) in C order):
+    every file read once per epoch, the bytes of every sample."""
+    import subprocess
+    exe = os.environ["FEEDBENCH"]
+    mpiexec = os.environ.get("MPIEXEC") or "mpiexec"
+    folder = tmp_path / "dlio"
+    (folder / "train").mkdir(parents=True)
+    for i in range(8):
+        np.savez(folder / "train" / ("img_%d_of_8.npz" % (i + 1)),
+                 x=np.full((64, 64, 1), i, np.uint8), y=[0])
+    yaml = tmp_path / "unet3d_tiny.yaml"
+    yaml.write_text("""model: unet3d
+framework: pytorch
+workflow:
+  generate_data: False
+  train: True
+  checkpoint: True
+dataset:
+  data_folder: %s/
+  format: npz
+  num_files_train: 8
+  num_samples_per_file: 1
+  record_length: 4096
+reader:
+  data_loader: pytorch
+  batch_size: 2
+  read_threads: 2
+  file_shuffle: seed
+  sample_shuffle: seed
+train:
+  epochs: 2
+  computation_time: 0.001
+checkpoint:
+  checkpoint_folder: checkpoints/unet3d
+metric:
+  au: 0.90
+""" % folder)
+    ini = tmp_path / "unet3d_tiny.ini"
+    p = subprocess.run([exe, "import-dlio", str(yaml), "-o", str(ini)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    assert "checkpoint.checkpoint_folder not mapped" in p.stderr
+    out = tmp_path / "out"
+    p = subprocess.run([mpiexec, "--oversubscribe", "-n", "2", exe, "run", str(ini),
+                        "--output", str(out), "--quiet"], capture_output=True, text=True,
+                       timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import glob
+    import json
+    s = json.load(open(glob.glob(str(out / "*" / "summary.json"))[0]))
+    assert s["workload"] == "unet3d"
+    assert s["format"]["discovered"]["files"] == 8
+    assert s["metric"]["train_samples"] == 16
+    assert s["metric"]["train_bytes_read"] == 2 * 8 * 4096
