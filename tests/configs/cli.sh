@@ -95,6 +95,13 @@ accelerator_once)
 	expect 0
 	[ "$(grep -c '^feedbench: accelerator: ' "$T/err")" -eq 1 ] ||
 		fail "run does not say the accelerator exactly once on stderr"
+	# A sweep of two points says it once too.
+	printf '[sweep]\nreader.batch_size = 1, 2\n' >>"$T/good.ini"
+	mpi sweep "$T/good.ini" --set train.exclude_start_steps=0 --set output.plots=false \
+		--output "$T/sweeps"
+	expect 0
+	[ "$(grep -c 'accelerator: ' "$T/err")" -eq 1 ] ||
+		fail "a sweep of two points does not say the accelerator exactly once"
 	;;
 readme_mpiexec)
 	# The README's mpiexec lines run on a two-core machine as written: at most 2 ranks unless

@@ -32,7 +32,7 @@ fb2 validate "$INI" || fail "the full-size config does not validate on 2 ranks"
 n=0
 while IFS= read -r line; do
 	read -ra sets <<<"$(sed -E 's/^;[^:]+:[ ]+//; s/\(.*//' <<<"$line")"
-	fb2 validate "$INI" "${sets[@]}" || fail "'$line' does not validate"
+	"$FEEDBENCH" validate "$INI" "${sets[@]}" >"$T/out" 2>"$T/err" || fail "'$line' does not validate"
 	n=$((n + 1))
 done < <(grep -E '^; +[A-Z][0-9]+: +--set ' "$INI")
 
