@@ -254,3 +254,19 @@ metric:
     assert s["format"]["discovered"]["files"] == 8
     assert s["metric"]["train_samples"] == 16
     assert s["metric"]["train_bytes_read"] == 2 * 8 * 4096
+
+
+def test_dlio_npz_collective(feedbench, tmp_path):
+    """DLIO's C-order npz of one sample per file: the sample is one byte range, so collective
+    MPI-IO reads it (several samples per file in C order have none and are refused)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(4):
+        np.savez(data / ("img_%d_of_4.npz" % (i + 1)), x=np.full((32, 32, 1), i, np.uint8), y=[0])
+    r = feedbench({"dataset": {"data_dir": data, "format": "npz", "generate": "never",
+                               "verify": "false", "file_access": "shared"},
+                   "storage": {"backend": "mpiio"},
+                   "storage.mpiio": {"collective": "true"}}, ranks=2)
+    assert r.rc == 0, r.output
+    assert r.metric["train_samples"] == 4
+    assert r.metric["train_bytes_read"] == 4 * 32 * 32
