@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fault tests (FAILURES.md 14-18, 21, 22): each case runs feedbench under mpiexec on a tiny
+# Fault tests (FAILURES.md 9, 14-18, 21, 22): each case runs feedbench under mpiexec on a tiny
 # dataset in a temporary folder and checks what a user would see: the exit status, the one
 # message, and that nothing partial is left (no manifest, no summary.json, no run folder).
 #
@@ -292,6 +292,53 @@ stripe_size = 1MiB"
 		"s['storage']['stripe_requested']['size'] == 1048576" \
 		"s['storage']['stripe_effective'] == 'unsupported (%s)' % s['storage']['fs_type']" \
 		"sum('striping is not supported' in w for w in s['warnings']) == 1"
+	;;
+data_missing | data_fewer_files | data_foreign_files)
+	# FAILURES 9: under generate = never, a missing data folder or one with fewer files than
+	# the manifest lists fails on every rank before timing starts, naming the folder and the
+	# count, and writes nothing; files that are not part of the dataset are ignored with one
+	# warning.
+	config data
+	never=(--set dataset.generate=never)
+	if [ "$CASE" != data_missing ]; then
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" generate "$T/data.ini" >"$T/out" 2>"$T/err" ||
+			fail "generate failed"
+	fi
+	case $CASE in
+	data_missing)
+		# verified reads need feedbench's manifest: a configuration error
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
+			>"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 2
+		expect_once "'$T/data' has no manifest"
+		expect_no_results
+		# files of other tools (no manifest, a format that can say what it holds)
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
+			--set dataset.verify=false --set dataset.format=tfrecord >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 1
+		expect_once "cannot open data folder '$T/data'"
+		;;
+	data_fewer_files)
+		rm "$T/data/raw-3-of-4.bin" || fail "the dataset has no raw-3-of-4.bin"
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
+			>"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 1
+		expect_once "data folder '$T/data' has 3 of the 4 files the manifest lists"
+		;;
+	data_foreign_files)
+		touch "$T/data/notes.txt" "$T/data/other.bin"
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
+			>"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		expect_once "ignored 2 files in '$T/data'" err
+		check_summary "sum('ignored 2 files' in w for w in s['warnings']) == 1"
+		;;
+	esac
+	[ "$CASE" = data_foreign_files ] || expect_no_results
 	;;
 *)
 	echo "unknown case $CASE" >&2

@@ -17,6 +17,9 @@ fb_fault_test(sigkill_rank 90 sigkill_rank)
 fb_fault_test(sigint 90 sigint)
 fb_fault_test(short_eintr 60 short_eintr)
 fb_fault_test(stripe_unsupported 60 stripe_unsupported)
+foreach(case data_missing data_fewer_files data_foreign_files)
+  fb_fault_test(${case} 60 ${case})
+endforeach()
 
 # posix vs mpiio (independent and collective) on shared files: raw at 1, 2 and 4 ranks; the
 # other formats that can be shared at 2 ranks, once their plug-ins exist.
