@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fault tests (FAILURES.md 9, 14-18, 21, 22): each case runs feedbench under mpiexec on a tiny
+# Fault tests (FAILURES.md 9, 14-18, 20-22): each case runs feedbench under mpiexec on a tiny
 # dataset in a temporary folder and checks what a user would see: the exit status, the one
 # message, and that nothing partial is left (no manifest, no summary.json, no run folder).
 #
@@ -292,6 +292,18 @@ stripe_size = 1MiB"
 		"s['storage']['stripe_requested']['size'] == 1048576" \
 		"s['storage']['stripe_effective'] == 'unsupported (%s)' % s['storage']['fs_type']" \
 		"sum('striping is not supported' in w for w in s['warnings']) == 1"
+	;;
+cache_resident)
+	# FAILURES 20: a dataset that fits in RAM, read without direct I/O or eviction, is flagged
+	# cache-resident in the table, in one warning and in summary.json.
+	config cached "[storage]
+page_cache = keep"
+	run 1 cached
+	expect_rc 0
+	grep -q -- "-> \*\*cache-resident\*\*" "$T/out" || fail "the table does not say cache-resident"
+	expect_once "warning: cache-resident: the dataset" err
+	check_summary "s['storage']['cache_resident'] is True" \
+		"s['storage']['direct'] is False" "s['storage']['page_cache'] == 'keep'"
 	;;
 data_missing | data_fewer_files | data_foreign_files)
 	# FAILURES 9: under generate = never, a missing data folder or one with fewer files than
