@@ -15,6 +15,7 @@
 #include "../formats/format.h"
 #include "storage/storage.h"
 #include "compute/compute.h"
+#include "../workloads/workload.h"
 
 /* The one mutable global: a signal handler has no other way to reach the run. */
 volatile sig_atomic_t feedbench_stop;
@@ -274,6 +275,10 @@ static const char *caps_modes(unsigned caps)
 
 static void list_plugins(void)
 {
+	printf("workloads ([workload] type):\n");
+	for (size_t i = 0; workload_registry[i]; i++)
+		printf("  %-9s built    %s\n", workload_registry[i]->name,
+		       workload_registry[i]->help);
 	printf("formats:\n");
 	for (size_t i = 0; format_registry[i]; i++) {
 		const struct format_ops *f = format_registry[i];

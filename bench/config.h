@@ -61,6 +61,7 @@ struct config {
 	struct {
 		char name[CFG_NAME_MAX];
 		char description[CFG_PATH_MAX];
+		int type; /* index into workload_registry[] (workloads/registry.c) */
 	} workload;
 	struct {
 		char data_dir[CFG_PATH_MAX];
@@ -200,6 +201,9 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err);
 /* Checks combinations that cannot be honoured (batch larger than a rank's samples, ...).
  * nranks: the number of ranks the run will use. */
 int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err);
+/* The checks of a workload that reads a dataset ([dataset], [format.*], [reader], [train]):
+ * for the check hooks of such workloads (workloads/workload.h). */
+int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err);
 
 /* Key lookup: "section.key" or section + name. NULL when unknown. */
 const struct cfg_key *cfg_find(const char *section, const char *name);

@@ -6,17 +6,16 @@
 #include "safefile.h"
 #include "../formats/format.h"
 #include "storage/fs.h"
+#include "../workloads/workload.h"
 
 #define DIO_ALIGN 4096
 
-int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
+/* What every workload needs: names that make a results folder, folders, a back-end. */
+static int cfg_validate_common(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
-	const struct format_ops *fmt = format_find(cfg->dataset.format);
 	const struct storage_ops *st =
 	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
-	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
-
 	char why[128];
 
 	if (!cfg->dataset.data_dir[0])
@@ -33,13 +32,47 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 			       cfg->output.name, why);
 	if (!cfg->output.dir[0])
 		return fb_fail(err, -FB_ECONFIG, "%s: [output] dir is empty: name a folder", src);
-	if (!fmt)
-		return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench",
-			       src, cfg->dataset.format);
 	if (!st || st->not_built)
 		return fb_fail(err, -FB_ECONFIG, "%s: storage back-end '%s' is not built%s%s%s",
 			       src, cfg_choice_name("storage", "backend", cfg->storage.backend),
 			       st ? " (" : "", st ? st->not_built : "", st ? ")" : "");
+	if (cfg->storage.stripe_layout[0]) {
+		struct stripe_comp c[STRIPE_MAX_COMPS];
+		char bad[256];
+
+		if (stripe_layout_parse(cfg->storage.stripe_layout, c, STRIPE_MAX_COMPS, bad,
+					sizeof(bad)) < 0)
+			return fb_fail(err, -FB_ECONFIG, "%s: [storage] stripe_layout = \"%s\": %s",
+				       src, cfg->storage.stripe_layout, bad);
+		if (cfg->storage.stripe_count != 0 || cfg->storage.stripe_offset >= 0)
+			return fb_fail(
+			    err, -FB_ECONFIG,
+			    "%s: [storage] stripe_layout gives each component its stripe "
+			    "count: leave stripe_count and stripe_offset unset with it",
+			    src);
+	}
+	if (cfg->storage.stripe_size % 65536)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: stripe_size must be a multiple of 64 KiB (Lustre); %llu is not",
+			       src, (unsigned long long)cfg->storage.stripe_size);
+	if (nranks < 1)
+		return fb_fail(err, -FB_EINTERNAL, "no ranks");
+	return 0;
+}
+
+int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	const struct format_ops *fmt = format_find(cfg->dataset.format);
+	const struct storage_ops *st =
+	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
+	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
+
+	if (!fmt)
+		return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench",
+			       src, cfg->dataset.format);
+	if (!st)
+		return fb_fail(err, -FB_EINTERNAL, "no storage back-end");
 	if (cfg->storage.io_depth > 1 && !st->queue_open)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "
@@ -124,25 +157,6 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read through backend = mpiio", src,
 			       fmt->name);
-	if (cfg->storage.stripe_layout[0]) {
-		struct stripe_comp c[STRIPE_MAX_COMPS];
-		char bad[256];
-
-		if (stripe_layout_parse(cfg->storage.stripe_layout, c, STRIPE_MAX_COMPS, bad,
-					sizeof(bad)) < 0)
-			return fb_fail(err, -FB_ECONFIG, "%s: [storage] stripe_layout = \"%s\": %s",
-				       src, cfg->storage.stripe_layout, bad);
-		if (cfg->storage.stripe_count != 0 || cfg->storage.stripe_offset >= 0)
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: [storage] stripe_layout gives each component its stripe "
-			    "count: leave stripe_count and stripe_offset unset with it",
-			    src);
-	}
-	if (cfg->storage.stripe_size % 65536)
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: stripe_size must be a multiple of 64 KiB (Lustre); %llu is not",
-			       src, (unsigned long long)cfg->storage.stripe_size);
 	if (cfg->train.computation_time_stdev > 0 && cfg->train.computation_time == 0)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: computation_time_stdev is set but computation_time is 0", src);
@@ -154,7 +168,18 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
 		    "%s: a step of computation_time (%g s) could outlast [train] watchdog "
 		    "(%g s), which would end the run as hung: raise watchdog or set it to 0",
 		    src, cfg->train.computation_time, cfg->train.watchdog);
-	if (nranks < 1)
-		return fb_fail(err, -FB_EINTERNAL, "no ranks");
 	return 0;
+}
+
+int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const struct workload_ops *w = workload_of(cfg);
+	int rc = cfg_validate_common(cfg, nranks, err);
+
+	if (rc < 0)
+		return rc;
+	if (!w)
+		return fb_fail(err, -FB_ECONFIG, "%s: [workload] type %d is not built", cfg->source,
+			       cfg->workload.type);
+	return w->check ? w->check(cfg, nranks, err) : 0;
 }

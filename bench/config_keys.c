@@ -6,6 +6,8 @@
 
 #include <float.h>
 
+#include "../workloads/workload.h" /* workload_choices: one per registered workload */
+
 /* Rows give .size only for strings; the other rows leave it zero on purpose. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
@@ -32,6 +34,9 @@ const struct cfg_key cfg_keys[] = {
      "Name of the workload; names the run folder.", SZ(workload.name)},
     {"workload", "description", CFG_STRING, OFF(workload.description), "", NOLIM, NULL, N,
      "Free text recorded in summary.json.", SZ(workload.description)},
+    {"workload", "type", CFG_CHOICE, OFF(workload.type), "train", NOLIM, workload_choices, 0,
+     "What the run does: train (training reads, DLIO-like); the other types are listed by "
+     "`feedbench list`."},
 
     {"dataset", "data_dir", CFG_STRING, OFF(dataset.data_dir), "data/feedbench", NOLIM, NULL, 0,
      "Folder holding the dataset (created when generating).", SZ(dataset.data_dir)},

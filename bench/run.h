@@ -21,6 +21,7 @@
 #include "dsfile.h"
 
 struct fs_sys; /* bench/storage/fs_sys.h */
+struct workload_ops;
 
 /* Who can set a layout on the data folder's file system (bench/storage/stripe*.c). */
 enum fs_striper { FS_STRIPER_NONE, FS_STRIPER_LUSTRE, FS_STRIPER_CEPH };
@@ -56,6 +57,7 @@ struct run {
 	int local_rank, local_size, nnodes;
 	char hostname[256];
 
+	const struct workload_ops *workload; /* [workload] type (workloads/workload.h) */
 	const struct storage_ops *storage;
 	const struct format_ops *format;
 	const struct compute_ops *compute_ops;
