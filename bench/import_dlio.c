@@ -157,7 +157,8 @@ static struct imp_set *imp_find(struct imp *im, const char *key)
 	return NULL;
 }
 
-/* Sets a feedbench key unless the YAML already did (a DLIO default never overrides). */
+/* Sets a feedbench key; line: of the YAML key, -1 for a value derived from several keys, 0 for
+ * a DLIO default, which never overrides what the YAML set. */
 static void imp_set(struct imp *im, const char *key, const char *value, int line, const char *fmt,
 		    ...) __attribute__((format(printf, 5, 6)));
 static void imp_set(struct imp *im, const char *key, const char *value, int line, const char *fmt,
@@ -446,19 +447,19 @@ static void imp_finish(struct imp *im)
 	 * does not generate them, and writes its own files beside them otherwise. */
 	snprintf(dir, sizeof(dir), "%s%s%s/%s", im->storage_root, im->storage_root[0] ? "/" : "",
 		 folder, native || im->generate_data == 1 ? "train" : "feedbench");
-	imp_set(im, "dataset.data_dir", dir, 1, "dataset.data_folder: %s%s (DLIO reads %s/train/)",
+	imp_set(im, "dataset.data_dir", dir, -1, "dataset.data_folder: %s%s (DLIO reads %s/train/)",
 		im->data_folder[0] ? im->data_folder : "./data/",
 		im->data_folder[0] ? "" : " (DLIO's default)", folder);
 	if (native && im->generate_data != 1)
-		imp_set(im, "dataset.generate", "never", 1,
+		imp_set(im, "dataset.generate", "never", -1,
 			"workflow.generate_data: %s: read DLIO's files (generate = auto: feedbench "
 			"writes its own)",
 			im->generate_data == 0 ? "False" : "absent");
 	else
-		imp_set(im, "dataset.generate", "auto", 1, "%s",
+		imp_set(im, "dataset.generate", "auto", -1, "%s",
 			native ? "workflow.generate_data: True"
 			       : "feedbench writes its own files of the mapped format");
-	imp_set(im, "dataset.verify", "false", 1,
+	imp_set(im, "dataset.verify", "false", -1,
 		"DLIO does not check what it reads (and its files carry no feedbench headers)");
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
@@ -512,7 +513,7 @@ static void imp_write(const struct imp *im, FILE *out)
 			if (!header)
 				fprintf(out, "\n[%s]\n", sections[s]);
 			header = true;
-			if (e->line > 1)
+			if (e->line > 0)
 				snprintf(buf, sizeof(buf), "line %d: %s", e->line, e->from);
 			else
 				snprintf(buf, sizeof(buf), "%s", e->from);
