@@ -22,7 +22,7 @@ DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhd
 
 # The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.
 LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 util-linux \
-	uuid-runtime procps
+	uuid-runtime procps slurmctld slurmd slurm-client
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMPI_ALLOW_RUN_AS_ROOT = 1

@@ -88,9 +88,10 @@ ceph_cli() { # the ceph CLI, from the monitor's namespace
 }
 
 wait_for() { # wait_for SECONDS WHAT CMD...
-	local t=$1 what=$2 i
+	local t=$1 what=$2 end
 	shift 2
-	for ((i = 0; i < t * 5; i++)); do
+	end=$((SECONDS + t))
+	while ((SECONDS < end)); do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done
@@ -251,7 +252,7 @@ shape() {
 		nsx "osd$i" tc qdisc del dev eth0 root 2>/dev/null
 		[ "$1" = 0 ] && continue
 		nsx "osd$i" tc qdisc add dev eth0 root tbf rate "$(($1 * 1048576 * 8))bit" \
-			burst 256kb latency 200ms || return 1
+			burst 256kb latency 1s || return 1
 	done
 }
 
@@ -314,6 +315,79 @@ mount_hosts() {
 	done
 }
 
+# Slurm, when installed: slurmctld on the head node, one slurmd per emulated host (entered with
+# nsenter --net: under `ip netns exec` slurmd finds no cgroup file system), each slurmd in its
+# own UTS and mount namespace with its host's name and its host's ceph-fuse mount bound onto
+# $LAB/cephfs, as the agent does for mpirun. auth/none: no munged to run.
+have_slurm() { command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null; }
+
+write_slurm_conf() {
+	local h
+	mkdir -p "$LAB/slurm"
+	cat >"$LAB/slurm/slurm.conf" <<EOF2
+ClusterName=fblab
+MailProg=/bin/true
+SlurmctldHost=labhead($NET.100)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+SlurmctldPort=6817
+SlurmdPort=6818
+StateSaveLocation=$LAB/slurm/ctld
+SlurmdSpoolDir=$LAB/slurm/spool-%n
+SlurmctldPidFile=$LAB/run/slurmctld.pid
+SlurmdPidFile=$LAB/run/slurmd-%n.pid
+SlurmctldLogFile=$LAB/log/slurmctld.log
+SlurmdLogFile=$LAB/log/slurmd-%n.log
+TmpFS=$LAB/slurm/tmp-%n
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+PlugStackConfig=$LAB/slurm/plugstack.conf
+NodeName=labh1 NodeAddr=$NET.101 CPUs=4 State=UNKNOWN
+NodeName=labh2 NodeAddr=$NET.102 CPUs=4 State=UNKNOWN
+PartitionName=lab Nodes=labh1,labh2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF2
+	: >"$LAB/slurm/plugstack.conf"
+	for h in $HOSTS; do mkdir -p "$LAB/slurm/spool-lab$h" "$LAB/slurm/tmp-lab$h"; done
+	mkdir -p "$LAB/slurm/ctld"
+}
+
+start_slurm() {
+	local h
+	have_slurm || return 0
+	write_slurm_conf
+	nsenter --net="/run/netns/$NS-head" unshare --uts sh -c \
+		"hostname labhead && exec slurmctld -f '$LAB/slurm/slurm.conf'" \
+		>"$LAB/log/start-slurmctld.log" 2>&1 || die "slurmctld did not start (log/slurmctld.log)"
+	for h in $HOSTS; do
+		nsenter --net="/run/netns/$NS-$h" unshare --uts --mount sh -c \
+			"hostname lab$h && mount --bind '$LAB/mnt/$h' '$LAB/cephfs' &&
+			exec slurmd -f '$LAB/slurm/slurm.conf' -N lab$h" \
+			>"$LAB/log/start-slurmd-$h.log" 2>&1 || die "slurmd lab$h did not start (log/slurmd-lab$h.log)"
+	done
+	wait_for 30 "both Slurm nodes idle" slurm_idle
+	touch "$LAB/slurm/up"
+}
+
+slurm_cli() { # sinfo, srun, ...: from the head node
+	local cmd=$1
+	shift
+	SLURM_CONF=$LAB/slurm/slurm.conf timeout 60 nsenter --net="/run/netns/$NS-head" "$cmd" "$@"
+}
+
+slurm_idle() { [ "$(slurm_cli sinfo -h -o %t -N | grep -c idle)" = 2 ]; }
+
 mounted() { awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts; }
 
 # watch OWNER TTL: tear the lab down when process OWNER (the ctest that started it) is gone or
@@ -327,7 +401,7 @@ watch() {
 	done
 	[ -f "$LAB/up" ] || [ -f "$LAB/starting" ] || return 0
 	log "watch: owner $owner gone or ${ttl}s passed; tearing the lab down"
-	LAB_KEEP_PID=$$ down
+	FEEDBENCH_LAB_LOCKED= "$HERE/lab.sh" down
 }
 
 up() {
@@ -359,6 +433,7 @@ up() {
 	start_osds
 	start_fs
 	mount_hosts
+	start_slurm
 	trap - EXIT
 	# A root folder with a layout nobody asked for would surprise every test: none is set.
 	date +%s >"$LAB/up"
@@ -389,7 +464,7 @@ status() {
 		echo "no active MDS"
 		return 1
 	}
-	echo "up: $OSDS OSDs at $OSD_MIBS MiB/s, hosts $HOSTS, mounts under $LAB/mnt"
+	echo "up: $OSDS OSDs at $OSD_MIBS MiB/s, hosts $HOSTS, mounts under $LAB/mnt$( [ -f "$LAB/slurm/up" ] && echo ", Slurm (labh1, labh2)")"
 }
 
 # osd-of-file PATH: one line per RADOS object of the file: "object osd".
@@ -421,6 +496,16 @@ EOF
 	done
 }
 
+# up, down and watch never overlap for one lab (two ctest runs of one build tree, a person's
+# make lab-down during a test).
+# flock -o: the lock is held by flock itself, not by the daemons started under it.
+case ${1:-} in
+up | down)
+	if [ -z "${FEEDBENCH_LAB_LOCKED:-}" ]; then
+		FEEDBENCH_LAB_LOCKED=1 exec flock -o -w 300 "/tmp/feedbench-lab-$ID.lock" "$0" "$@"
+	fi
+	;;
+esac
 case ${1:-} in
 up)
 	[ "${2:-}" = --owner ] && up "${3:?--owner PID}" || up
@@ -448,6 +533,15 @@ exec)
 	nsx "$h" "$@"
 	;;
 osd-of-file) osd_of_file "$2" ;;
+srun)
+	shift
+	[ -f "$LAB/slurm/up" ] || die "Slurm is not up in this lab (slurmctld/slurmd not installed?)"
+	export FEEDBENCH_LAB_ID=$ID FEEDBENCH_LAB_DIR=$LAB CEPH_CONF=$CONF
+	slurm_cli srun "$@"
+	;;
+sinfo | squeue | scontrol)
+	slurm_cli "$@"
+	;;
 mpirun)
 	shift
 	# mpirun itself runs on a head node of its own, so that the daemons it starts on the

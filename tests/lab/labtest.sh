@@ -4,7 +4,7 @@
 # and stopped by `down` (fixture cleanup, which runs even when a test failed; a watcher also
 # tears the lab down if ctest itself is killed).
 #
-# usage: labtest.sh up|down|stripe|small|hosts|formats
+# usage: labtest.sh up|down|stripe|small|hosts|srun|formats
 # environment (tests/lab/tests.cmake): FEEDBENCH, FEEDBENCH_LAB_ID, FEEDBENCH_LAB_DIR
 # Exit 77 (ctest: SKIPPED) with the reason when the lab cannot run on this machine.
 set -u
@@ -66,7 +66,19 @@ stripe | small | hosts)
 	need_lab
 	work
 	python3 "$HERE/stripe_lab.py" --feedbench "$FEEDBENCH" --work "$T" --case "$CASE" \
-		--tag "$D" --file-mib 64 --assert || fail "stripe_lab.py --case $CASE"
+		--tag "$D" --file-mib 48 --assert || fail "stripe_lab.py --case $CASE"
+	;;
+srun)
+	# The 2-host sweep launched as users launch it under Slurm: srun --mpi=pmix.
+	need_lab
+	[ -f "$LAB/slurm/up" ] || {
+		echo "SKIPPED: the lab has no Slurm (slurmctld, slurmd, srun not installed: make lab-deps)"
+		exit $SKIP
+	}
+	work
+	python3 "$HERE/stripe_lab.py" --feedbench "$FEEDBENCH" --work "$T" --case hosts \
+		--launcher srun --counts 1,4 --tag "$D" --file-mib 48 --assert ||
+		fail "stripe_lab.py --case hosts --launcher srun"
 	;;
 formats)
 	need_lab
@@ -75,7 +87,7 @@ formats)
 		fail "formats_lab.py"
 	;;
 *)
-	echo "usage: $0 up|down|stripe|small|hosts|formats" >&2
+	echo "usage: $0 up|down|stripe|small|hosts|srun|formats" >&2
 	exit 2
 	;;
 esac
