@@ -556,6 +556,14 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
 	st->call++;
 	if (st->rc)
 		return 0;
+	/* "key =;x" holds ";x", which config.ini (written "key = ;x") would read as a comment. */
+	if (value[0] == ';') {
+		st->rc = fb_fail(st->err, -FB_ECONFIG,
+				 "%s:%d: the value of '%s' begins with ';', which INI reads as a "
+				 "comment",
+				 st->source, line, name);
+		return 0;
+	}
 	if (!cfg_section_known(section) && strcmp(section, "sweep") != 0) {
 		int sl = section_line(st, section);
 		st->rc = fb_fail(st->err, -FB_ECONFIG,
@@ -747,10 +755,11 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 	 * is refused, so that config.ini, the effective config, parses back to the config run. */
 	for (char *e = value + strlen(value); e > v && isspace((unsigned char)e[-1]);)
 		*--e = '\0';
-	if (strpbrk(v, "\r\n") || strstr(v, " ;") || strstr(v, "\t;"))
-		return fb_fail(
-		    err, -FB_EUSAGE,
-		    "--set %s: a value cannot hold a line break or ' ;' (an INI comment)", dotted);
+	if (strpbrk(v, "\r\n") || *v == ';' || strstr(v, " ;") || strstr(v, "\t;"))
+		return fb_fail(err, -FB_EUSAGE,
+			       "--set %s: a value cannot hold a line break, begin with ';' or hold "
+			       "' ;' (an INI comment)",
+			       dotted);
 	k = cfg_find_dotted(dotted);
 	if (!k) {
 		const char *dot = strrchr(dotted, '.');
