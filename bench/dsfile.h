@@ -34,6 +34,7 @@ struct dataset {
 	uint64_t seed;
 	uint64_t id; /* dataset id written into sample headers */
 	uint64_t rec_mean, rec_stdev;
+	char *path_arena; /* one block holding every files[i].path, or NULL: each its own */
 };
 
 /* Size of sample (file, index) of a generated dataset: record_length_bytes, or a deterministic

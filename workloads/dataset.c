@@ -48,13 +48,17 @@ int dataset_layout(struct run *run, struct dataset *ds)
 	if ((rc = dataset_alloc(run, ds, nfiles)) < 0)
 		return rc;
 	width = snprintf(digits, sizeof(digits), "%" PRIu64, nfiles);
+	/* Every name has the same length (zero-padded index): one block for all paths, exact
+	 * lengths, instead of an oversized allocation per file. */
+	size_t len = (size_t)snprintf(NULL, 0, "%s/%s-%0*u-of-%" PRIu64 "%s", cfg->dataset.data_dir,
+				      fmt->name, width, 0u, nfiles, fmt->ext) +
+		     1;
+	ds->path_arena = malloc(len * (size_t)(nfiles ? nfiles : 1));
+	if (!ds->path_arena)
+		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " file names", nfiles);
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
 		struct ds_file *f = &ds->files[i];
-		size_t len = strlen(cfg->dataset.data_dir) + strlen(fmt->name) + 2 * 32 +
-			     strlen(fmt->ext) + 16;
-		f->path = malloc(len);
-		if (!f->path)
-			return run_fail(run, -ENOMEM, "out of memory");
+		f->path = ds->path_arena + (size_t)i * len;
 		snprintf(f->path, len, "%s/%s-%0*u-of-%" PRIu64 "%s", cfg->dataset.data_dir,
 			 fmt->name, width, i, nfiles, fmt->ext);
 		f->index = i;
@@ -243,12 +247,13 @@ static int discover_bcast(struct run *run, struct dataset *ds)
 		f->nsamples = v[3 * i];
 		f->max_sample = v[3 * i + 1];
 		f->data_bytes = v[3 * i + 2];
-		f->path = strdup(at);
-		if (!f->path)
-			rc = run_fail(run, -ENOMEM, "out of memory");
+		f->path = (char *)at; /* the broadcast block stays, as the path arena */
 		at += strlen(at) + 1;
 	}
-	free(paths);
+	if (run->rank != 0)
+		ds->path_arena = paths;
+	else
+		free(paths);
 	free(v);
 	return rc;
 }
@@ -314,8 +319,10 @@ void dataset_free(struct run *run, struct dataset *ds)
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
 		if (ds->files[i].meta && run->format && run->format->unindex)
 			run->format->unindex(&ds->files[i]);
-		free(ds->files[i].path);
+		if (!ds->path_arena)
+			free(ds->files[i].path);
 	}
+	free(ds->path_arena);
 	free(ds->files);
 	memset(ds, 0, sizeof(*ds));
 }

@@ -17,7 +17,8 @@
 #   O_DIRECT 128 KiB      feedbench direct, 1 thread vs fio psync direct=1      0.97 - 1.03
 #   io_uring O_DIRECT     backend = uring, io_depth D vs fio io_uring iodepth D  0.97 - 1.03
 #   start-up + teardown   a tiny run (mpiexec -n 2) vs a bare MPI program       <= 50 ms more
-#   memory at 10 M samples  peak RSS per rank, shared, null back-end (mpiexec -n 2) vs a tiny run
+#   memory at 10 M samples  peak RSS per rank, shared, null back-end (mpiexec -n 2), against the
+#                         same config at 1000 samples
 #   IOR (POSIX, 1 MiB)    only with IOR_SRC=<IOR source folder>; else "skipped: no IOR source"
 # CPU s/GiB: user + system CPU of the contender's whole process (pread_loop time: getrusage of
 # the child), start-up included, over the bytes it read. feedbench's batch shape for the fio rows
@@ -257,23 +258,28 @@ for bind in bound unbound; do
 		s1=$(date +%s%N)
 		launch "$bind" 2 "$BARE"
 		s2=$(date +%s%N)
-		tiny_rss=$(python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1])[0]))['peak_rss_max_bytes'])" "$W/results/*/summary.json")
 		printf 'start\t%s\t%d\t%s\t%s\n' "$bind" "$r" $(((s1 - s0) / 1000)) \
 			$(((s2 - s1) / 1000)) >>"$RES"
 	done
 done
 
 # ---- memory at 10 M samples: null back-end, shared, as the README launches (2 ranks) -------
-ini mem10m 64 10000 1000 >/dev/null
-sed -i -e 's/^file_access = .*/file_access = shared/' -e 's/^epochs = .*/epochs = 1/' \
-	-e 's/^batch_size = .*/batch_size = 1024/' -e 's/^file_shuffle = .*/file_shuffle = seed/' \
-	-e 's/^sample_shuffle = .*/sample_shuffle = seed/' "$W/mem10m.ini"
-printf '[storage]\nbackend = null\n' >>"$W/mem10m.ini"
-rm -rf "$W/results"
-launch bound 2 "$FEEDBENCH" run "$W/mem10m.ini" --quiet >/dev/null 2>"$W/fb.err" ||
-	{ cat "$W/fb.err" >&2; exit 1; }
-mem_rss=$(python3 -c "import json,glob,sys; s=json.load(open(glob.glob(sys.argv[1])[0])); print(' '.join(str(r['peak_rss_bytes']) for r in s['ranks']))" "$W/results/*/summary.json")
-printf 'memory\tbound\t1\t%s\t%s\n' "$tiny_rss" "$mem_rss" >>"$RES"
+# The same config at 10 M samples (10 000 files x 1000) and at 1000 samples (100 files x 10):
+# the difference is what the dataset costs per rank (batch buffers and the rest are the same).
+mem_run() { # mem_run NAME FILES SPF: peak RSS per rank, space separated
+	ini "$1" 64 "$2" "$3" >/dev/null
+	sed -i -e 's/^file_access = .*/file_access = shared/' -e 's/^epochs = .*/epochs = 1/' \
+		-e 's/^batch_size = .*/batch_size = 64/' -e 's/^file_shuffle = .*/file_shuffle = seed/' \
+		-e 's/^sample_shuffle = .*/sample_shuffle = seed/' "$W/$1.ini"
+	printf '[storage]\nbackend = null\n' >>"$W/$1.ini"
+	rm -rf "$W/results"
+	launch bound 2 "$FEEDBENCH" run "$W/$1.ini" --quiet >/dev/null 2>"$W/fb.err" ||
+		{ cat "$W/fb.err" >&2; exit 1; }
+	python3 -c "import json,glob,sys; s=json.load(open(glob.glob(sys.argv[1])[0])); print(' '.join(str(r['peak_rss_bytes']) for r in s['ranks']))" "$W/results/*/summary.json"
+}
+mem_small=$(mem_run memsmall 100 10)
+mem_big=$(mem_run mem10m 10000 1000)
+printf 'memory\tbound\t1\t%s\t%s\n' "${mem_small// /,}" "${mem_big// /,}" >>"$RES"
 
 # ---- the table ---------------------------------------------------------------------------------
 python3 - "$RES" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(($(date +%s) - T0))" \
@@ -322,8 +328,9 @@ for bind, rs in rows.get("start", {}).items():
     print(f"{'start-up + teardown, tiny run vs bare MPI (-n 2)':46} {bind:8} "
           f"+{med_range(over, '{:.0f}')} ms over {statistics.median(bare):.0f} ms   target <= +50 ms")
 for bind, rs in rows.get("memory", {}).items():
-    tiny = int(rs[0][1]); mem = [int(x) for x in " ".join(rs[0][2:]).split()]
+    small = [int(x) for x in rs[0][1].split(",")]; big = [int(x) for x in rs[0][2].split(",")]
     print(f"{'memory, 10 M samples shared, null back-end':46} {bind:8} peak RSS per rank "
-          f"{', '.join(f'{m / 2**20:.1f}' for m in mem)} MiB; a tiny run {tiny / 2**20:.1f} MiB "
-          f"(+{(max(mem) - tiny) / 2**20:.1f} MiB for 10 M samples, 10 000 files)")
+          f"{', '.join(f'{m / 2**20:.1f}' for m in big)} MiB; at 1000 samples "
+          f"{', '.join(f'{m / 2**20:.1f}' for m in small)} MiB: the dataset costs "
+          f"+{(max(big) - max(small)) / 2**20:.1f} MiB per rank (10 000 files, 10 M samples)")
 PY
