@@ -608,32 +608,30 @@ static int64_t sampler_peak(struct run *run, int rank, int nranks)
  * 2P ranks than at P (strictly less where it holds anything per file it reads). */
 static void test_memory(void **state)
 {
-	static const char *const access[] = {"dataset.file_access=shared",
-					     "dataset.file_access=per_rank"};
+	static const int access[] = {FILE_ACCESS_SHARED, FILE_ACCESS_PER_RANK};
+	const char *const sets[] = {"dataset.num_files_train=10000",
+				    "dataset.num_samples_per_file=1000",
+				    "reader.batch_size=16",
+				    "reader.file_shuffle=seed",
+				    "reader.sample_shuffle=seed",
+				    "dataset.record_length_bytes=4KiB",
+				    NULL};
+	struct run *run = run_new("raw", 8, sets); /* one layout, equal files then uneven */
 
 	(void)state;
 	for (int uneven = 0; uneven < 2; uneven++) {
+		if (uneven)
+			make_uneven(run);
+		assert_true(run->ds.nsamples >= 10000000);
 		for (size_t a = 0; a < 2; a++) {
-			const char *const sets[] = {access[a],
-						    "dataset.num_files_train=10000",
-						    "dataset.num_samples_per_file=1000",
-						    "reader.batch_size=16",
-						    "reader.file_shuffle=seed",
-						    "reader.sample_shuffle=seed",
-						    "dataset.record_length_bytes=4KiB",
-						    NULL};
-			struct run *run = run_new("raw", 8, sets);
 			int64_t prev = INT64_MAX;
-
-			if (uneven)
-				make_uneven(run);
-			assert_true(run->ds.nsamples >= 10000000);
+			run->cfg.dataset.file_access = access[a];
 			for (int P = 1; P <= 16; P *= 2) {
 				run->nranks = P;
 				int64_t peak = sampler_peak(run, P - 1, P);
 				print_message("%s%s, %d ranks: sampler peak %lld bytes\n",
-					      access[a] + 8, uneven ? " (uneven files)" : "", P,
-					      (long long)peak);
+					      a ? "per_rank" : "shared",
+					      uneven ? " (uneven files)" : "", P, (long long)peak);
 				if (P >= 8 && peak > SAMPLER_BYTES_BEFORE / P)
 					fail_msg("%d ranks: %lld bytes, more than 1/%d of %lld", P,
 						 (long long)peak, P, SAMPLER_BYTES_BEFORE);
@@ -642,9 +640,9 @@ static void test_memory(void **state)
 						 P, (long long)peak, (long long)prev, P / 2);
 				prev = peak;
 			}
-			run_free(run);
 		}
 	}
+	run_free(run);
 }
 
 /* The permutation is a bijection of [0, n) for every n, differs between keys, and looks

@@ -1,6 +1,7 @@
 # The io_uring back-end: verified reads of raw, npy and tfrecord at io_depth 1 and 8, per_rank
 # and shared, raw with O_DIRECT, and a file cut short (tests/uring/uring.sh): real mpiexec runs
-# at 2 ranks. Label `uring`; the raw and error cases also `mpi` (repeated under sanitizers).
+# at 2 ranks. Label `uring`; the error case also `mpi` (repeated under sanitizers; the queue
+# logic itself is unit.test_io, also repeated there).
 # Skipped (77) when liburing was not found.
 set(FB_URING_SH ${CMAKE_CURRENT_LIST_DIR}/uring.sh)
 
@@ -10,7 +11,7 @@ function(fb_uring_test name labels)
     LABELS "${labels}" TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endfunction()
 
-fb_uring_test(raw "uring;mpi" read raw per_rank shared)
+fb_uring_test(raw "uring" read raw per_rank shared)
 fb_uring_test(npy "uring" read npy per_rank)
 fb_uring_test(tfrecord "uring" read tfrecord per_rank shared)
 fb_uring_test(truncated "uring;mpi" truncated)
