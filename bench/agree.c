@@ -118,7 +118,12 @@ void agree_drain(struct run *run)
 
 void watchdog_kick(struct run *run)
 {
-	__atomic_store_n(&run->progress_ns, timer_now_ns(), __ATOMIC_RELAXED);
+	watchdog_kick_at(run, timer_now_ns());
+}
+
+void watchdog_kick_at(struct run *run, uint64_t now_ns)
+{
+	__atomic_store_n(&run->progress_ns, now_ns, __ATOMIC_RELAXED);
 }
 
 /* The watchdog thread watches two things:

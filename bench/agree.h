@@ -5,6 +5,7 @@
 #define FEEDBENCH_AGREE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 struct run;
 
@@ -31,7 +32,8 @@ void agree_drain(struct run *run);
  * `seconds` (a peer died inside a collective). 0 disables it. */
 int watchdog_start(struct run *run, double seconds);
 void watchdog_stop(struct run *run);
-/* Marks progress (cheap; call at each step and phase). */
+/* Marks progress (cheap; call at each step and phase); _at with a clock reading in hand. */
 void watchdog_kick(struct run *run);
+void watchdog_kick_at(struct run *run, uint64_t now_ns);
 
 #endif

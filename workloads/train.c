@@ -52,6 +52,12 @@ struct slot {
 	void *buf;
 } __attribute__((aligned(64))); /* one cache line per slot: no false sharing */
 
+/* One waiter's spin budget (the trainer's, or a reader's). */
+struct spinner {
+	uint32_t limit_ns; /* how long the next wait may spin */
+	uint32_t waits;	   /* waits since the budget ran out */
+};
+
 struct reader_cache {
 	struct ds_file *file;
 	struct freader *r;
@@ -70,6 +76,7 @@ struct worker {
 	    progress_bytes;	   /* stats.bytes after each batch, read by the progress line */
 	struct timeline_event *tl; /* private timeline buffer */
 	int ntl, tlcap;
+	struct spinner spin; /* this reader's, for the slots it waits on */
 };
 
 /* Collective mode's per-step scratch, allocated once (batch_size entries, one bit per file). */
@@ -93,7 +100,8 @@ struct pool {
 	    epoch_seq;		  /* futex word: bumped to start an epoch, or to end the threads */
 	_Atomic uint32_t running; /* futex word: threads still in the epoch */
 	bool quit;		  /* with the last epoch_seq bump: threads return */
-	bool spin;	   /* spin before sleeping: only when every thread has a CPU of its own */
+	bool spin; /* spin before sleeping: only when every thread has a CPU of its own */
+	struct spinner trainer_spin;
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
@@ -119,9 +127,15 @@ static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int 
 /* ---- hand-off between reader threads and the trainer --------------------------------- */
 
 /* A batch of small samples is read in microseconds: sleeping at every hand-off would cost more
- * than the reads. When every thread has a CPU of its own, the waiting side first spins for up
- * to SPIN_NS (with a pause instruction), then sleeps on the futex. */
-#define SPIN_NS 30000ull
+ * than the reads. When every thread has a CPU of its own, the waiting side first spins (with a
+ * pause instruction), then sleeps on the futex. Spinning pays only while the thread waited for
+ * runs on another CPU; on a node busy with other work the scheduler puts the two threads on
+ * one CPU and the spinner only delays the other. So each waiter adapts: a spin that ends in
+ * time keeps the full SPIN_NS, one that runs out halves the next; at zero the waiter sleeps
+ * at once and tries a short spin again every SPIN_PROBE waits. */
+#define SPIN_NS	   30000u
+#define SPIN_MIN   1000u
+#define SPIN_PROBE 256u
 
 static inline void cpu_relax(void)
 {
@@ -150,18 +164,24 @@ static uint32_t step_turn(const struct pool *p, uint64_t step)
 }
 
 /* Waits until slot's turn is want. False when the pool aborted first. */
-static bool slot_wait(const struct pool *p, struct slot *slot, uint32_t want)
+static bool slot_wait(const struct pool *p, struct spinner *sp, struct slot *slot, uint32_t want)
 {
 	uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire);
 
-	if (p->spin && (t & TURN_MASK) != want && !(t & TURN_ABORT)) {
-		uint64_t t0 = timer_now_ns();
+	if (p->spin && sp->limit_ns == 0 && ++sp->waits % SPIN_PROBE == 0)
+		sp->limit_ns = SPIN_NS / 8;
+	if (p->spin && sp->limit_ns && (t & TURN_MASK) != want && !(t & TURN_ABORT)) {
+		uint64_t t0 = timer_now_ns(), spent = 0;
 		for (unsigned i = 1; (t & TURN_MASK) != want && !(t & TURN_ABORT); i++) {
 			cpu_relax();
-			if ((i & 63) == 0 && timer_now_ns() - t0 > SPIN_NS)
+			if ((i & 63) == 0 && (spent = timer_now_ns() - t0) > sp->limit_ns)
 				break;
 			t = atomic_load_explicit(&slot->turn, memory_order_acquire);
 		}
+		if ((t & TURN_MASK) == want && spent <= sp->limit_ns)
+			sp->limit_ns = SPIN_NS;
+		else if ((sp->limit_ns /= 2) < SPIN_MIN)
+			sp->limit_ns = 0;
 	}
 	while ((t & TURN_MASK) != want && !(t & TURN_ABORT)) {
 		/* Announce the sleep, then look once more: the publisher stores the turn before
@@ -417,17 +437,22 @@ static uint64_t worker_next(const struct worker *w, uint64_t step)
 static void worker_epoch(struct worker *w)
 {
 	struct pool *p = w->pool;
+	uint64_t t1 = 0;
 
 	for (uint64_t step = worker_next(w, UINT64_MAX); step < p->nsteps;
 	     step = worker_next(w, step)) {
 		struct slot *slot = &p->slots[step % p->nslots];
+		uint32_t want = step_turn(p, step);
+		/* A slot already free: the batch starts when the last one ended, no clock read. */
+		bool free_now =
+		    (atomic_load_explicit(&slot->turn, memory_order_acquire) & TURN_MASK) == want;
 
 		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
-		    !slot_wait(p, slot, step_turn(p, step)))
+		    (!free_now && !slot_wait(p, &w->spin, slot, want)))
 			break;
-		uint64_t t0 = timer_now_ns();
+		uint64_t t0 = free_now && t1 ? t1 : timer_now_ns();
 		int rc = fill_batch(w, slot, step);
-		uint64_t t1 = timer_now_ns();
+		t1 = timer_now_ns();
 		atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
 		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
 		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
@@ -467,7 +492,7 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 {
 	struct slot *slot = &p->slots[step % p->nslots];
 
-	if (slot_wait(p, slot, step_turn(p, step) + 1)) {
+	if (slot_wait(p, &p->trainer_spin, slot, step_turn(p, step) + 1)) {
 		*rc = slot->rc;
 	} else {
 		pthread_mutex_lock(&p->run->err.lock);
@@ -770,7 +795,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
 				     &st);
 		prev = t_end;
-		watchdog_kick(run);
+		watchdog_kick_at(run, t_end);
 		if (s->steps)
 			epoch_progress(e, &pg, step, total, t0);
 	}
@@ -925,6 +950,7 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	 * shared with the ranks that overlap it, capped by its cgroup's CPU limit); under
 	 * binding to one core it would take the core from the thread it waits for. */
 	p->spin = !bind.readers_share;
+	p->trainer_spin.limit_ns = SPIN_NS;
 	if (!coll && (double)threads > bind.cpus)
 		run_warn(run,
 			 "read_threads = %u exceed the CPUs this rank may use (%.3g: affinity mask "
@@ -963,6 +989,7 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		struct worker *w = &p->workers[i];
 		w->pool = p;
 		w->id = (int)i + 1;
+		w->spin.limit_ns = SPIN_NS;
 		w->io = (struct io){.run = run,
 				    .stats = &w->stats,
 				    .transfer = cfg->storage.transfer_size,
