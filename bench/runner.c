@@ -97,6 +97,7 @@ static void run_fini(struct run *run)
 	watchdog_stop(run);
 	if (run->compute)
 		run->compute_ops->fini(run->compute);
+	storage_run_teardown(run);
 	json_decref(run->info_storage);
 	json_decref(run->info_format);
 	json_decref(run->info_accel);
@@ -120,6 +121,8 @@ static int runner_plugins(struct run *run)
 	run->storage = storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
 	if (!run->workload || !run->format || !run->storage)
 		rc = run_fail(run, -FB_ECONFIG, "workload, format or back-end not built");
+	if (rc == 0)
+		rc = storage_run_setup(run);
 	if (rc == 0 && (run->workload->caps & WORKLOAD_CAP_COMPUTE))
 		rc = compute_choose(run, &run->compute_ops, run->accel_why, sizeof(run->accel_why));
 	return agree(run, rc);

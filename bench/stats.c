@@ -81,6 +81,15 @@ void io_stats_merge(struct io_stats *dst, const struct io_stats *src)
 	dst->samples += src->samples;
 	dst->retries += src->retries;
 	hist_merge(&dst->latency, &src->latency);
+	dst->wbytes += src->wbytes;
+	dst->wops += src->wops;
+	dst->creates += src->creates;
+	dst->create_ns += src->create_ns;
+	dst->syncs += src->syncs;
+	dst->sync_ns += src->sync_ns;
+	dst->meta_ops += src->meta_ops;
+	dst->meta_ns += src->meta_ns;
+	hist_merge(&dst->wlatency, &src->wlatency);
 }
 
 struct summary_stat stat_summarise(const double *v, int n)

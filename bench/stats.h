@@ -38,6 +38,16 @@ struct io_stats {
 	uint64_t samples;    /* samples read */
 	uint64_t retries;    /* short reads and EINTR that needed another call */
 	struct hist latency; /* per read transfer */
+	/* Writes and the namespace, counted by the same wrappers (bench/storage/io.c). */
+	uint64_t wbytes;      /* bytes accepted by write calls */
+	uint64_t wops;	      /* write calls that moved bytes */
+	uint64_t creates;     /* files opened for writing */
+	uint64_t create_ns;   /* time spent opening them */
+	uint64_t syncs;	      /* fsync calls (files and folders) */
+	uint64_t sync_ns;     /* time spent in them */
+	uint64_t meta_ops;    /* mkdir, unlink, stat */
+	uint64_t meta_ns;     /* time spent in them */
+	struct hist wlatency; /* per write call */
 };
 
 void io_stats_reset(struct io_stats *s);

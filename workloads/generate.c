@@ -81,26 +81,27 @@ int manifest_check(struct run *run, char *why, size_t len)
 	}
 	json_t *sizes = json_object_get(m, "file_bytes"); /* absent in older manifests */
 	bool sized = json_array_size(sizes) == run->ds.nfiles;
+	struct io io = {.run = run};
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		struct stat st;
+		struct storage_stat st;
 		json_t *want = sized ? json_array_get(sizes, i) : NULL;
-		if (stat(run->ds.files[i].path, &st) < 0) {
+		if (io_stat(&io, run->ds.files[i].path, &st) < 0) {
 			missing++;
-		} else if (!S_ISREG(st.st_mode)) {
+		} else if (!st.is_reg) {
 			/* Reading a FIFO would block; a device is not a dataset. */
 			snprintf(why, len, "'%s' is %s, not a regular file", run->ds.files[i].path,
-				 safe_kind(st.st_mode));
+				 safe_kind((mode_t)st.mode));
 			json_decref(m);
 			return 1;
 		} else if (json_is_integer(want) &&
-			   (json_int_t)st.st_size != json_integer_value(want)) {
+			   (json_int_t)st.size != json_integer_value(want)) {
 			/* Not a reason to regenerate: another tool may have rewritten it (numpy,
 			 * h5py), and a truncated file fails with its own message, naming the
 			 * offset. Said before the run, so a failure mid-epoch is no surprise. */
 			run_warn(run,
 				 "'%s' is %lld bytes, the manifest says %lld: changed since it was "
 				 "generated; read as it is",
-				 run->ds.files[i].path, (long long)st.st_size,
+				 run->ds.files[i].path, (long long)st.size,
 				 (long long)json_integer_value(want));
 		}
 	}
@@ -135,10 +136,11 @@ static int manifest_write(struct run *run)
 	/* The size of every file as written: a file truncated or changed later is reported
 	 * before a run reads it. */
 	json_t *sizes = json_array();
+	struct io io = {.run = run};
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		struct stat st;
-		json_array_append_new(sizes, stat(run->ds.files[i].path, &st) == 0
-						 ? json_integer((json_int_t)st.st_size)
+		struct storage_stat st;
+		json_array_append_new(sizes, io_stat(&io, run->ds.files[i].path, &st) == 0
+						 ? json_integer((json_int_t)st.size)
 						 : json_null());
 	}
 	json_object_set_new(m, "file_bytes", sizes);
@@ -226,8 +228,10 @@ static int generate_files(struct run *run)
 			 * slice. */
 			int crc = 0;
 			if (run->rank == 0) {
-				unlink(f->path);
-				crc = stripe_create_file(run, f->path);
+				struct io io = {.run = run};
+				crc = io_unlink(&io, f->path, true);
+				if (crc == 0)
+					crc = stripe_create_file(run, f->path);
 			}
 			if ((crc = agree(run, rc ? rc : crc)) < 0) {
 				rc = crc;
@@ -279,10 +283,10 @@ int generate_dataset(struct run *run, bool force)
 	/* Refuse up front when the dataset cannot fit. */
 	uint64_t estimate = run->ds.data_bytes + (uint64_t)run->ds.nfiles * 8192;
 	if (run->rank == 0) {
-		int mrc = util_mkdirs(run->cfg.dataset.data_dir, 0755);
+		struct io io = {.run = run};
+		int mrc = io_mkdirs(&io, run->cfg.dataset.data_dir, 0755);
 		if (mrc < 0)
-			rc = run_fail(run, mrc, "cannot create data folder '%s': %s",
-				      run->cfg.dataset.data_dir, strerror(-mrc));
+			rc = mrc; /* recorded with the folder */
 		else if (run->fs.free_bytes && estimate > run->fs.free_bytes)
 			rc = run_fail(run, -ENOSPC,
 				      "the dataset needs about %.1f MiB but '%s' has %.1f MiB free",
@@ -300,10 +304,13 @@ int generate_dataset(struct run *run, bool force)
 		return rc;
 	if (run->rank == 0) {
 		char path[CFG_PATH_MAX + 64];
+		struct io io = {.run = run};
 		manifest_path(run, path, sizeof(path));
-		unlink(path); /* a half-regenerated dataset must not look complete */
+		/* a half-regenerated dataset must not look complete */
+		rc = io_unlink(&io, path, true);
 	}
-	MPI_Barrier(run->comm);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
 	rc = generate_files(run);
 	if ((rc = agree(run, rc)) < 0)
 		return rc;

@@ -31,7 +31,9 @@ static int train_dataset(struct run *run)
 			char path[CFG_PATH_MAX + 64];
 			snprintf(path, sizeof(path), "%s/feedbench-manifest.json",
 				 cfg->dataset.data_dir);
-			if (access(path, F_OK) != 0)
+			struct io io = {.run = run};
+			struct storage_stat st;
+			if (io_stat(&io, path, &st) != 0)
 				byo = 1;
 			else if (manifest_check(run, why, sizeof(why)) != 0)
 				rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
@@ -113,19 +115,22 @@ static void train_free_rep(void *rep)
 	free(rep);
 }
 
+/* keep_files = false: the files, their index files and the manifest go (rank 0). */
 static void remove_dataset(struct run *run)
 {
+	struct io io = {.run = run};
+	char path[CFG_PATH_MAX + 64];
+
 	if (run->rank != 0)
 		return;
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
 		char idx[4200];
-		unlink(run->ds.files[i].path);
+		io_unlink(&io, run->ds.files[i].path, true);
 		snprintf(idx, sizeof(idx), "%s.idx", run->ds.files[i].path);
-		unlink(idx);
+		io_unlink(&io, idx, true);
 	}
-	char path[CFG_PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/feedbench-manifest.json", run->cfg.dataset.data_dir);
-	unlink(path);
+	io_unlink(&io, path, true);
 }
 
 static void train_finish(struct run *run, int rc)

@@ -5,13 +5,17 @@
 #include "storage.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../run.h"
 #include "../timer.h"
 #include "../dsfile.h"
+#include "fs.h"
 
 const char *io_path(const struct sfile *f)
 {
@@ -148,6 +152,7 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 	size_t done = 0;
 
 	while (done < len) {
+		uint64_t t0 = timer_now_ns();
 		ssize_t n = b->ops->pwrite(f, (const char *)buf + done, len - done, off + done);
 		if (n == -EINTR)
 			continue;
@@ -159,6 +164,11 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 			return run_fail(io->run, -EIO,
 					"cannot write '%s' at offset %" PRIu64 ": no progress",
 					io_path(f), off + done);
+		if (io->stats) {
+			io->stats->wbytes += (uint64_t)n;
+			io->stats->wops++;
+			hist_add(&io->stats->wlatency, timer_now_ns() - t0);
+		}
 		done += (size_t)n;
 	}
 	return 0;
@@ -167,11 +177,187 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 int io_sync(struct io *io, struct sfile *f)
 {
 	const struct sfile_base *b = (const struct sfile_base *)f;
+	uint64_t t0 = timer_now_ns();
 	int rc = b->ops->sync ? b->ops->sync(f) : 0;
 
 	if (rc < 0)
 		return run_fail(io->run, rc, "cannot fsync '%s': %s", io_path(f), fb_strerror(rc));
+	if (io->stats) {
+		io->stats->syncs++;
+		io->stats->sync_ns += timer_now_ns() - t0;
+	}
 	return 0;
+}
+
+int io_create(struct io *io, struct sfile **f, const char *path, int flags)
+{
+	struct run *run = io->run;
+	const struct storage_ops *ops = run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc;
+
+	flags |= STORAGE_O_WRITE | (io->direct ? STORAGE_O_DIRECT : 0);
+	if (ops->create) {
+		rc = ops->create(f, path, flags, run);
+	} else {
+		/* The layout must be set before the first byte: on an empty new file. */
+		rc = run->fs.can_stripe ? stripe_create_file(run, path) : 0;
+		if (rc < 0)
+			return rc; /* recorded by stripe_create_file */
+		rc = ops->open(f, path, flags, run);
+	}
+	if (rc < 0)
+		return run_fail(run, rc, "cannot create '%s': %s", path, fb_strerror(rc));
+	if (io->stats) {
+		io->stats->creates++;
+		io->stats->create_ns += timer_now_ns() - t0;
+	}
+	return 0;
+}
+
+static void io_meta_done(struct io *io, uint64_t t0)
+{
+	if (io->stats) {
+		io->stats->meta_ops++;
+		io->stats->meta_ns += timer_now_ns() - t0;
+	}
+}
+
+int io_mkdir(struct io *io, const char *path, unsigned mode)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc = ops->mkdir ? ops->mkdir(path, mode, io->run)
+			    : (mkdir(path, (mode_t)mode) < 0 ? -errno : 0);
+
+	io_meta_done(io, t0);
+	if (rc == -EEXIST) {
+		struct storage_stat st;
+		if (io_stat(io, path, &st) == 0 && st.is_dir)
+			return 0;
+		return run_fail(io->run, -EEXIST, "cannot create folder '%s': %s", path,
+				"a file of that name is in the way");
+	}
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot create folder '%s': %s", path,
+				fb_strerror(rc));
+	return 0;
+}
+
+int io_mkdirs(struct io *io, const char *path, unsigned mode)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	int rc;
+
+	if (n == 0 || n >= sizeof(buf))
+		return run_fail(io->run, -ENAMETOOLONG, "cannot create folder '%s': %s", path,
+				strerror(ENAMETOOLONG));
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		if (buf[i - 1] == '/')
+			continue;
+		char c = buf[i];
+		buf[i] = '\0';
+		rc = io_mkdir(io, buf, mode);
+		buf[i] = c;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int io_unlink(struct io *io, const char *path, bool missing_ok)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc = ops->unlink ? ops->unlink(path, io->run) : (unlink(path) < 0 ? -errno : 0);
+
+	io_meta_done(io, t0);
+	if (rc == -ENOENT && missing_ok)
+		return 0;
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot remove '%s': %s", path, fb_strerror(rc));
+	return 0;
+}
+
+int io_stat(struct io *io, const char *path, struct storage_stat *st)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (ops->stat) {
+		rc = ops->stat(path, st, io->run);
+	} else {
+		struct stat sb;
+		rc = stat(path, &sb) < 0 ? -errno : 0;
+		if (rc == 0) {
+			st->size = (uint64_t)sb.st_size;
+			st->mode = (unsigned)sb.st_mode;
+			st->is_dir = S_ISDIR(sb.st_mode);
+			st->is_reg = S_ISREG(sb.st_mode);
+		}
+	}
+	io_meta_done(io, t0);
+	return rc;
+}
+
+int io_sync_dir(struct io *io, const char *path)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc;
+
+	if (ops->sync_dir) {
+		rc = ops->sync_dir(path, io->run);
+	} else {
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = fd < 0 ? -errno : (fsync(fd) < 0 ? -errno : 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot fsync folder '%s': %s", path, fb_strerror(rc));
+	if (io->stats) {
+		io->stats->syncs++;
+		io->stats->sync_ns += timer_now_ns() - t0;
+	}
+	return 0;
+}
+
+int io_thread_setup(struct io *io)
+{
+	const struct storage_ops *ops = io->run->storage;
+
+	return ops->thread_setup ? ops->thread_setup(io) : 0;
+}
+
+void io_thread_teardown(struct io *io)
+{
+	const struct storage_ops *ops = io->run->storage;
+
+	if (ops->thread_teardown)
+		ops->thread_teardown(io);
+}
+
+int storage_run_setup(struct run *run)
+{
+	int rc = run->storage->run_setup ? run->storage->run_setup(run) : 0;
+
+	if (rc < 0 && !run->err.msg[0])
+		run_fail(run, rc, "storage back-end %s cannot start: %s", run->storage->name,
+			 fb_strerror(rc));
+	return rc;
+}
+
+void storage_run_teardown(struct run *run)
+{
+	if (run->storage && run->storage->run_teardown)
+		run->storage->run_teardown(run);
 }
 
 int io_close(struct io *io, struct sfile *f)

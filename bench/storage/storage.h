@@ -27,6 +27,8 @@
 #include "../stats.h"
 
 struct run;
+struct io;
+struct storage_stat;
 
 #define STORAGE_O_READ	  0x01
 #define STORAGE_O_WRITE	  0x02 /* create + truncate unless STORAGE_O_NOTRUNC */
@@ -76,6 +78,33 @@ struct storage_ops {
 			  uint64_t tag);
 	int (*queue_reap)(struct io_queue *q, struct io_completion *c, unsigned max, unsigned min);
 	void (*queue_close)(struct io_queue *q);
+
+	/* Optional: creates path for writing (truncated) with the layout the run asks for, when
+	 * the back-end sets layouts itself (MPI-IO striping hints at creation). NULL: io_create()
+	 * sets the layout through the file system (stripe_create_file of bench/storage/fs.h), then
+	 * opens with open(). */
+	int (*create)(struct sfile **f, const char *path, int flags, struct run *run);
+	/* Optional namespace calls; NULL means the POSIX call on the path (every back-end here
+	 * shares the POSIX namespace). 0 or a negative errno, like the calls themselves. */
+	int (*mkdir)(const char *path, unsigned mode, struct run *run);
+	int (*unlink)(const char *path, struct run *run);
+	int (*stat)(const char *path, struct storage_stat *st, struct run *run);
+	/* Optional: makes the entries of folder path durable (fsync of the folder). */
+	int (*sync_dir)(const char *path, struct run *run);
+	/* Optional state per run (after the back-end is chosen, before any file is touched;
+	 * teardown at the end of the run) and per thread that does I/O (io_thread_setup). */
+	int (*run_setup)(struct run *run);
+	void (*run_teardown)(struct run *run);
+	int (*thread_setup)(struct io *io);
+	void (*thread_teardown)(struct io *io);
+};
+
+/* What stat() tells about a path. */
+struct storage_stat {
+	uint64_t size;
+	unsigned mode; /* st_mode: type and permissions */
+	bool is_dir;
+	bool is_reg;
 };
 
 /* Registry: the only place that knows which back-ends exist. */
@@ -111,9 +140,34 @@ int io_close_file(struct io *io, struct ds_file *file, struct sfile *f);
 int io_pread(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
 /* Like io_pread but a clean end of file is not an error: *got says how much was read. */
 int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off, size_t *got);
-/* Writes exactly len bytes at off. */
+/* Writes exactly len bytes at off, looping over short writes and EINTR; each call is counted
+ * (wbytes, wops) and timed (wlatency). */
 int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off);
+/* fsync; counted and timed (syncs, sync_ns). */
 int io_sync(struct io *io, struct sfile *f);
+/* Creates path for writing (truncating an existing file) with the run's requested layout
+ * (storage_ops.create, else the file system's per-file layout, then open). Counted and timed
+ * as a create. flags: STORAGE_O_* besides STORAGE_O_WRITE (DIRECT, SHARED). */
+int io_create(struct io *io, struct sfile **f, const char *path, int flags);
+/* Namespace calls through the back-end (POSIX when it has none); counted and timed as
+ * meta_ops. io_mkdir: an existing folder is no error. io_unlink: a missing file is an error
+ * unless missing_ok. Errors are recorded with the path. */
+int io_mkdir(struct io *io, const char *path, unsigned mode);
+/* io_mkdir of every missing folder of path (mkdir -p). */
+int io_mkdirs(struct io *io, const char *path, unsigned mode);
+int io_unlink(struct io *io, const char *path, bool missing_ok);
+/* stat is often a question whose answer may be "not there": its failure is returned as a
+ * negative errno and NOT recorded; the caller records what it means. */
+int io_stat(struct io *io, const char *path, struct storage_stat *st);
+/* fsync of a folder: its new and removed entries become durable. Counted as a sync. */
+int io_sync_dir(struct io *io, const char *path);
+/* Per-thread back-end state: call once on each thread that does I/O, before its first call,
+ * and io_thread_teardown() after its last. No-ops for back-ends without thread state. */
+int io_thread_setup(struct io *io);
+void io_thread_teardown(struct io *io);
+/* Per-run back-end state (the runner calls these). */
+int storage_run_setup(struct run *run);
+void storage_run_teardown(struct run *run);
 int io_close(struct io *io, struct sfile *f);
 int io_size(struct io *io, struct sfile *f, uint64_t *size);
 /* Queued reads, for back-ends with queue ops (others: io_queue_open does nothing and
