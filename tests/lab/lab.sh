@@ -252,7 +252,7 @@ shape() {
 		nsx "osd$i" tc qdisc del dev eth0 root 2>/dev/null
 		[ "$1" = 0 ] && continue
 		nsx "osd$i" tc qdisc add dev eth0 root tbf rate "$(($1 * 1048576 * 8))bit" \
-			burst 256kb latency 1s || return 1
+			burst 256kb latency 200ms || return 1
 	done
 }
 

@@ -35,7 +35,7 @@ python3 "$SRC/tests/lab/stripe_lab.py" --feedbench "$BUILD/feedbench" --work "$O
 rc=$?
 echo "lab daemons' memory (RSS):"
 ps -eo rss,comm,args | awk -v lab="$("$LAB_SH" env | sed -n 's/^FEEDBENCH_LAB_DIR=//p')/" \
-	'index($0, lab) && $2 ~ /^ceph-/ { s += $1; printf "  %-10s %7.1f MiB\n", $2, $1 / 1024 }
+	'index($0, lab) && $2 ~ /^(ceph-|slurm)/ { s += $1; printf "  %-10s %7.1f MiB\n", $2, $1 / 1024 }
 	 END { printf "  total      %7.1f MiB\n", s / 1024 }'
 echo "results: $OUT"
 exit $rc
