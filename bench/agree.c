@@ -140,20 +140,44 @@ static void watchdog_fire(struct run *run, const char *why, double idle)
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Time the process spent stopped (SIGSTOP/SIGTSTP: a suspended batch job, a debugger) is no
+ * lack of progress. CLOCK_MONOTONIC keeps running while stopped, so a pause shows as a poll
+ * of this thread that came far later than its 200 ms sleep; the lateness beyond
+ * WATCHDOG_LATE_NS is counted as stopped time and taken out of every idle span it fell in
+ * (a busy machine that delays this thread by more than that only delays a verdict). */
+#define WATCHDOG_POLL_NS 200000000ull
+#define WATCHDOG_LATE_NS 800000000ull
+
 static void *watchdog_main(void *arg)
 {
 	struct run *run = arg;
 	int left = (run->rank + run->nranks - 1) % run->nranks;
 	int right = (run->rank + 1) % run->nranks;
-	uint64_t heard = timer_now_ns(), sent = 0;
+	uint64_t heard = timer_now_ns(), sent = 0, prev = heard;
 	uint64_t period = (uint64_t)(run->watchdog_s * 1e9 / 4);
+	/* stopped: total stopped time; *_stopped: its value when `last` and `heard` were seen
+	 * to change, so an idle span is (now - since) - (stopped - stopped then). */
+	uint64_t stopped = 0, seen_last = 0, last_stopped = 0, heard_stopped = 0;
 
 	while (__atomic_load_n(&run->watchdog_on, __ATOMIC_RELAXED)) {
 		uint64_t now = timer_now_ns();
 		uint64_t last = __atomic_load_n(&run->progress_ns, __ATOMIC_RELAXED);
+
+		/* A kick seen now may be from before the pause: snapshot before adding it. */
+		if (last != seen_last) {
+			seen_last = last;
+			last_stopped = stopped;
+		}
+		if (now - prev > WATCHDOG_POLL_NS + WATCHDOG_LATE_NS) {
+			stopped += now - prev - WATCHDOG_POLL_NS;
+			__atomic_store_n(&run->stopped_ns, stopped, __ATOMIC_RELAXED);
+		}
+		prev = now;
 		/* `last` may be newer than `now`: the main thread kicks concurrently. */
-		if (last < now && timer_ns_to_s(now - last) > run->watchdog_s)
-			watchdog_fire(run, "no progress", timer_ns_to_s(now - last));
+		uint64_t idle = last < now ? now - last : 0;
+		idle = idle > stopped - last_stopped ? idle - (stopped - last_stopped) : 0;
+		if (timer_ns_to_s(idle) > run->watchdog_s)
+			watchdog_fire(run, "no progress", timer_ns_to_s(idle));
 		if (run->nranks > 1) {
 			int flag = 1, buf;
 			if (now - sent >= period) {
@@ -171,13 +195,17 @@ static void *watchdog_main(void *arg)
 					MPI_Recv(&buf, 1, MPI_INT, left, HEARTBEAT_TAG,
 						 run->notify_comm, MPI_STATUS_IGNORE);
 					heard = now;
+					heard_stopped = stopped;
 				}
 			}
-			if (timer_ns_to_s(now - heard) > run->watchdog_s) {
+			uint64_t quiet = now - heard;
+			quiet =
+			    quiet > stopped - heard_stopped ? quiet - (stopped - heard_stopped) : 0;
+			if (timer_ns_to_s(quiet) > run->watchdog_s) {
 				char why[96];
 				snprintf(why, sizeof(why),
 					 "no heartbeat from rank %d (it may have died)", left);
-				watchdog_fire(run, why, timer_ns_to_s(now - heard));
+				watchdog_fire(run, why, timer_ns_to_s(quiet));
 			}
 		}
 		/* Sleep 200 ms, or until watchdog_stop() writes the eventfd: the run's end is not

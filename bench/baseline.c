@@ -312,8 +312,9 @@ static int bl_install(const char *tmp, const char *final, const char *dir, const
 			return rc;
 		}
 		util_remove_tree(old);
-	} else if (rename(tmp, final) < 0) {
-		return -errno;
+	} else {
+		/* Another save of the same name since the check: never replaced. */
+		return safe_rename_noreplace(tmp, final);
 	}
 	return util_fsync_dir(dir);
 }
@@ -410,12 +411,11 @@ static int bl_save(const struct bl_save *o)
 		bl_free_sides(sides, o->nresults);
 		return rc;
 	}
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp-%ld", o->dir, o->name, (long)getpid());
+	/* A fresh temporary folder (mkdtemp), never one that was there. */
+	tmp[0] = '\0';
 	rc = util_mkdirs(o->dir, 0755);
-	if (rc == 0) {
-		util_remove_tree(tmp);
-		rc = util_mkdirs(tmp, 0755);
-	}
+	if (rc == 0)
+		rc = safe_tmpdir(o->dir, o->name, tmp, sizeof(tmp));
 	for (int i = 0; rc == 0 && i < o->nresults; i++)
 		rc = sides[0].sweep || nruns == 1 ? bl_copy_side(&sides[i], tmp)
 						  : bl_copy_runs(sides, i, tmp, &next);
@@ -428,7 +428,8 @@ static int bl_save(const struct bl_save *o)
 	if (rc < 0) {
 		fprintf(stderr, "feedbench baseline: cannot save '%s' as '%s': %s\n", o->result,
 			final, fb_strerror(rc));
-		util_remove_tree(tmp);
+		if (tmp[0])
+			util_remove_tree(tmp);
 	} else {
 		bl_report(o, final, sides, nruns);
 	}

@@ -24,8 +24,22 @@ volatile sig_atomic_t feedbench_stop;
  * (lock-free, so async-signal-safe) pairs with their atomic loads. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	__atomic_store_n(&feedbench_stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&feedbench_stop, sig, __ATOMIC_RELAXED);
+}
+
+int cli_exit_status(int status)
+{
+	int sig = __atomic_load_n(&feedbench_stop, __ATOMIC_RELAXED), rank = 0;
+
+	if (!sig)
+		return status;
+	/* A signal that came as the command was finishing: it still ends as interrupted
+	 * (a run folder already under its final name is complete). */
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (status == 0 && rank == 0)
+		fprintf(stderr, "feedbench: interrupted by signal %d as the command finished\n",
+			sig);
+	return 128 + sig;
 }
 
 void cli_install_signals(void)

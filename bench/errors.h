@@ -19,7 +19,7 @@
 	X(FB_EFORMAT, 1, "corrupt or invalid file")                                                \
 	X(FB_EEOF, 1, "unexpected end of file")                                                    \
 	X(FB_EPEER, 1, "another rank failed")                                                      \
-	X(FB_EINTR, 1, "interrupted by signal")                                                    \
+	X(FB_EINTR, 130, "interrupted by signal")                                                  \
 	X(FB_EMPI, 1, "MPI error")                                                                 \
 	X(FB_EHDF5, 1, "HDF5 error")                                                               \
 	X(FB_EDATASET, 1, "dataset missing or does not match")                                     \

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cli_install_signals();
-	status = cli_dispatch(&cli);
+	status = cli_exit_status(cli_dispatch(&cli));
 	MPI_Finalize();
 	return status;
 }

@@ -832,43 +832,69 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 }
 
 /* report.md and the plots, in the temporary folder: a folder that has its final name is
- * complete, pictures included. Neither is the result: a failure is a warning. */
-static void write_pictures(const char *tmp, bool plots)
+ * complete, pictures included. A missing gnuplot is a warning (the results stand without
+ * pictures); a picture or report.md that cannot be written is a failure of the run. */
+static int write_pictures(const char *tmp, bool plots, char *why, size_t len)
 {
-	char why[512];
-	int rc = plots ? plot_render(tmp, why, sizeof(why)) : 0;
+	int rc = plots ? plot_render(tmp, why, len) : 0;
 
-	if (rc != 0)
+	if (rc > 0)
 		fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
+	if (rc < 0)
+		return rc;
 	/* plot_render writes report.md once the pictures exist; without plots, here. */
-	if ((!plots || rc != 0) && report_write_run(tmp) < 0)
-		fprintf(stderr, "feedbench: warning: cannot write report.md\n");
+	if ((!plots || rc != 0) && (rc = report_write_run(tmp)) < 0) {
+		snprintf(why, len, "cannot write report.md: %s", fb_strerror(rc));
+		return rc;
+	}
+	return 0;
 }
 
-static int write_folder(struct run *run, struct report_data *d, json_t *summary,
-			const char *final_dir, const struct timeline_event *tl, const int *tlc,
-			const int *tld, bool quiet, bool plots)
+/* A run whose results could not all be written keeps what it measured: the temporary
+ * folder becomes "<final>.unfinished" (or -2 ...) when summary.json is in it. Returns whether
+ * it was kept; where goes to kept. */
+static bool keep_unfinished(const char *tmp, const char *final_dir, bool have_summary, char *kept,
+			    size_t len)
 {
-	char tmp[4096], parent[4096], *buf = NULL;
+	char base[4200];
+
+	snprintf(base, sizeof(base), "%s.unfinished", final_dir);
+	if (have_summary && safe_rename_unique(tmp, base, kept, len) == 0)
+		return true;
+	util_remove_tree(tmp);
+	return false;
+}
+
+/* Rank 0. The folder is a fresh temporary one beside the final name (mkdtemp), every file
+ * is written and synced into it, and it takes the final name with a rename that never
+ * replaces anything: with unique, "-2", "-3" ... when the name is taken (two runs in one
+ * second), else the name taken is a failure. final_dir gets the name taken. */
+static int write_folder(struct run *run, struct report_data *d, json_t *summary, char *final_dir,
+			size_t final_len, bool unique, const struct timeline_event *tl,
+			const int *tlc, const int *tld, bool quiet, bool plots)
+{
+	char tmp[4096], parent[4096], want[4096], why[1024] = "", kept[4300], *buf = NULL;
+	bool have_summary = false;
 	size_t len = 0;
 	FILE *m;
 	int rc;
 
+	snprintf(want, sizeof(want), "%s", final_dir);
 	snprintf(parent, sizeof(parent), "%s", final_dir);
 	char *slash = strrchr(parent, '/');
 	if (slash)
 		*slash = '\0';
 	else
 		snprintf(parent, sizeof(parent), ".");
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp-%d", parent, slash ? slash + 1 : final_dir,
-		 (int)getpid());
-	if ((rc = util_mkdirs(parent, 0755)) < 0 || (rc = util_mkdirs(tmp, 0755)) < 0)
-		return run_fail(run, rc, "cannot create results folder '%s': %s", tmp,
+	if ((rc = util_mkdirs(parent, 0755)) < 0 ||
+	    (rc = safe_tmpdir(parent, slash ? slash + 1 : final_dir, tmp, sizeof(tmp))) < 0)
+		return run_fail(run, rc, "cannot create a results folder in '%s': %s", parent,
 				strerror(-rc));
 
 	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
 	free(text);
+	have_summary = rc == 0;
 	if (rc == 0)
 		rc = write_csvs(tmp, d, tl, tlc, tld);
 	if (rc == 0) {
@@ -891,12 +917,21 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		rc = write_stream(tmp, "table.md", &buf, m);
 	}
 out_written:
+	if (rc < 0)
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	if (rc == 0)
-		write_pictures(tmp, plots);
-	if (rc == 0 && rename(tmp, final_dir) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = util_fsync_dir(parent);
+		rc = write_pictures(tmp, plots, why, sizeof(why));
+	if (rc == 0 && run->stop && *run->stop) {
+		/* Interrupted while writing: the folder is not a finished run. */
+		rc = -FB_EINTR;
+		snprintf(why, sizeof(why), "interrupted by a signal");
+	}
+	if (rc == 0) {
+		rc = unique ? safe_rename_unique(tmp, want, final_dir, final_len)
+			    : safe_rename_noreplace(tmp, final_dir);
+		if (rc < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
+	}
 	if (rc == 0 && !quiet) { /* the table is shown once its results are safely in place */
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/table.md", final_dir);
@@ -909,11 +944,17 @@ out_written:
 		fflush(stdout);
 	}
 	if (rc < 0) {
-		util_remove_tree(tmp);
+		snprintf(final_dir, final_len, "%s", want);
+		if (keep_unfinished(tmp, final_dir, have_summary, kept, sizeof(kept)))
+			return run_fail(run, rc,
+					"cannot write results into '%s': %s; what was measured "
+					"is kept in '%s' (summary.json), earlier results are "
+					"untouched",
+					final_dir, why, kept);
 		return run_fail(run, rc,
 				"cannot write results into '%s': %s (earlier results are "
 				"untouched)",
-				final_dir, strerror(-rc));
+				final_dir, why);
 	}
 	return 0;
 }
@@ -978,7 +1019,14 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 {
 	struct report_data d = {.run = run};
 	int nep = 0, rc = 0;
+	uint64_t stopped = __atomic_load_n(&run->stopped_ns, __ATOMIC_RELAXED);
 
+	if (stopped)
+		run_warn(run,
+			 "the job was stopped (SIGSTOP, a suspended batch job) or starved of CPU "
+			 "for about %.1f s in all: the wall time of the epochs it fell in includes "
+			 "the pause",
+			 (double)stopped / 1e9);
 	gather_warnings(run);
 	for (int r = 0; r < nreps; r++)
 		nep += reps[r].epochs;
@@ -1091,7 +1139,9 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
-		rc = write_folder(run, &d, summary, final_dir, tl, tlc, tld, quiet, ctx->plots);
+		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
+		rc = write_folder(run, &d, summary, run->results_dir, sizeof(run->results_dir),
+				  ctx->unique, tl, tlc, tld, quiet, ctx->plots);
 		json_decref(summary);
 	}
 	free(tl);

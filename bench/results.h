@@ -18,10 +18,13 @@ struct results_ctx {
 	char run_id[64];
 	double gen_s; /* generation time (0 when reused) */
 	bool plots;   /* render the plots (gnuplot) into the folder before it is renamed */
+	bool unique;  /* final_dir may become final_dir-2, -3 ... when taken (not a sweep point) */
 };
 
 /* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`
- * (created atomically) and prints the table unless quiet. Returns the agreed code. */
+ * (all or nothing: complete under its final name, or what was measured under
+ * "<final_dir>.unfinished" and an error) and prints the table unless quiet. On rank 0,
+ * run->results_dir gets the name the folder took. Returns the agreed code. */
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet);
 

@@ -79,7 +79,9 @@ struct run {
 	json_t *info_accel;   /* merged into "accelerator" */
 	json_t *warnings;     /* array of strings; rank 0's list is printed and written */
 
-	uint64_t progress_ns; /* last time the main thread made progress (watchdog) */
+	uint64_t progress_ns;	/* last time the main thread made progress (watchdog) */
+	uint64_t stopped_ns;	/* time this rank was seen stopped (SIGSTOP), by the watchdog */
+	char results_dir[4096]; /* rank 0: the run folder's name once written (results.c) */
 	int verbose;
 };
 

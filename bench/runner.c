@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agree.h"
@@ -141,11 +142,9 @@ static void run_folder(struct run *run, const struct runner_opts *o, char *dir, 
 		snprintf(dir, len, "%s", o->run_dir);
 	} else {
 		const char *parent = o->output_dir ? o->output_dir : cfg->output.dir;
+		/* Never an earlier run's folder: a name taken by another run (started in the
+		 * same second) becomes -2, -3 ... when the folder is renamed into place. */
 		snprintf(dir, len, "%s/%s", parent, run_id);
-		/* Never overwrite an earlier run started in the same second (rank 0 decides; the
-		 * others would only add metadata calls). */
-		for (int i = 2; run->rank == 0 && access(dir, F_OK) == 0 && i < 1000; i++)
-			snprintf(dir, len, "%s/%s-%d", parent, run_id, i);
 	}
 	MPI_Bcast(dir, (int)len, MPI_CHAR, 0, run->comm);
 	MPI_Bcast(run_id, (int)idlen, MPI_CHAR, 0, run->comm);
@@ -170,7 +169,11 @@ static int check_output(struct run *run, const struct runner_opts *o)
 			snprintf(parent, sizeof(parent), "%s",
 				 o->output_dir ? o->output_dir : run->cfg.output.dir);
 		}
+		struct stat st;
 		rc = util_mkdirs(parent, 0755);
+		/* mkdir -p accepts an existing regular file of that name. */
+		if (rc == 0 && stat(parent, &st) == 0 && !S_ISDIR(st.st_mode))
+			rc = -ENOTDIR;
 		if (rc == 0 && access(parent, W_OK) < 0)
 			rc = -errno;
 		if (rc < 0)
@@ -205,7 +208,10 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 	util_utc_iso(ctx->end_iso, sizeof(ctx->end_iso));
 	run_folder(run, o, dir, sizeof(dir), ctx->run_id, sizeof(ctx->run_id));
 	ctx->plots = cfg->output.plots && !o->no_plots;
+	ctx->unique = !o->run_dir;
 	rc = w->write(run, reps, nreps, ctx, dir, o->quiet);
+	if (rc == 0 && run->rank == 0 && run->results_dir[0]) /* "-2" when the name was taken */
+		snprintf(dir, sizeof(dir), "%s", run->results_dir);
 	if (rc == 0 && run->rank == 0) {
 		snprintf(dir_out, dir_len, "%s", dir);
 		if (!o->quiet)
@@ -258,7 +264,9 @@ out:
 	if (run->workload && run->workload->finish)
 		run->workload->finish(run, rc == 0 && o->generate_only ? 1 : rc);
 	if (rc < 0 && run->rank == 0) {
-		if (rc == -FB_EINTR || feedbench_stop)
+		if ((rc == -FB_EINTR || feedbench_stop) && strstr(run->err.msg, "is kept in"))
+			fprintf(stderr, "feedbench: interrupted: %s\n", run->err.msg);
+		else if (rc == -FB_EINTR || feedbench_stop)
 			fprintf(stderr, "feedbench: interrupted: the run stopped and wrote no "
 					"results\n");
 		else

@@ -1051,13 +1051,18 @@ static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
 	free(reco);
 	if (rc < 0)
 		return rc;
-	if (report_write_sweep(s->dir) < 0)
-		fprintf(stderr, "feedbench: warning: cannot write %s/report.md\n", s->dir);
+	/* Every point's results are kept whatever happens here; a report or picture that
+	 * cannot be written is still a failure of the sweep (exit 1, the reason). */
+	if ((rc = report_write_sweep(s->dir)) < 0)
+		return fb_fail(&s->err, rc, "cannot write '%s/report.md': %s", s->dir,
+			       fb_strerror(rc));
 	if (s->cfg->output.plots) {
 		int prc = plot_render(s->dir, why, sizeof(why));
-		if (prc != 0)
-			fprintf(stderr, "feedbench: warning: plots %s: %s\n",
-				prc > 0 ? "skipped" : "incomplete", why);
+		if (prc > 0)
+			fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
+		else if (prc < 0)
+			return fb_fail(&s->err, prc, "cannot draw the plots of '%s': %s", s->dir,
+				       why);
 	}
 	printf("\nsweep folder: %s\n", s->dir);
 	return 0;

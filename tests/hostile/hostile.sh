@@ -201,6 +201,115 @@ PY
 	expect_msg "$want"
 	[ "$(cat "$T/outside/report.md")" = precious ] || fail "report.md outside was rewritten"
 	;;
+output_is_file)
+	# --output naming an existing regular file is refused before anything is measured.
+	config of
+	cp "$T/victim" "$T/resfile"
+	fb run "$T/of.ini" --output "$T/resfile"
+	expect_rc 1
+	expect_msg "cannot write results into '$T/resfile': Not a directory (checked before the run"
+	[ "$(cat "$T/resfile")" = precious ] || fail "the file was changed"
+	;;
+same_output)
+	# Three runs with the same --output finishing together (plots keep each in its
+	# temporary folder for a while) each get their own folder; none fails after measuring.
+	command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot"; exit 77; }
+	PLOTS=true config so
+	fb generate "$T/so.ini"
+	expect_rc 0
+	for i in 1 2 3; do
+		timeout -k 5 60 "$FEEDBENCH" run "$T/so.ini" -q --output "$T/shared" \
+			>"$T/out$i" 2>"$T/err$i" &
+		pids[$i]=$!
+	done
+	for i in 1 2 3; do
+		wait "${pids[$i]}"
+		rc=$?
+		[ "$rc" -eq 0 ] || { cp "$T/err$i" "$T/err"; fail "run $i exited $rc"; }
+	done
+	n=$(find "$T/shared" -mindepth 2 -maxdepth 2 -name summary.json | wc -l)
+	[ "$n" -eq 3 ] || fail "expected 3 run folders, found $n: $(ls -A "$T/shared")"
+	[ -z "$(ls -A "$T/shared" | grep '^\.')" ] || fail "temporary folders left: $(ls -A "$T/shared")"
+	;;
+full_disk_plots)
+	# A disk that fills while the pictures are drawn: exit 1 with the reason, no folder under
+	# the final name, the measured summary.json kept under "<name>.unfinished".
+	command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot"; exit 77; }
+	MNT=$T/mnt
+	mkdir "$MNT"
+	mount -t tmpfs -o size=48k tmpfs "$MNT" 2>/dev/null || { MNT=; echo "SKIP: cannot mount a tmpfs"; exit 77; }
+	PLOTS=true config fd
+	fb run "$T/fd.ini" --output "$MNT"
+	expect_rc 1
+	expect_msg "cannot write results into '$MNT/fd-"
+	expect_msg ".unfinished' (summary.json)"
+	entries=$(ls -A "$MNT")
+	[ "$(echo "$entries" | wc -l)" -eq 1 ] && [[ $entries == fd-*.unfinished ]] ||
+		fail "expected only the unfinished folder, found: $entries"
+	python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['metric']['train_bytes_read'] > 0" \
+		"$MNT/$entries/summary.json" || fail "the kept summary.json is not whole"
+	;;
+sigterm_ranks)
+	# SIGTERM to every rank (as a batch system ends a job): all ranks stop, say so once,
+	# exit 143; no run folder.
+	CTIME=200ms EPOCHS=40 config st
+	fb generate "$T/st.ini"
+	expect_rc 0
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/st.ini" >"$T/out" 2>"$T/err" &
+	P=$!
+	sleep 2
+	kill -TERM $(ps -o pid= --ppid "$P") 2>/dev/null
+	wait "$P"
+	RC=$?
+	expect_rc 143
+	[ "$(grep -c "feedbench: interrupted" "$T/err")" -eq 1 ] || fail "'interrupted' not said once"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
+	;;
+sigint_writing)
+	# SIGINT while the results are being written (gnuplot drawing): exit 130, no folder under
+	# the final name, the measured summary.json kept under "<name>.unfinished".
+	command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot"; exit 77; }
+	cat >"$T/slow-gnuplot" <<SH
+#!/bin/sh
+touch "$T/drawing"
+sleep 1
+exec gnuplot "\$@"
+SH
+	chmod +x "$T/slow-gnuplot"
+	PLOTS=true config sw
+	FEEDBENCH_GNUPLOT=$T/slow-gnuplot "$FEEDBENCH" run "$T/sw.ini" -q >"$T/out" 2>"$T/err" &
+	P=$!
+	for i in $(seq 1 300); do [ -e "$T/drawing" ] && break; sleep 0.1; done
+	[ -e "$T/drawing" ] || fail "gnuplot was never started"
+	kill -INT "$P"
+	wait "$P"
+	RC=$?
+	expect_rc 130
+	expect_msg "feedbench: interrupted: cannot write results into"
+	entries=$(ls -A "$T/results")
+	[ "$(echo "$entries" | wc -l)" -eq 1 ] && [[ $entries == sw-*.unfinished ]] ||
+		fail "expected only the unfinished folder, found: $entries"
+	[ -s "$T/results/$entries/summary.json" ] || fail "no summary.json kept"
+	;;
+sigstop_resume)
+	# A job stopped for longer than the watchdog and resumed (a suspended batch job) is not
+	# ended as a hang; the pause is a warning in summary.json.
+	CTIME=100ms EPOCHS=16 WATCHDOG=2s config ss
+	fb generate "$T/ss.ini"
+	expect_rc 0
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/ss.ini" -q >"$T/out" 2>"$T/err" &
+	P=$!
+	sleep 1.5
+	C=$(ps -o pid= --ppid "$P")
+	[ -n "$C" ] || fail "no ranks found"
+	kill -STOP $C
+	sleep 5
+	kill -CONT $C
+	wait "$P"
+	RC=$?
+	expect_rc 0
+	grep -q "job was stopped" "$T"/results/ss-*/summary.json || fail "the pause is not in summary.json"
+	;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2

@@ -10,6 +10,12 @@ function(fb_hostile_test name labels)
 endfunction()
 
 foreach(case compare_json_symlink generate_symlink generate_fifo generate_hardlink read_fifo
-             set_mpiio_empty_name name_escape plot_many_keys plot_malformed plot_point_escape)
+             set_mpiio_empty_name name_escape plot_many_keys plot_malformed plot_point_escape
+             output_is_file same_output full_disk_plots sigint_writing)
   fb_hostile_test(${case} hostile)
 endforeach()
+foreach(case sigterm_ranks sigstop_resume)
+  fb_hostile_test(${case} "hostile;mpi")
+endforeach()
+set_tests_properties(hostile.same_output hostile.full_disk_plots hostile.sigint_writing
+  PROPERTIES SKIP_RETURN_CODE 77)
