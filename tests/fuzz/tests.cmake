@@ -2,11 +2,11 @@
 # seed corpora in tests/fuzz/corpus/<name>/. Built only in the `fuzz` preset (clang,
 # -DFEEDBENCH_FUZZ=ON), where the whole project is compiled with -fsanitize=fuzzer-no-link,
 # address,undefined. One ctest per target, label `fuzz`: a short run from the seeds alone with a
-# fixed random seed (FEEDBENCH_FUZZ_SMOKE_SECONDS, default 10 s); a crash, leak or sanitizer
+# fixed random seed (FEEDBENCH_FUZZ_SMOKE_SECONDS, default 8 s); a crash, leak or sanitizer
 # report fails it and the input is kept under build-fuzz/fuzz/<name>/. `make fuzz` runs each for
 # longer.
 option(FEEDBENCH_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
-set(FEEDBENCH_FUZZ_SMOKE_SECONDS 10 CACHE STRING "Seconds each fuzz target runs in ctest")
+set(FEEDBENCH_FUZZ_SMOKE_SECONDS 8 CACHE STRING "Seconds each fuzz target runs in ctest")
 
 if(FEEDBENCH_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
