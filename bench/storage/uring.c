@@ -14,6 +14,7 @@
 #include "storage.h"
 
 #include "build_config.h"
+#include "../safefile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,20 +43,18 @@ struct io_queue {
 static int uring_open(struct sfile **out, const char *path, int flags, struct run *run)
 {
 	struct uring_file *f = calloc(1, sizeof(*f));
-	int oflags = O_CLOEXEC;
+	int extra = (flags & STORAGE_O_DIRECT) ? O_DIRECT : 0;
 
 	(void)run;
 	if (!f)
 		return -ENOMEM;
+	/* Never through a planted link, never a FIFO or device (safefile.h). */
 	if (flags & STORAGE_O_WRITE)
-		oflags |= O_RDWR | O_CREAT | ((flags & STORAGE_O_NOTRUNC) ? 0 : O_TRUNC);
+		f->fd = safe_open_write(path, extra, !(flags & STORAGE_O_NOTRUNC));
 	else
-		oflags |= O_RDONLY;
-	if (flags & STORAGE_O_DIRECT)
-		oflags |= O_DIRECT;
-	f->fd = open(path, oflags, 0644);
+		f->fd = safe_open_read(path, extra, false);
 	if (f->fd < 0) {
-		int err = -errno;
+		int err = f->fd;
 		free(f);
 		return err;
 	}

@@ -123,11 +123,14 @@ generate_symlink | generate_fifo | generate_hardlink)
 	victim_intact
 	[ ! -e "$T/data/feedbench-manifest.json" ] || fail "a manifest was written"
 	;;
-read_fifo)
+read_fifo | read_fifo_uring)
 	# A FIFO in place of a data file never blocks a run, even with the watchdog off: a
 	# generated dataset refuses it before reading, naming it; bring-your-own data (no
 	# manifest) is refused by the reader without blocking.
-	FORMAT=npy WATCHDOG=0 config rf
+	st=posix
+	[ "$CASE" = read_fifo_uring ] && st=uring
+	FORMAT=npy WATCHDOG=0 config rf "[storage]
+backend = $st"
 	fb generate "$T/rf.ini"
 	expect_rc 0
 	f=$(ls "$T"/data/*.npy | tail -1)
