@@ -363,20 +363,32 @@ EOF2
 	mkdir -p "$LAB/slurm/ctld"
 }
 
+# Slurm is an extra: when it does not come up, the rest of the lab stays and lab.srun fails
+# with the reason kept in $LAB/slurm/failed.
 start_slurm() {
-	local h
+	local h why=""
 	have_slurm || return 0
 	write_slurm_conf
 	nsenter --net="/run/netns/$NS-head" unshare --uts sh -c \
 		"hostname labhead && exec slurmctld -f '$LAB/slurm/slurm.conf'" \
-		>"$LAB/log/start-slurmctld.log" 2>&1 || die "slurmctld did not start (log/slurmctld.log)"
+		>"$LAB/log/start-slurmctld.log" 2>&1 || why="slurmctld did not start (log/slurmctld.log)"
 	for h in $HOSTS; do
+		[ -z "$why" ] || break
 		nsenter --net="/run/netns/$NS-$h" unshare --uts --mount sh -c \
 			"hostname lab$h && mount --bind '$LAB/mnt/$h' '$LAB/cephfs' &&
 			exec slurmd -f '$LAB/slurm/slurm.conf' -N lab$h" \
-			>"$LAB/log/start-slurmd-$h.log" 2>&1 || die "slurmd lab$h did not start (log/slurmd-lab$h.log)"
+			>"$LAB/log/start-slurmd-$h.log" 2>&1 || why="slurmd lab$h did not start (log/slurmd-lab$h.log)"
 	done
-	wait_for 30 "both Slurm nodes idle" slurm_idle
+	if [ -z "$why" ]; then
+		(wait_for 30 "both Slurm nodes idle" slurm_idle) 2>/dev/null ||
+			why="the Slurm nodes did not become idle within 30 s (log/slurm*.log)"
+	fi
+	if [ -n "$why" ]; then
+		log "Slurm: $why; the lab goes on without it"
+		echo "$why" >"$LAB/slurm/failed"
+		for h in "$LAB"/run/slurm*.pid; do [ -f "$h" ] && kill "$(cat "$h")" 2>/dev/null; done
+		return 0
+	fi
 	touch "$LAB/slurm/up"
 }
 

@@ -71,6 +71,7 @@ stripe | small | hosts)
 srun)
 	# The 2-host sweep launched as users launch it under Slurm: srun --mpi=pmix.
 	need_lab
+	[ ! -f "$LAB/slurm/failed" ] || fail "Slurm did not start in the lab: $(cat "$LAB/slurm/failed")"
 	[ -f "$LAB/slurm/up" ] || {
 		echo "SKIPPED: the lab has no Slurm (slurmctld, slurmd, srun not installed: make lab-deps)"
 		exit $SKIP
