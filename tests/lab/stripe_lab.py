@@ -175,7 +175,8 @@ class Lab:
             osize=file_bytes if nfiles == 1 else unit, threads=self.args.threads,
             out=os.path.join(self.work, "results"), reps=reps,
             plots="true" if plots else "false", counts=", ".join(map(str, counts))), name)
-        self.mpirun(hosts, ["sweep", cfg, "--quiet"])
+        sets = [x for kv in (self.args.set or []) for x in ("--set", kv)]
+        self.mpirun(hosts, ["sweep", cfg, "--quiet", *sets])
         out = os.path.join(self.work, "results")
         sd = max((os.path.join(out, d) for d in os.listdir(out) if d.startswith(name + "-sweep")),
                  key=os.path.getmtime)
@@ -301,6 +302,8 @@ def main():
     ap.add_argument("--assert", dest="check", action="store_true",
                     help="fail unless the physics holds (the lab tests)")
     ap.add_argument("--json", help="write the points here")
+    ap.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE",
+                    help="passed to feedbench sweep (repeatable)")
     ap.add_argument("--tag", default=f"fb-stripe-{os.getpid()}",
                     help="folder on the file system (removed at the end)")
     a = ap.parse_args()
