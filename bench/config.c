@@ -494,6 +494,20 @@ static int cfg_add_hint(struct parse_state *st, const char *name, const char *va
 			       "--set storage.mpiio.=%s: an MPI-IO hint needs a name "
 			       "(storage.mpiio.NAME=value)",
 			       value);
+	/* config.ini writes "name = value": a ':', '=', ';' or blank in the name would read back
+	 * as another key. Hint names are words (romio_cb_read, cb_buffer_size). */
+	size_t ok =
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
+	if (name[ok] && line > 0)
+		return fb_fail(st->err, -FB_ECONFIG,
+			       "%s:%d: MPI-IO hint name '%s' holds '%c': hint names are letters, "
+			       "digits, '_', '-' and '.'",
+			       st->source, line, name, name[ok]);
+	if (name[ok])
+		return fb_fail(st->err, -FB_EUSAGE,
+			       "--set storage.mpiio.%s: the hint name holds '%c': hint names are "
+			       "letters, digits, '_', '-' and '.'",
+			       name, name[ok]);
 	if (strlen(name) >= CFG_NAME_MAX || strlen(name) >= MPI_MAX_INFO_KEY ||
 	    strlen(value) >= CFG_HINT_MAX || strlen(value) >= MPI_MAX_INFO_VAL)
 		return fb_fail(st->err, -FB_ECONFIG,

@@ -75,6 +75,8 @@ static const struct parse_case parse_cases[] = {
      "t.ini:6: duplicate key 'batch_size' in [reader] (first set on line 2)"},
     {"duplicate MPI-IO hint", "[storage.mpiio]\ncb_nodes = 2\ncb_nodes = 4\n", -FB_ECONFIG,
      "t.ini:3: duplicate key 'cb_nodes' in [storage.mpiio] (first set on line 2)"},
+    {"hint name that reads back as another key", "[storage.mpiio]\ncb nodes = 2\n", -FB_ECONFIG,
+     "t.ini:2: MPI-IO hint name 'cb nodes' holds ' '"},
     {"value read as a comment once written back", "[workload]\nname =;x\n", -FB_ECONFIG,
      "t.ini:2: the value of 'name' begins with ';'"},
     {"empty file", "", -FB_ECONFIG, "t.ini: the config file is empty"},
@@ -404,6 +406,7 @@ static void test_set(void **state)
 	    {"workload.name=a\nb", -FB_EUSAGE, "cannot hold a line break"},
 	    {"workload.name=x ; y", -FB_EUSAGE, "' ;' (an INI comment)"},
 	    {"workload.name=;x", -FB_EUSAGE, "begin with ';'"},
+	    {"storage.mpiio.cb:nodes=2", -FB_EUSAGE, "the hint name holds ':'"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;
