@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,80 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	}
 	c->opts.generate_only = c->cmd == CLI_GENERATE;
 	return 0;
+}
+
+bool cli_launched(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && atoi(v) > 1)
+			return true;
+	}
+	return false;
+}
+
+/* "run a.ini --set x=1", shortened to fit. */
+static void cli_join(int argc, char **argv, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = 1; i < argc && used < len; i++) {
+		int n = snprintf(out + used, len - used, "%s%s", i > 1 ? " " : "", argv[i]);
+		used += n > 0 ? (size_t)n : 0;
+	}
+}
+
+int cli_check_same_command(int argc, char **argv)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a over the version and every argument */
+	uint64_t mine[2], all[2], h0;
+	int rank, size, differs, first;
+	char cmd[512], other[512];
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size == 1)
+		return 0;
+	for (const char *p = FEEDBENCH_VERSION;; p++) {
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		if (!*p)
+			break;
+	}
+	for (int i = 1; i < argc; i++)
+		for (const char *p = argv[i];; p++) {
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+			if (!*p)
+				break;
+		}
+	/* One reduction tells whether all agree: max of h and max of ~h (= ~min of h). */
+	mine[0] = h;
+	mine[1] = ~h;
+	MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+	if (all[0] == h && all[1] == ~h)
+		return 0;
+	h0 = h;
+	MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	differs = h != h0 ? rank : size;
+	MPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	cli_join(argc, argv, cmd, sizeof(cmd));
+	if (rank == first)
+		MPI_Send(cmd, (int)sizeof(cmd), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+	if (rank == 0) {
+		MPI_Recv(other, (int)sizeof(other), MPI_CHAR, first, 0, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		other[sizeof(other) - 1] = '\0';
+		fprintf(stderr,
+			"feedbench: error: the ranks were started with different commands (an "
+			"MPMD launch, or a config or --set that differs per rank): rank 0 runs "
+			"'feedbench %s', rank %d runs 'feedbench %s'; every rank must run the same "
+			"command\n",
+			cmd, first, other);
+		fflush(stderr);
+	}
+	return fb_exit_status(-FB_EUSAGE);
 }
 
 bool cli_needs_mpi(const struct cli *c)

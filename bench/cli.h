@@ -35,6 +35,14 @@ struct cli {
 int cli_parse(struct cli *c, int argc, char **argv);
 /* True when the command runs under MPI (run, generate, validate, sweep). */
 bool cli_needs_mpi(const struct cli *c);
+/* True when a launcher (mpiexec, srun) started this process as one of several ranks. */
+bool cli_launched(void);
+/* Collective over MPI_COMM_WORLD, before any other: 0 when every rank was started with the
+ * same feedbench version and arguments; otherwise rank 0 prints one message naming the first
+ * rank that differs and its command, and every rank gets exit status 2. Ranks started with
+ * different configs, --set values or commands (an MPMD launch) would measure a mix of configs
+ * or deadlock in the first collective that differs. */
+int cli_check_same_command(int argc, char **argv);
 /* Runs the command; returns the process exit status (0, 1, 2). */
 int cli_dispatch(struct cli *c);
 /* `feedbench import-dlio FILE.yaml [-o OUT.ini]` (import_dlio.c); argv[0] is the command. */

@@ -8,12 +8,12 @@
 int main(int argc, char **argv)
 {
 	struct cli cli;
-	int provided, status;
+	int provided, status, parsed = cli_parse(&cli, argc, argv);
 
-	if (cli_parse(&cli, argc, argv) < 0)
-		return fb_exit_status(-FB_EUSAGE);
-	if (!cli_needs_mpi(&cli))
-		return cli_dispatch(&cli);
+	/* Under a launcher every rank takes part in MPI, whatever its command: a rank that
+	 * never called MPI_Init would leave the others waiting in it. */
+	if (!cli_launched() && (parsed < 0 || !cli_needs_mpi(&cli)))
+		return parsed < 0 ? fb_exit_status(-FB_EUSAGE) : cli_dispatch(&cli);
 
 	/* Reader threads may call MPI-IO concurrently (independent reads). */
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -23,8 +23,14 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 1;
 	}
-	cli_install_signals();
-	status = cli_exit_status(cli_dispatch(&cli));
+	/* Before any other collective: every rank must run the same command. */
+	status = cli_check_same_command(argc, argv);
+	if (status == 0 && parsed < 0)
+		status = fb_exit_status(-FB_EUSAGE);
+	if (status == 0) {
+		cli_install_signals();
+		status = cli_exit_status(cli_dispatch(&cli));
+	}
 	MPI_Finalize();
 	return status;
 }

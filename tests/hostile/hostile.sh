@@ -313,6 +313,26 @@ sigstop_resume)
 	expect_rc 0
 	grep -q "job was stopped" "$T"/results/ss-*/summary.json || fail "the pause is not in summary.json"
 	;;
+mpmd_configs | mpmd_commands | mpmd_sets)
+	# Ranks started with different configs, commands or --set values (an MPMD launch) stop
+	# at start-up with exit 2 and one message naming both commands; nothing is measured.
+	config ma
+	config mb
+	case $CASE in
+	mpmd_configs) a=(run "$T/ma.ini") b=(run "$T/mb.ini") ;;
+	mpmd_commands) a=(validate "$T/ma.ini") b=(list) ;;
+	mpmd_sets) a=(run "$T/ma.ini" --set reader.batch_size=2) b=(run "$T/ma.ini" --set reader.batch_size=4) ;;
+	esac
+	timeout -k 5 60 "$MPIEXEC" --oversubscribe -n 1 "$FEEDBENCH" "${a[@]}" : -n 1 "$FEEDBENCH" "${b[@]}" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "the launch hung (killed after 60 s)"
+	expect_rc 2
+	[ "$(grep -c "the ranks were started with different commands" "$T/err")" -eq 1 ] ||
+		fail "the mismatch is not said once"
+	expect_msg "rank 1 runs 'feedbench ${b[*]}'"
+	[ ! -e "$T/data" ] && [ ! -e "$T/results" ] || fail "something was generated or measured"
+	;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2

@@ -14,7 +14,7 @@ foreach(case compare_json_symlink generate_symlink generate_fifo generate_hardli
              output_is_file same_output full_disk_plots sigint_writing)
   fb_hostile_test(${case} hostile)
 endforeach()
-foreach(case sigterm_ranks sigstop_resume)
+foreach(case sigterm_ranks sigstop_resume mpmd_configs mpmd_commands mpmd_sets)
   fb_hostile_test(${case} "hostile;mpi")
 endforeach()
 set_tests_properties(hostile.same_output hostile.full_disk_plots hostile.sigint_writing
