@@ -134,8 +134,9 @@ void watchdog_kick_at(struct run *run, uint64_t now_ns)
  *   an agreement (the launcher usually notices first; this is for those that do not). */
 static void watchdog_fire(struct run *run, const char *why, double idle)
 {
-	fprintf(stderr, "feedbench: rank %d: %s for %.0f s ([train] watchdog); ending the job\n",
-		run->rank, why, idle);
+	fprintf(stderr,
+		"feedbench: rank %d on %s: %s for %.0f s ([train] watchdog); ending the job\n",
+		run->rank, run->hostname, why, idle);
 	fflush(stderr);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
@@ -202,9 +203,14 @@ static void *watchdog_main(void *arg)
 			quiet =
 			    quiet > stopped - heard_stopped ? quiet - (stopped - heard_stopped) : 0;
 			if (timer_ns_to_s(quiet) > run->watchdog_s) {
-				char why[96];
-				snprintf(why, sizeof(why),
-					 "no heartbeat from rank %d (it may have died)", left);
+				char why[160];
+				/* Name the host: when a node dies, its ranks go silent together,
+				 * and the host is what the user has to look at. */
+				snprintf(
+				    why, sizeof(why),
+				    "no heartbeat from rank %d on host %s (the rank or its host "
+				    "may have died)",
+				    left, run->rank_hosts ? run->rank_hosts[left] : "?");
 				watchdog_fire(run, why, timer_ns_to_s(quiet));
 			}
 		}

@@ -1,5 +1,6 @@
 /* Results: reduce, compute the metrics of DESIGN.md, write the run folder atomically. */
 #include "results.h"
+#include "nodes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -55,6 +56,7 @@ struct rank_total {
 	double peak_rss; /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
 	double cpu_user, cpu_sys;
 	char host[64];
+	int node_leader, local_rank; /* which node (its local rank 0's world rank), rank on it */
 };
 
 static void epoch_vector(const struct epoch_rank *er, double *v)
@@ -223,6 +225,9 @@ static int write_stream(const char *dir, const char *name, char **buf, FILE *mem
 
 struct report_data {
 	struct run *run;
+	struct node_total *nodes; /* per node (bench/nodes.c) */
+	struct node_rank *node_of;
+	int nnodes;
 	struct epoch_total *ep;
 	int nep;
 	struct rank_total *ranks;
@@ -348,6 +353,47 @@ static void table_cpu(FILE *f, const struct report_data *d)
 		hi);
 }
 
+/* Ranks by node: summary.json's "nodes", "hosts", "ranks_per_node", per-node bandwidth
+ * spread, and each rank's node index. */
+static void nodes_summary(json_t *s, const struct report_data *d)
+{
+	json_t *hosts = json_array(), *ranks = json_object_get(s, "ranks");
+	int rmin = d->nnodes ? d->run->nranks : 0, rmax = 0;
+	double bmin, bmean, bmax;
+
+	for (int k = 0; k < d->nnodes; k++) {
+		json_array_append_new(hosts, json_string(d->nodes[k].host));
+		rmin = d->nodes[k].nranks < rmin ? d->nodes[k].nranks : rmin;
+		rmax = d->nodes[k].nranks > rmax ? d->nodes[k].nranks : rmax;
+	}
+	for (int r = 0; r < d->run->nranks; r++)
+		for (int k = 0; k < d->nnodes; k++)
+			if (d->nodes[k].leader == d->node_of[r].leader)
+				json_object_set_new(json_array_get(ranks, (size_t)r), "node",
+						    json_integer(k));
+	nodes_spread(d->nodes, d->nnodes, &bmin, &bmean, &bmax);
+	json_object_set_new(s, "hosts", hosts);
+	json_object_set_new(s, "ranks_per_node", json_pack("{s:i, s:i}", "min", rmin, "max", rmax));
+	json_object_set_new(s, "node_bandwidth_MiB_per_second",
+			    json_pack("{s:f, s:f, s:f}", "min", bmin, "mean", bmean, "max", bmax));
+	json_object_set_new(s, "nodes",
+			    nodes_json(d->nodes, d->nnodes, d->node_of, d->run->nranks));
+}
+
+/* "| bandwidth per node | 2 nodes: labh1 (2 ranks), labh2 (2 ranks) | min / mean / max |" */
+static void table_nodes(FILE *f, const struct report_data *d)
+{
+	double bmin, bmean, bmax;
+
+	nodes_spread(d->nodes, d->nnodes, &bmin, &bmean, &bmax);
+	fprintf(f, "| bandwidth per node | %d node%s:", d->nnodes, d->nnodes == 1 ? "" : "s");
+	for (int k = 0; k < d->nnodes && k < 8; k++)
+		fprintf(f, "%s %s (%d rank%s, %.1f MiB/s)", k ? "," : "", d->nodes[k].host,
+			d->nodes[k].nranks, d->nodes[k].nranks == 1 ? "" : "s", d->nodes[k].bw);
+	fprintf(f, "%s | %.1f / %.1f / %.1f MiB/s |\n", d->nnodes > 8 ? ", ..." : "", bmin, bmean,
+		bmax);
+}
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
@@ -414,6 +460,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 	fprintf(f, "| metric | value | per rank min / mean / max |\n|---|---|---|\n");
 	fprintf(f, "| bandwidth | %.1f MiB/s | %.1f / %.1f / %.1f MiB/s |\n", d->bw, rmin_bw,
 		rsum_bw / run->nranks, rmax_bw);
+	table_nodes(f, d);
 	fprintf(f, "| bytes read | %.0f (%.1f MiB) | |\n", d->tot_bytes, d->tot_bytes / MIB);
 	fprintf(f, "| IOPS | %.1f read calls/s | |\n", d->iops);
 	fprintf(f, "| samples/s | %.1f | |\n", d->sps);
@@ -804,6 +851,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_t *o = json_object();
 		json_object_set_new(o, "rank", json_integer(r));
 		json_object_set_new(o, "host", json_string(t->host));
+		json_object_set_new(o, "local_rank", json_integer(t->local_rank));
 		json_object_set_new(o, "bytes_read", json_integer((json_int_t)t->bytes));
 		json_object_set_new(o, "read_ops", json_integer((json_int_t)t->ops));
 		json_object_set_new(o, "samples", json_integer((json_int_t)t->samples));
@@ -825,6 +873,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		peak_rss = fmax(peak_rss, t->peak_rss);
 	}
 	json_object_set_new(s, "ranks", ranks);
+	nodes_summary(s, d);
 	json_object_set_new(s, "peak_rss_max_bytes", json_integer((json_int_t)peak_rss));
 	json_object_set_new(s, "verdict", json_string(d->verdict));
 	json_object_set_new(s, "warnings", json_deep_copy(run->warnings));
@@ -1107,6 +1156,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
 	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
 	snprintf(mine.host, sizeof(mine.host), "%s", run->hostname);
+	mine.node_leader = run->node_leader;
+	mine.local_rank = run->local_rank;
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		mine.peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
@@ -1135,6 +1186,15 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				 "computation_time = 0: no compute is emulated, so AU is 0 %% by "
 				 "definition and the verdict only says so; read the bandwidth and "
 				 "latency figures");
+		d.node_of = calloc((size_t)run->nranks, sizeof(*d.node_of));
+		for (int r = 0; d.node_of && r < run->nranks; r++)
+			d.node_of[r] = (struct node_rank){d.ranks[r].node_leader, d.ranks[r].host,
+							  d.ranks[r].bytes, d.ranks[r].wall};
+		d.nnodes = d.node_of ? nodes_group(d.node_of, run->nranks, &d.nodes) : -ENOMEM;
+		if (d.nnodes < 0) {
+			rc = run_fail(run, -ENOMEM, "out of memory grouping ranks by node");
+			goto out_nodes;
+		}
 		d.bw = d.tot_wall > 0 ? d.tot_bytes / MIB / d.tot_wall : 0;
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
@@ -1144,6 +1204,9 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				  ctx->unique, tl, tlc, tld, quiet, ctx->plots);
 		json_decref(summary);
 	}
+out_nodes:
+	free(d.nodes);
+	free(d.node_of);
 	free(tl);
 	free(tlc);
 	free(tld);

@@ -55,7 +55,10 @@ struct run {
 	int rank, nranks;
 	MPI_Comm node_comm; /* ranks on this node */
 	int local_rank, local_size, nnodes;
+	int node_leader; /* world rank of this node's local rank 0 */
 	char hostname[256];
+	char (*rank_hosts)[64]; /* host name of every rank (the watchdog names a lost host) */
+	int *rank_leaders;	/* node_leader of every rank: which ranks share a node */
 
 	const struct workload_ops *workload; /* [workload] type (workloads/workload.h) */
 	const struct storage_ops *storage;

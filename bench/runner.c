@@ -85,6 +85,20 @@ static int run_init(struct run *run, MPI_Comm comm)
 	local0 = run->local_rank == 0;
 	MPI_Allreduce(&local0, &run->nnodes, 1, MPI_INT, MPI_SUM, run->comm);
 	gethostname(run->hostname, sizeof(run->hostname) - 1);
+	run->node_leader = run->rank;
+	MPI_Bcast(&run->node_leader, 1, MPI_INT, 0, run->node_comm);
+	run->rank_hosts = calloc((size_t)run->nranks, sizeof(*run->rank_hosts));
+	run->rank_leaders = calloc((size_t)run->nranks, sizeof(*run->rank_leaders));
+	if (run->rank_leaders)
+		MPI_Allgather(&run->node_leader, 1, MPI_INT, run->rank_leaders, 1, MPI_INT,
+			      run->comm);
+	if (run->rank_hosts) {
+		char mine[64];
+
+		snprintf(mine, sizeof(mine), "%s", run->hostname);
+		MPI_Allgather(mine, sizeof(mine), MPI_CHAR, run->rank_hosts, sizeof(mine), MPI_CHAR,
+			      run->comm);
+	}
 	run->info_storage = json_object();
 	run->info_format = json_object();
 	run->info_accel = json_object();
@@ -108,6 +122,8 @@ static void run_fini(struct run *run)
 	MPI_Barrier(run->comm);
 	agree_drain(run);
 	MPI_Comm_free(&run->node_comm);
+	free(run->rank_hosts);
+	free(run->rank_leaders);
 	MPI_Comm_free(&run->notify_comm);
 	MPI_Comm_free(&run->comm);
 }

@@ -608,20 +608,36 @@ static int evict_caches(struct run *run)
 	int rc = 0;
 
 	if (cfg->storage.page_cache == PAGE_CACHE_EVICT) {
-		/* Every file this rank will read; shared files are evicted by every rank. */
+		/* Once per node: the node's first rank evicts every file its node's ranks will
+		 * read (shared files: all of them; per-rank files: those of ranks i % P on the
+		 * node), so P ranks on one node do not evict each file P times. */
 		bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
-		for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-			if (!shared && (int)(i % (uint32_t)run->nranks) != run->rank)
+		unsigned long long calls = 0, total = 0;
+		for (uint32_t i = 0; run->local_rank == 0 && rc == 0 && i < run->ds.nfiles; i++) {
+			int owner = (int)(i % (uint32_t)run->nranks);
+			if (!shared && (run->rank_leaders ? run->rank_leaders[owner] != run->rank
+							  : owner != run->rank))
 				continue;
 			int fd = open(run->ds.files[i].path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				return run_fail(run, -errno, "cannot open '%s' to evict it: %s",
-						run->ds.files[i].path, strerror(errno));
+			if (fd < 0) {
+				rc = run_fail(run, -errno, "cannot open '%s' to evict it: %s",
+					      run->ds.files[i].path, strerror(errno));
+				break;
+			}
 			int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 			close(fd);
+			calls++;
 			if (err)
-				return run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s",
-						run->ds.files[i].path, strerror(err));
+				rc = run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s",
+					      run->ds.files[i].path, strerror(err));
+		}
+		/* every rank gets here (no early return): the count is a collective */
+		MPI_Reduce(&calls, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, run->comm);
+		if (run->rank == 0) {
+			json_object_set_new(run->info_storage, "page_cache_evictions_per_epoch",
+					    json_integer((json_int_t)total));
+			json_object_set_new(run->info_storage, "page_cache_evicted_by",
+					    json_string("the first rank of each node"));
 		}
 	} else if (cfg->storage.page_cache == PAGE_CACHE_DROP && run->local_rank == 0) {
 		sync();
@@ -730,8 +746,10 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 
 	memset(er, 0, sizeof(*er));
 	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
+	/* every rank evicts (a collective count), whatever its sampler said */
+	int erc = evict_caches(run);
 	if (rc == 0)
-		rc = evict_caches(run);
+		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	total = coll ? s->max_steps : s->steps;

@@ -29,3 +29,9 @@ fb_lab_test(small 120)
 fb_lab_test(hosts 180)
 fb_lab_test(srun 180)
 fb_lab_test(formats 180)
+
+# Multi-host result fields on 2 emulated hosts x 2 ranks (nodes, hosts, local ranks, per-node
+# bandwidth, eviction once per node) and a host dying mid-run (tests/lab/nodes_lab.sh).
+add_test(NAME lab.nodes COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/nodes_lab.sh)
+set_tests_properties(lab.nodes PROPERTIES LABELS lab TIMEOUT 180 RUN_SERIAL TRUE
+  SKIP_RETURN_CODE 77 ENVIRONMENT "${FB_LAB_ENV}" FIXTURES_REQUIRED lab)

@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--rank-samples")
     ap.add_argument("--direct", action="store_true")
     ap.add_argument("--page-cache")
+    ap.add_argument("--nodes", type=int, help="num_nodes, and len(nodes)")
+    ap.add_argument("--evictions", type=int, help="page_cache_evictions_per_epoch")
     a = ap.parse_args()
 
     with open(os.path.join(a.run_dir, "summary.json")) as f:
@@ -163,6 +165,43 @@ def main():
               f"rank {r['rank']}: peak_rss_bytes {rss}")
     check(s.get("peak_rss_max_bytes") == max(r.get("peak_rss_bytes", 0) for r in ranks),
           f"peak_rss_max_bytes {s.get('peak_rss_max_bytes')} is not the ranks' largest")
+
+    # Nodes: every rank on exactly one node, listed under it with its host; the nodes' bytes
+    # add up to the total; local ranks 0..n-1 on each node; the spread is over the nodes.
+    nodes = s.get("nodes", [])
+    check(s.get("num_nodes") == len(nodes), f"num_nodes {s.get('num_nodes')} != {len(nodes)} nodes")
+    if a.nodes is not None:
+        check(len(nodes) == a.nodes, f"{len(nodes)} nodes, want {a.nodes}")
+    listed = sorted(r for n in nodes for r in n["ranks"])
+    check(listed == list(range(len(ranks))), f"ranks listed under nodes: {listed}")
+    check(s.get("hosts") == [n["host"] for n in nodes], f"hosts {s.get('hosts')}")
+    for k, n in enumerate(nodes):
+        check(n["node"] == k, f"node {k} numbered {n['node']}")
+        mine = [ranks[r] for r in n["ranks"]]
+        check(all(r["node"] == k and r["host"] == n["host"] for r in mine),
+              f"node {k}: ranks {n['ranks']} say another node or host")
+        check(sorted(r["local_rank"] for r in mine) == list(range(len(mine))),
+              f"node {k}: local ranks {[r['local_rank'] for r in mine]}")
+        check(n["bytes_read"] == sum(r["bytes_read"] for r in mine), f"node {k}: bytes_read")
+        check(close(n["wall_seconds"], max(r["wall_seconds"] for r in mine)),
+              f"node {k}: wall is not its ranks' longest")
+        if n["wall_seconds"] > 0:
+            check(close(n["bandwidth_MiB_per_second"], n["bytes_read"] / MIB / n["wall_seconds"]),
+                  f"node {k}: bandwidth != bytes / wall")
+    if nodes:
+        check(sum(n["bytes_read"] for n in nodes) == m["train_bytes_read"],
+              "the nodes' bytes do not add up to train_bytes_read")
+        per = [len(n["ranks"]) for n in nodes]
+        check(s.get("ranks_per_node") == {"min": min(per), "max": max(per)},
+              f"ranks_per_node {s.get('ranks_per_node')}, nodes hold {per}")
+        bw = [n["bandwidth_MiB_per_second"] for n in nodes]
+        nb = s.get("node_bandwidth_MiB_per_second", {})
+        check(close(nb.get("min", -1), min(bw)) and close(nb.get("max", -1), max(bw)) and
+              close(nb.get("mean", -1), sum(bw) / len(bw)),
+              f"node_bandwidth_MiB_per_second {nb} over {bw}")
+    if a.evictions is not None:
+        got = s["storage"].get("page_cache_evictions_per_epoch")
+        check(got == a.evictions, f"page_cache_evictions_per_epoch {got}, want {a.evictions}")
 
     # Repetitions: n, and never NaN for a repetition that did not run.
     rs = s.get("repetition_stats")

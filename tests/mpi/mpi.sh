@@ -199,9 +199,19 @@ PY
 	summary --ranks 2 --epochs 2 --bytes $((64 * 8192 * 2)) --samples 128 --direct
 	;;
 evict)
+	# per-rank files: each file once per epoch, by the first rank of the node holding it
 	fb 2 run --set storage.page_cache=evict
 	expect_rc 0
-	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --page-cache evict
+	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --page-cache evict \
+		--nodes 1 --evictions 8
+	;;
+evict_shared)
+	# shared files, 3 ranks on one node: evicted once per node (8 files), not once per rank (24)
+	fb 3 run --set storage.page_cache=evict --set dataset.file_access=shared
+	expect_rc 0
+	summary --ranks 3 --nodes 1 --page-cache evict --evictions 8
+	grep -q '| bandwidth per node | 1 node: ' "$(run_dir)/table.md" ||
+		fail "table.md has no per-node bandwidth row"
 	;;
 repetitions)
 	fb 2 run --set output.repetitions=3
