@@ -37,18 +37,18 @@ struct cmp_opts {
 	const char *base_path, *cur_path;
 	const char *baseline_name, *baselines_dir;
 	const char *markdown, *junit, *json;
-	int metrics[CMP_MAX_METRICS];				   /* indices into cmp_metrics */
+	int metrics[CMP_MAX_METRICS];				   /* indices into metric_table */
 	bool tol_set[CMP_MAX_METRICS], noise_set[CMP_MAX_METRICS]; /* METRIC=PCT given */
 	int nmetrics;
-	double tol[CMP_MAX_METRICS]; /* % per cmp_metrics index */
+	double tol[CMP_MAX_METRICS]; /* % per metric_table index */
 	double alpha;
-	double run_noise[CMP_MAX_METRICS]; /* % per cmp_metrics index */
+	double run_noise[CMP_MAX_METRICS]; /* % per metric_table index */
 	bool allow_cached, quiet;
 };
 
 struct cmp_row {
 	int pair;	  /* index into match.pairs */
-	int metric;	  /* index into cmp_metrics */
+	int metric;	  /* index into metric_table */
 	double tol;	  /* % */
 	double run_noise; /* % */
 	struct cmp_outcome o;
@@ -139,7 +139,7 @@ static int cmp_opt_pct_per_metric(const char *opt, double *pct, bool *set, doubl
 
 	if (eq) {
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-		m = cmp_metric_find(name);
+		m = metric_find(name);
 		if (m < 0) {
 			fprintf(stderr, "feedbench compare: %s %s: unknown metric '%s'\n", opt, arg,
 				name);
@@ -154,7 +154,7 @@ static int cmp_opt_pct_per_metric(const char *opt, double *pct, bool *set, doubl
 		return -1;
 	}
 	/* METRIC=PCT wins over a plain PCT, whichever comes first. */
-	for (int i = 0; i < cmp_nmetrics; i++)
+	for (int i = 0; i < metric_count; i++)
 		if ((m < 0 && !set[i]) || i == m)
 			pct[i] = v;
 	if (m >= 0)
@@ -168,17 +168,17 @@ static int cmp_opt_metrics(struct cmp_opts *o, const char *arg)
 
 	o->nmetrics = 0;
 	if (strcmp(arg, "all") == 0) {
-		for (int i = 0; i < cmp_nmetrics; i++)
+		for (int i = 0; i < metric_count; i++)
 			o->metrics[o->nmetrics++] = i;
 		return 0;
 	}
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-		int m = cmp_metric_find(t);
+		int m = metric_find(t);
 		if (m < 0) {
 			fprintf(stderr, "feedbench compare: unknown metric '%s' (choose from:", t);
-			for (int i = 0; i < cmp_nmetrics; i++)
-				fprintf(stderr, " %s", cmp_metrics[i].name);
+			for (int i = 0; i < metric_count; i++)
+				fprintf(stderr, " %s", metric_table[i].name);
 			fprintf(stderr, ", or all)\n");
 			return -1;
 		}
@@ -203,10 +203,10 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->alpha = CMP_DEFAULT_ALPH;
 	o->baselines_dir = CMP_BASELINES_DIR;
-	for (int i = 0; i < cmp_nmetrics; i++) {
+	for (int i = 0; i < metric_count; i++) {
 		o->tol[i] = CMP_DEFAULT_TOL;
-		o->run_noise[i] = cmp_metrics[i].run_noise;
-		if (cmp_metrics[i].by_default)
+		o->run_noise[i] = metric_table[i].run_noise;
+		if (metric_table[i].by_default)
 			o->metrics[o->nmetrics++] = i;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -291,7 +291,7 @@ static int cmp_decimals(double v)
 }
 
 /* "812.3 ± 4.1 MiB/s (n=3)", or "(5 runs)" for run means */
-static void cmp_stat_text(const struct summary_stat *s, const struct cmp_metric *m, bool runs,
+static void cmp_stat_text(const struct summary_stat *s, const struct metric *m, bool runs,
 			  char *buf, size_t len)
 {
 	int d = cmp_decimals(s->mean * m->scale);
@@ -407,7 +407,7 @@ static int cmp_judge_all(struct cmp_report *r)
 
 		r->labelled |= r->cur.points[c0].label[0] != '\0';
 		for (int k = 0; k < o->nmetrics; k++) {
-			const struct cmp_metric *m = &cmp_metrics[o->metrics[k]];
+			const struct metric *m = &metric_table[o->metrics[k]];
 			struct cmp_row *row = &r->rows[r->nrows++];
 			int nb = cmp_side_values(&r->base, b0, m->m, by_runs, vb);
 			int nc = cmp_side_values(&r->cur, c0, m->m, by_runs, vc);
@@ -501,7 +501,7 @@ static void cmp_print_header(const struct cmp_report *r, FILE *f, const char *bu
 		int m = r->opts->metrics[i];
 		if (r->opts->run_noise[m] > 0 && used < sizeof(noise))
 			used += (size_t)snprintf(noise + used, sizeof(noise) - used, "%s%s %g %%",
-						 used ? ", " : "", cmp_metrics[m].name,
+						 used ? ", " : "", metric_table[m].name,
 						 r->opts->run_noise[m]);
 	}
 	if (used)
@@ -520,7 +520,7 @@ static void cmp_print_table(const struct cmp_report *r, FILE *f)
 		"change", "tol", "test", "verdict");
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
-		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		const struct metric *m = &metric_table[row->metric];
 
 		cmp_stat_text(&row->o.base, m, row->o.by_runs, base, sizeof(base));
 		cmp_stat_text(&row->o.cur, m, row->o.by_runs, cur, sizeof(cur));
@@ -592,7 +592,7 @@ static void cmp_markdown(const struct cmp_report *r, FILE *f)
 	fprintf(f, "|---|---:|---:|---:|---:|---|---|\n");
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
-		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		const struct metric *m = &metric_table[row->metric];
 		bool bad = row->o.verdict == CMP_REGRESSED;
 
 		cmp_stat_text(&row->o.base, m, row->o.by_runs, base, sizeof(base));
@@ -675,7 +675,7 @@ static void cmp_junit_suite_open(const struct cmp_report *r, FILE *f, int id, co
 static void cmp_row_detail(const struct cmp_report *r, const struct cmp_row *row, char *buf,
 			   size_t len)
 {
-	const struct cmp_metric *m = &cmp_metrics[row->metric];
+	const struct metric *m = &metric_table[row->metric];
 	const struct cmp_point *b = &r->base.points[r->match.pairs[row->pair].b];
 	const struct cmp_point *c = &r->cur.points[r->match.pairs[row->pair].c];
 	char sb[96], sc[96], change[48], test[96];
@@ -724,7 +724,7 @@ static void cmp_junit_pair(const struct cmp_report *r, FILE *f, int pair)
 	cmp_junit_suite_open(r, f, pair, name, tests, failures, 0);
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
-		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		const struct metric *m = &metric_table[row->metric];
 		if (row->pair != pair)
 			continue;
 		fprintf(f, "    <testcase classname=\"");
@@ -858,7 +858,7 @@ static json_t *cmp_json(const struct cmp_report *r)
 	json_object_set_new(root, "incomparable", inc);
 	for (int i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];
-		const struct cmp_metric *m = &cmp_metrics[row->metric];
+		const struct metric *m = &metric_table[row->metric];
 		const struct cmp_point *c = &r->cur.points[r->match.pairs[row->pair].c];
 		json_t *o = json_object();
 
@@ -1067,7 +1067,7 @@ int compare_main(int argc, char **argv)
 			r->status = CMP_EXIT_INCOMPARABLE;
 			snprintf(r->match.reasons[r->match.nreasons++], CMP_REASON_LEN,
 				 "nothing to compare: no metric of %s was recorded on both sides",
-				 r->opts->nmetrics == 1 ? cmp_metrics[r->opts->metrics[0]].name
+				 r->opts->nmetrics == 1 ? metric_table[r->opts->metrics[0]].name
 							: "those asked for");
 			fprintf(stderr, "feedbench compare: incomparable: %s\n",
 				r->match.reasons[r->match.nreasons - 1]);

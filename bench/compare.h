@@ -33,19 +33,7 @@ enum cmp_exit {
 
 /* ---- metrics ---------------------------------------------------------------------------- */
 
-struct cmp_metric {
-	const char *name;    /* "bandwidth": what --metric takes */
-	enum sweep_metric m; /* column of summary_repetition_values() */
-	const char *unit;    /* "MiB/s" */
-	double scale;	     /* stored value x scale = shown value (seconds -> us) */
-	bool higher_better;
-	bool by_default;  /* compared without --metric */
-	double run_noise; /* default --run-noise, % (see compare_stats.c) */
-};
-extern const struct cmp_metric cmp_metrics[];
-extern const int cmp_nmetrics;
-/* Index into cmp_metrics by name, -1 when unknown. */
-int cmp_metric_find(const char *name);
+/* The metrics compared: metric_table of bench/metrics.h. */
 
 /* ---- statistics ---------------------------------------------------------------------------- */
 

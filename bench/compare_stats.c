@@ -14,34 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The default run-to-run noise: how much the mean of a run moves from one run to the next
- * beyond what its repetitions show, as a standard deviation in % of the mean. Measured with
- * tests/perf/compare_gate.sh for configs/ci.ini on a shared 2-core VM (ext4 on a virtual disk,
- * O_DIRECT): run means of rates spread by 4-6 % more than their repetitions predict, p99
- * latencies by 10-20 %; without these terms ten identical runs gave 15 false alarms in 45
- * pairs, with them none. On steadier storage --run-noise 0 trades false alarms for
- * sensitivity. */
-const struct cmp_metric cmp_metrics[] = {
-    {"bandwidth", SWM_BANDWIDTH, "MiB/s", 1.0, true, true, 5},
-    {"samples", SWM_SAMPLES, "samples/s", 1.0, true, true, 5},
-    {"au", SWM_AU, "%", 1.0, true, true, 5},
-    {"iops", SWM_IOPS, "IOPS", 1.0, true, true, 5},
-    {"latency_p99", SWM_LAT_P99, "us", 1e6, false, true, 15},
-    {"wait_p99", SWM_WAIT_P99, "us", 1e6, false, true, 15},
-    {"latency_p50", SWM_LAT_P50, "us", 1e6, false, false, 5},
-    {"latency_p90", SWM_LAT_P90, "us", 1e6, false, false, 10},
-    {"latency_p999", SWM_LAT_P999, "us", 1e6, false, false, 20},
-};
-const int cmp_nmetrics = (int)(sizeof(cmp_metrics) / sizeof(cmp_metrics[0]));
-
-int cmp_metric_find(const char *name)
-{
-	for (int i = 0; i < cmp_nmetrics; i++)
-		if (strcmp(cmp_metrics[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 static const char *const cmp_verdict_names[] = {
 #define CMP_X_NAME(name, text) text,
     CMP_VERDICTS(CMP_X_NAME)

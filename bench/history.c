@@ -38,7 +38,7 @@ struct hy {
 	char (*series)[640]; /* titles */
 	char (*series_key)[200];
 	int nseries;
-	int metric; /* index into cmp_metrics */
+	int metric; /* index into metric_table */
 };
 
 static void history_usage(FILE *f)
@@ -182,7 +182,7 @@ static int hy_series(struct hy *h)
 
 static void hy_stats(struct hy *h)
 {
-	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	const struct metric *m = &metric_table[h->metric];
 
 	for (int i = 0; i < h->nruns; i++) {
 		struct hy_run *r = &h->runs[i];
@@ -198,7 +198,7 @@ static void hy_stats(struct hy *h)
 
 static void hy_print(const struct hy *h, const char *folder)
 {
-	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	const struct metric *m = &metric_table[h->metric];
 	char head[64];
 
 	snprintf(head, sizeof(head), "%s (%s)", m->name, m->unit);
@@ -231,7 +231,7 @@ static void hy_print(const struct hy *h, const char *folder)
 
 static int hy_write_csv(const struct hy *h, const char *path)
 {
-	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	const struct metric *m = &metric_table[h->metric];
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -271,7 +271,7 @@ static int hy_write_csv(const struct hy *h, const char *path)
 
 static int hy_plot(const struct hy *h, const char *csv, const char *out, char *why, size_t len)
 {
-	const struct cmp_metric *m = &cmp_metrics[h->metric];
+	const struct metric *m = &metric_table[h->metric];
 	char *vars = NULL, buf[PATH_MAX], title[256];
 	size_t vlen = 0;
 	FILE *f = open_memstream(&vars, &vlen);
@@ -314,7 +314,7 @@ static void hy_free(struct hy *h)
 int history_main(int argc, char **argv)
 {
 	const char *folder = NULL, *outdir = NULL;
-	struct hy h = {.metric = cmp_metric_find("bandwidth")};
+	struct hy h = {.metric = metric_find("bandwidth")};
 	char csv[PATH_MAX], out[PATH_MAX], why[512];
 	bool plot = true;
 	struct stat sb;
@@ -328,7 +328,7 @@ int history_main(int argc, char **argv)
 		} else if (strcmp(a, "--no-plot") == 0) {
 			plot = false;
 		} else if (strcmp(a, "--metric") == 0 && v) {
-			h.metric = cmp_metric_find(v);
+			h.metric = metric_find(v);
 			if (h.metric < 0) {
 				fprintf(stderr, "feedbench history: unknown metric '%s'\n", v);
 				history_usage(stderr);
@@ -391,7 +391,7 @@ int history_main(int argc, char **argv)
 	}
 	printf("\nhistory: %s\n", csv);
 	if (plot) {
-		snprintf(out, sizeof(out), "%s/history_%s", outdir, cmp_metrics[h.metric].name);
+		snprintf(out, sizeof(out), "%s/history_%s", outdir, metric_table[h.metric].name);
 		rc = hy_plot(&h, csv, out, why, sizeof(why));
 		if (rc == 0)
 			printf("plot: %s.png %s.svg\n", out, out);

@@ -61,15 +61,11 @@ static double json_num2(json_t *o, const char *flat, const char *nested)
 /* One repetition's (or one epoch's) metrics, NAN where summary.json has none. */
 static void report_metrics_of(json_t *o, double v[SWM_COUNT])
 {
-	v[SWM_BANDWIDTH] = summary_num(o, "bandwidth_MiB_per_second");
-	v[SWM_IOPS] = summary_num(o, "iops");
-	v[SWM_SAMPLES] = summary_num(o, "samples_per_second");
-	v[SWM_AU] = summary_num(o, "au_percentage");
-	v[SWM_WAIT_P99] = json_num2(o, "data_wait_p99_seconds", "data_wait_seconds.p99");
-	v[SWM_LAT_P99] = json_num2(o, "latency_p99_seconds", "latency_seconds.p99");
-	v[SWM_LAT_P50] = json_num2(o, "latency_p50_seconds", "latency_seconds.p50");
-	v[SWM_LAT_P90] = json_num2(o, "latency_p90_seconds", "latency_seconds.p90");
-	v[SWM_LAT_P999] = json_num2(o, "latency_p999_seconds", "latency_seconds.p999");
+	for (int i = 0; i < metric_count; i++) {
+		const struct metric *mt = &metric_table[i];
+		v[mt->m] =
+		    mt->nested ? json_num2(o, mt->column, mt->nested) : summary_num(o, mt->column);
+	}
 }
 
 /* Without a repetitions[] array, a repetition is the epochs that carry its number: rates from
@@ -98,8 +94,10 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 			wall += summary_num(e, "wall_seconds");
 			report_metrics_of(e, ep);
 			au += ep[SWM_AU];
-			for (int m = SWM_WAIT_P99; m < SWM_COUNT; m++)
-				if (isnan(v[n][m]) || ep[m] > v[n][m])
+			/* lower-is-better metrics (percentiles): the worst epoch's */
+			for (int m = 0; m < SWM_COUNT; m++)
+				if (!metric_of((enum sweep_metric)m)->higher_better &&
+				    (isnan(v[n][m]) || ep[m] > v[n][m]))
 					v[n][m] = ep[m];
 			count++;
 		}
@@ -148,15 +146,8 @@ int summary_repetition_values(struct json_t *root, double (*v)[SWM_COUNT], int m
 	}
 	if (n == 0 && max > 0) {
 		json_t *m = json_object_get(root, "metric");
-		v[0][SWM_BANDWIDTH] = summary_num(m, "train_bandwidth_MiB_per_second");
-		v[0][SWM_IOPS] = summary_num(m, "train_iops");
-		v[0][SWM_SAMPLES] = summary_num(m, "train_throughput_mean_samples_per_second");
-		v[0][SWM_AU] = summary_num(m, "train_au_mean_percentage");
-		v[0][SWM_WAIT_P99] = summary_num(m, "train_data_wait_seconds.p99");
-		v[0][SWM_LAT_P99] = summary_num(m, "train_latency_seconds.p99");
-		v[0][SWM_LAT_P50] = summary_num(m, "train_latency_seconds.p50");
-		v[0][SWM_LAT_P90] = summary_num(m, "train_latency_seconds.p90");
-		v[0][SWM_LAT_P999] = summary_num(m, "train_latency_seconds.p999");
+		for (int k = 0; k < metric_count; k++)
+			v[0][metric_table[k].m] = summary_num(m, metric_table[k].total);
 		n = 1;
 	}
 	return n;

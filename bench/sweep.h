@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "stats.h"
 
 #define SWEEP_MAX_VALUES 256   /* values of one key */
@@ -71,21 +72,7 @@ void sweep_point_label(const struct sweep_plan *p, long i, int skip_axis, char *
 /* True when points i and i-1 differ in a dataset key (i = 0: true). */
 bool sweep_point_new_dataset(const struct sweep_plan *p, long i);
 
-/* Metrics of the sweep table (mean and stddev over repetitions). */
-enum sweep_metric {
-	SWM_BANDWIDTH, /* MiB/s */
-	SWM_IOPS,
-	SWM_SAMPLES,  /* samples/s */
-	SWM_AU,	      /* % */
-	SWM_WAIT_P99, /* s */
-	SWM_LAT_P99,  /* s */
-	SWM_LAT_P50,
-	SWM_LAT_P90,
-	SWM_LAT_P999,
-	SWM_COUNT
-};
-extern const char *const sweep_metric_column[SWM_COUNT]; /* CSV column stem */
-extern const char *const sweep_metric_title[SWM_COUNT];	 /* table heading with unit */
+/* Metrics of the sweep table (mean and stddev over repetitions): bench/metrics.h. */
 
 struct sweep_result {
 	bool done; /* summary.json complete */

@@ -14,20 +14,6 @@
 #include "safefile.h"
 #include "util.h"
 
-const char *const sweep_metric_column[SWM_COUNT] = {
-    "bandwidth_MiB_per_second", "iops",
-    "samples_per_second",	"au_percentage",
-    "data_wait_p99_seconds",	"latency_p99_seconds",
-    "latency_p50_seconds",	"latency_p90_seconds",
-    "latency_p999_seconds",
-};
-const char *const sweep_metric_title[SWM_COUNT] = {
-    "bandwidth (MiB/s)",  "IOPS",
-    "samples/s",	  "AU (%)",
-    "data wait p99 (µs)", "latency p99 (µs)",
-    "latency p50 (µs)",	  "latency p90 (µs)",
-    "latency p99.9 (µs)",
-};
 /* [output] repetitions allows up to 1000. */
 #define REPORT_MAX_REPS 1000
 /* Columns of the printed table; the CSV and JSON carry every metric. */
@@ -191,10 +177,10 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
-/* Latencies are stored in seconds and shown in µs: cached reads take a few µs, disks ms. */
+/* Latencies are stored in seconds and shown in µs (metric_table's scale). */
 static double report_scale(int m)
 {
-	return m >= SWM_WAIT_P99 ? 1e6 : 1.0;
+	return metric_of((enum sweep_metric)m)->scale;
 }
 
 static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
@@ -216,7 +202,7 @@ static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size
 
 static const char *report_metric_unit(enum sweep_metric m)
 {
-	return m == SWM_AU ? "% AU" : m == SWM_SAMPLES ? "samples/s" : "MiB/s";
+	return metric_of(m)->suffix;
 }
 
 /* "read_threads=8 prefetch_size=4": the numeric (or all, when numeric_only is false) values. */
@@ -339,7 +325,7 @@ static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_
 		report_fmt_stat(&r[overall].m[m], m, a, sizeof(a));
 		n = (size_t)snprintf(
 		    line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
-		    sweep_metric_column[m], best, overall + 1, a, report_metric_unit(m));
+		    metric_of(m)->column, best, overall + 1, a, report_metric_unit(m));
 		if (second >= 0 && n < sizeof(line)) {
 			report_values(p, second, false, def, sizeof(def));
 			report_fmt_stat(&r[second].m[m], m, b, sizeof(b));
@@ -441,7 +427,7 @@ static int report_heads(const struct sweep_plan *p, const char *heads[])
 			if (p->axes[a].order == o)
 				heads[n++] = p->axes[a].name;
 	for (int m = 0; m < SWM_TABLE; m++)
-		heads[n++] = sweep_metric_title[m];
+		heads[n++] = metric_of(m)->title;
 	return n;
 }
 
@@ -508,7 +494,7 @@ static void report_write_csv(FILE *f, const struct sweep_plan *p, const struct s
 			if (p->axes[a].order == o)
 				fprintf(f, ",%s", p->axes[a].key);
 	for (int m = 0; m < SWM_COUNT; m++)
-		fprintf(f, ",%s_mean,%s_stddev", sweep_metric_column[m], sweep_metric_column[m]);
+		fprintf(f, ",%s_mean,%s_stddev", metric_of(m)->column, metric_of(m)->column);
 	fprintf(f, ",cache_resident\n");
 	for (long i = 0; i < p->npoints; i++) {
 		sweep_point_index(p, i, idx);
@@ -575,7 +561,7 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 	json_object_set_new(root, "workload", json_string(workload));
 	json_object_set_new(root, "config_hash", json_string(p->hash));
 	json_object_set_new(root, "optimise",
-			    json_string(sweep_metric_column[sweep_optimised_metric(p)]));
+			    json_string(metric_of(sweep_optimised_metric(p))->column));
 	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
 	for (int o = 0; o < p->naxes; o++)
 		for (int a = 0; a < p->naxes; a++) {
@@ -619,8 +605,7 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 		json_object_set_new(pt, "done", json_boolean(r[i].done));
 		json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
 		for (int m = 0; m < SWM_COUNT; m++)
-			json_object_set_new(ms, sweep_metric_column[m],
-					    report_stat_json(&r[i].m[m]));
+			json_object_set_new(ms, metric_of(m)->column, report_stat_json(&r[i].m[m]));
 		json_object_set_new(pt, "metrics", ms);
 		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
 		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
@@ -688,7 +673,7 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		p->repetitions, p->repetitions == 1 ? "" : "s");
 	report_print_table(f, p, r, true);
 	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
-		sweep_metric_column[sweep_optimised_metric(p)]);
+		metric_of(sweep_optimised_metric(p))->column);
 	json_array_foreach(lines, i, v)
 	{
 		fprintf(f, "- %s\n", json_string_value(v));
@@ -722,7 +707,7 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 	if (term) {
 		report_print_table(term, p, r, false);
 		fprintf(term, "\nrecommendation (%s):\n",
-			sweep_metric_column[sweep_optimised_metric(p)]);
+			metric_of(sweep_optimised_metric(p))->column);
 		json_array_foreach(lines, i, v)
 		{
 			fprintf(term, "  %s\n", json_string_value(v));

@@ -298,14 +298,14 @@ static void test_runs(void **state)
 static void test_metrics(void **state)
 {
 	(void)state;
-	assert_int_equal(cmp_metrics[cmp_metric_find("bandwidth")].m, SWM_BANDWIDTH);
-	assert_true(cmp_metrics[cmp_metric_find("bandwidth")].higher_better);
-	assert_false(cmp_metrics[cmp_metric_find("wait_p99")].higher_better);
-	assert_false(cmp_metrics[cmp_metric_find("latency_p99")].higher_better);
-	assert_int_equal(cmp_metric_find("nope"), -1);
+	assert_int_equal(metric_table[metric_find("bandwidth")].m, SWM_BANDWIDTH);
+	assert_true(metric_table[metric_find("bandwidth")].higher_better);
+	assert_false(metric_table[metric_find("wait_p99")].higher_better);
+	assert_false(metric_table[metric_find("latency_p99")].higher_better);
+	assert_int_equal(metric_find("nope"), -1);
 	int def = 0;
-	for (int i = 0; i < cmp_nmetrics; i++)
-		def += cmp_metrics[i].by_default;
+	for (int i = 0; i < metric_count; i++)
+		def += metric_table[i].by_default;
 	assert_int_equal(def, 6);
 }
 

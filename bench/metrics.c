@@ -1,0 +1,59 @@
+/* The metric table (bench/metrics.h). */
+#include "metrics.h"
+
+#include <string.h>
+
+/* run_noise: how much the mean of a run moves from one run to the next beyond what its
+ * repetitions show, as a standard deviation in % of the mean. Measured with
+ * tests/perf/compare_gate.sh for configs/ci.ini on a shared 2-core VM (ext4 on a virtual disk,
+ * O_DIRECT): run means of rates spread by 4-6 % more than their repetitions predict, p99
+ * latencies by 10-20 %; without these terms ten identical runs gave 15 false alarms in 45
+ * pairs, with them none. On steadier storage --run-noise 0 trades false alarms for
+ * sensitivity. */
+const struct metric metric_table[] = {
+    {"bandwidth", SWM_BANDWIDTH, "bandwidth_MiB_per_second", NULL, "train_bandwidth_MiB_per_second",
+     "bandwidth (MiB/s)", "MiB/s", "MiB/s", 1.0, true, true, 5,
+     "bytes moved over the phase's wall time (slowest rank), MiB = 2^20 bytes"},
+    {"samples", SWM_SAMPLES, "samples_per_second", NULL, "train_throughput_mean_samples_per_second",
+     "samples/s", "samples/s", "samples/s", 1.0, true, true, 5,
+     "samples delivered to the trainers per second, summed over ranks"},
+    {"au", SWM_AU, "au_percentage", NULL, "train_au_mean_percentage", "AU (%)", "%", "% AU", 1.0,
+     true, true, 5, "accelerator utilisation: compute time over step time, mean of ranks"},
+    {"iops", SWM_IOPS, "iops", NULL, "train_iops", "IOPS", "IOPS", "IOPS", 1.0, true, true, 5,
+     "I/O calls completed per second of wall time"},
+    {"latency_p99", SWM_LAT_P99, "latency_p99_seconds", "latency_seconds.p99",
+     "train_latency_seconds.p99", "latency p99 (µs)", "us", "µs", 1e6, false, true, 15,
+     "99th percentile of the time of one I/O call"},
+    {"wait_p99", SWM_WAIT_P99, "data_wait_p99_seconds", "data_wait_seconds.p99",
+     "train_data_wait_seconds.p99", "data wait p99 (µs)", "us", "µs", 1e6, false, true, 15,
+     "99th percentile of the time a trainer waited for its next batch"},
+    {"latency_p50", SWM_LAT_P50, "latency_p50_seconds", "latency_seconds.p50",
+     "train_latency_seconds.p50", "latency p50 (µs)", "us", "µs", 1e6, false, false, 5,
+     "median time of one I/O call"},
+    {"latency_p90", SWM_LAT_P90, "latency_p90_seconds", "latency_seconds.p90",
+     "train_latency_seconds.p90", "latency p90 (µs)", "us", "µs", 1e6, false, false, 10,
+     "90th percentile of the time of one I/O call"},
+    {"latency_p999", SWM_LAT_P999, "latency_p999_seconds", "latency_seconds.p999",
+     "train_latency_seconds.p999", "latency p99.9 (µs)", "us", "µs", 1e6, false, false, 20,
+     "99.9th percentile of the time of one I/O call"},
+};
+const int metric_count = (int)(sizeof(metric_table) / sizeof(metric_table[0]));
+
+_Static_assert(sizeof(metric_table) / sizeof(metric_table[0]) == SWM_COUNT,
+	       "one row per value-array column");
+
+int metric_find(const char *name)
+{
+	for (int i = 0; i < metric_count; i++)
+		if (strcmp(metric_table[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+const struct metric *metric_of(enum sweep_metric m)
+{
+	for (int i = 0; i < metric_count; i++)
+		if (metric_table[i].m == m)
+			return &metric_table[i];
+	return &metric_table[0];
+}
