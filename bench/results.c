@@ -19,6 +19,7 @@
 #include "report.h"
 #include "run.h"
 #include "safefile.h"
+#include "../workloads/workload.h"
 #include "util.h"
 
 #define MIB	       1048576.0
@@ -780,17 +781,15 @@ static void add_repetitions(json_t *summary, const struct report_data *d, int nr
 	free(l99);
 }
 
-static json_t *summary_build(struct report_data *d, const struct results_ctx *ctx, int nreps,
-			     const struct train_result *reps)
+void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t *s)
 {
-	struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
-	json_t *s = json_object(), *st, *acc, *eps, *ranks;
 	char hash[65], commit[128], source[32];
 
 	json_object_set_new(s, "schema", json_integer(1));
 	json_object_set_new(s, "feedbench_version", json_string(FEEDBENCH_VERSION));
 	json_object_set_new(s, "workload", json_string(cfg->workload.name));
+	json_object_set_new(s, "workload_type", json_string(run->workload->name));
 	json_object_set_new(s, "description", json_string(cfg->workload.description));
 	json_object_set_new(s, "run_id", json_string(ctx->run_id));
 	json_object_set_new(s, "start", json_string(ctx->start_iso));
@@ -811,7 +810,16 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(s, "config_hash", json_string(hash));
 	cfg_dataset_hash(cfg, hash);
 	json_object_set_new(s, "dataset_hash", json_string(hash));
+}
 
+static json_t *summary_build(struct report_data *d, const struct results_ctx *ctx, int nreps,
+			     const struct train_result *reps)
+{
+	struct run *run = d->run;
+	const struct config *cfg = &run->cfg;
+	json_t *s = json_object(), *st, *acc, *eps, *ranks;
+
+	results_summary_head(run, ctx, s);
 	st = json_object();
 	json_object_set_new(st, "backend", json_string(run->storage->name));
 	json_object_set_new(st, "fs_type", json_string(run->fs.type));
@@ -968,9 +976,36 @@ static bool keep_unfinished(const char *tmp, const char *final_dir, bool have_su
  * is written and synced into it, and it takes the final name with a rename that never
  * replaces anything: with unique, "-2", "-3" ... when the name is taken (two runs in one
  * second), else the name taken is a failure. final_dir gets the name taken. */
-static int write_folder(struct run *run, struct report_data *d, json_t *summary, char *final_dir,
-			size_t final_len, bool unique, const struct timeline_event *tl,
-			const int *tlc, const int *tld, bool quiet, bool plots)
+/* Train's own files: the CSVs and table.md. */
+struct train_files {
+	struct report_data *d;
+	json_t *summary;
+	const struct timeline_event *tl;
+	const int *tlc, *tld;
+};
+
+static int train_fill(const char *tmp, void *arg)
+{
+	struct train_files *t = arg;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc = write_csvs(tmp, t->d, t->tl, t->tlc, t->tld);
+
+	if (rc < 0)
+		return rc;
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
+	table_write(m, t->d, t->summary);
+	return write_stream(tmp, "table.md", &buf, m);
+}
+
+/* The run folder: summary.json, config.ini and what fill writes, in a temporary folder that
+ * takes its final name only when complete. */
+static int write_folder(struct run *run, json_t *summary, char *final_dir, size_t final_len,
+			bool unique, int (*fill)(const char *tmp, void *arg), void *arg, bool quiet,
+			bool plots)
 {
 	char tmp[4096], parent[4096], want[4096], why[1024] = "", kept[4300], *buf = NULL;
 	bool have_summary = false;
@@ -994,8 +1029,8 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 	rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
 	free(text);
 	have_summary = rc == 0;
-	if (rc == 0)
-		rc = write_csvs(tmp, d, tl, tlc, tld);
+	if (rc == 0 && fill)
+		rc = fill(tmp, arg);
 	if (rc == 0) {
 		m = open_memstream(&buf, &len);
 		if (!m) {
@@ -1004,16 +1039,6 @@ static int write_folder(struct run *run, struct report_data *d, json_t *summary,
 		}
 		cfg_write_ini(&run->cfg, m);
 		rc = write_stream(tmp, "config.ini", &buf, m);
-	}
-	if (rc == 0) {
-		buf = NULL;
-		m = open_memstream(&buf, &len);
-		if (!m) {
-			rc = -ENOMEM;
-			goto out_written;
-		}
-		table_write(m, d, summary);
-		rc = write_stream(tmp, "table.md", &buf, m);
 	}
 out_written:
 	if (rc < 0)
@@ -1252,8 +1277,9 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
-		rc = write_folder(run, &d, summary, run->results_dir, sizeof(run->results_dir),
-				  ctx->unique, tl, tlc, tld, quiet, ctx->plots);
+		struct train_files tf = {&d, summary, tl, tlc, tld};
+		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
+				  ctx->unique, train_fill, &tf, quiet, ctx->plots);
 		json_decref(summary);
 	}
 out_nodes:
@@ -1264,5 +1290,56 @@ out_nodes:
 	free(tld);
 	free(d.ep);
 	free(d.ranks);
+	return agree(run, rc);
+}
+
+json_t *results_storage_json(struct run *run)
+{
+	const struct config *cfg = &run->cfg;
+	json_t *st = json_object();
+
+	json_object_set_new(st, "backend", json_string(run->storage->name));
+	json_object_set_new(st, "fs_type", json_string(run->fs.type));
+	json_object_set_new(st, "mount", json_string(run->fs.mount));
+	json_object_set_new(st, "direct", json_boolean(cfg->storage.direct));
+	json_object_set_new(
+	    st, "page_cache",
+	    json_string(cfg_choice_name("storage", "page_cache", cfg->storage.page_cache)));
+	json_object_update(st, run->info_storage);
+	return st;
+}
+
+struct text_files {
+	const struct results_file *files;
+	int n;
+};
+
+static int text_fill(const char *tmp, void *arg)
+{
+	const struct text_files *t = arg;
+
+	for (int i = 0; i < t->n; i++) {
+		int rc = t->files[i].text ? write_text(tmp, t->files[i].name, t->files[i].text)
+					  : -ENOMEM;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int results_write_folder(struct run *run, json_t *summary, const struct results_ctx *ctx,
+			 const char *final_dir, const struct results_file *files, int nfiles,
+			 bool quiet)
+{
+	struct text_files t = {files, nfiles};
+	int rc = 0;
+
+	gather_warnings(run);
+	if (run->rank == 0) {
+		json_object_set_new(summary, "warnings", json_deep_copy(run->warnings));
+		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
+		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
+				  ctx->unique, text_fill, &t, quiet, ctx->plots);
+	}
 	return agree(run, rc);
 }

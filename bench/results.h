@@ -28,4 +28,26 @@ struct results_ctx {
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet);
 
+/* For workloads other than train (workloads/workload.h, write hook). */
+#include <jansson.h>
+
+/* A text file of a run folder: name and NUL-terminated text (NULL: out of memory). */
+struct results_file {
+	const char *name; /* "table.md", "ior.csv" */
+	const char *text;
+};
+
+/* The members every summary.json starts with: schema, version, workload name and type, run id,
+ * start and end, host, git commit, ranks and nodes, the effective config and its hashes. */
+void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t *summary);
+/* "storage": back-end, file system, mount, direct, page_cache and what the back-end and
+ * striping added (run->info_storage). */
+json_t *results_storage_json(struct run *run);
+/* Collective: rank 0 writes the run folder final_dir like train's (all or nothing):
+ * summary.json (its "warnings" set from every rank's), config.ini, the files given, report.md;
+ * prints table.md unless quiet. Returns the agreed code. */
+int results_write_folder(struct run *run, json_t *summary, const struct results_ctx *ctx,
+			 const char *final_dir, const struct results_file *files, int nfiles,
+			 bool quiet);
+
 #endif
