@@ -774,6 +774,13 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 			       "--set %s: a value cannot hold a line break, begin with ';' or hold "
 			       "' ;' (an INI comment)",
 			       dotted);
+	const char *leaf = strrchr(dotted, '.');
+	size_t width = strlen(leaf ? leaf + 1 : dotted) + 3 + strlen(v);
+	if (width > CFG_LINE_MAX)
+		return fb_fail(err, -FB_EUSAGE,
+			       "--set %s: as a config line ('%s = ...') this is %zu characters; "
+			       "config files hold at most %d, so config.ini could not be read back",
+			       dotted, leaf ? leaf + 1 : dotted, width, CFG_LINE_MAX);
 	k = cfg_find_dotted(dotted);
 	if (!k) {
 		const char *dot = strrchr(dotted, '.');

@@ -407,6 +407,10 @@ static void test_set(void **state)
 	    {"workload.name=x ; y", -FB_EUSAGE, "' ;' (an INI comment)"},
 	    {"workload.name=;x", -FB_EUSAGE, "begin with ';'"},
 	    {"storage.mpiio.cb:nodes=2", -FB_EUSAGE, "the hint name holds ':'"},
+	    {"dataset.data_dir=/scratch/a/very/long/path/that/does/not/fit/on/one/config/line/"
+	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	     "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+	     -FB_EUSAGE, "('data_dir = ...') this is 238 characters|at most 199"},
 	};
 	struct config *cfg = malloc(sizeof(*cfg));
 	struct fb_errbuf err;
