@@ -62,7 +62,10 @@ after=$(ls -1 "$work" | grep -E '^(crash|leak|timeout|oom)-' | sort)
 found=$(comm -13 <(echo "$before") <(echo "$after") | grep -v '^$')
 echo "fuzz.$name: $(($(date +%s) - start)) s, $jobs job(s) of $seconds s, corpus $(ls -1 "$corpus" | wc -l) + $(ls -1 "$seeds" | wc -l) seeds"
 if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
-	for f in $found; do echo "fuzz.$name: FAILED: input saved as $work/$f (rerun: $bin $work/$f)"; done
+	for f in $found; do
+		echo "fuzz.$name: FAILED: input saved as $work/$f"
+		echo "  rerun: ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS $bin $work/$f"
+	done
 	[ -n "$found" ] || echo "fuzz.$name: FAILED (exit $rc); see the output above"
 	exit 1
 fi
