@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -159,10 +160,19 @@ static int fs_real_run_cmd(char *const argv[], const char *input, double timeout
 	posix_spawn_file_actions_t fa;
 	double deadline = fs_now() + timeout_s;
 	int rc = 0, status = 0, open_fds;
+	sigset_t pipe_set, old_set, pending;
+	bool pipe_was_pending;
 	pid_t pid;
 	extern char **environ;
 
 	*out = *err = NULL;
+	/* A child that exits before reading all its input must not kill us with SIGPIPE: it is
+	 * blocked in this thread while we write, and a SIGPIPE we caused is taken back after. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+	sigpending(&pending);
+	pipe_was_pending = sigismember(&pending, SIGPIPE);
 	if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC)) {
 		rc = -errno;
 		goto out_close;
@@ -240,6 +250,13 @@ out_close:
 		if (e[i] >= 0)
 			close(e[i]);
 	}
+	sigpending(&pending);
+	if (!pipe_was_pending && sigismember(&pending, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	*out = ob.text;
 	*err = eb.text;
 	return rc;

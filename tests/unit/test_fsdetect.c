@@ -268,6 +268,43 @@ static void test_detect_real_creates_nothing(void **state)
 	rmdir(dir);
 }
 
+/* The real command runner behind `ceph osd map`: stdin in, stdout and stderr out, the exit
+ * status, 127 for a missing program, a time limit, and no SIGPIPE death when the child stops
+ * reading early. */
+static void test_run_cmd_real(void **state)
+{
+	char *cat_argv[] = {"sh", "-c", "cat; echo oops >&2; exit 3", NULL};
+	char *missing_argv[] = {"feedbench-no-such-program", NULL};
+	char *sleep_argv[] = {"sleep", "5", NULL};
+	char *true_argv[] = {"true", NULL};
+	char *out, *err, *big;
+	int rc;
+
+	(void)state;
+	rc = fs_sys_default.run_cmd(cat_argv, "osd ls\nosd map a b\n", 10, &out, &err);
+	assert_int_equal(rc, 3);
+	assert_string_equal(out, "osd ls\nosd map a b\n");
+	assert_string_equal(err, "oops\n");
+	free(out);
+	free(err);
+	rc = fs_sys_default.run_cmd(missing_argv, NULL, 10, &out, &err);
+	assert_int_equal(rc, 127);
+	free(out);
+	free(err);
+	rc = fs_sys_default.run_cmd(sleep_argv, NULL, 0.2, &out, &err);
+	assert_int_equal(rc, -ETIMEDOUT);
+	free(out);
+	free(err);
+	big = malloc(4 << 20);
+	memset(big, 'x', (4 << 20) - 1);
+	big[(4 << 20) - 1] = '\0';
+	rc = fs_sys_default.run_cmd(true_argv, big, 10, &out, &err);
+	assert_int_equal(rc, 0);
+	free(big);
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +315,7 @@ int main(void)
 	    cmocka_unit_test(test_detect_labels),
 	    cmocka_unit_test(test_detect_relative_path),
 	    cmocka_unit_test(test_detect_real_creates_nothing),
+	    cmocka_unit_test(test_run_cmd_real),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
