@@ -212,7 +212,7 @@ static int plot_exec(struct plot_env *env, const char *script, const char *assig
 }
 
 /* gnuplot exits 0 after a write failed (a full disk leaves an empty file): each picture is
- * checked to be whole, a PNG by its signature, an SVG by its closing tag. */
+ * checked to be whole, a PNG by its signature, an SVG by its closing tag, and synced. */
 static int plot_check_output(struct plot_env *env, const char *script, const char *out)
 {
 	static const struct {
@@ -235,6 +235,8 @@ static int plot_check_output(struct plot_env *env, const char *script, const cha
 			buf[got > 0 ? got : 0] = '\0';
 			ok = got > 0 && (kinds[k].head ? memcmp(buf, want, n) == 0
 						       : memmem(buf, (size_t)got, want, n) != NULL);
+			/* Synced like every file of a results folder before it is renamed. */
+			ok = ok && fsync(fd) == 0;
 		}
 		if (fd >= 0)
 			close(fd);

@@ -952,7 +952,10 @@ static int write_pictures(const char *tmp, bool plots, char *why, size_t len)
 		snprintf(why, len, "cannot write report.md: %s", fb_strerror(rc));
 		return rc;
 	}
-	return 0;
+	/* The pictures' names in the folder, before it is renamed. */
+	if ((rc = util_fsync_dir(tmp)) < 0)
+		snprintf(why, len, "cannot sync the folder: %s", strerror(-rc));
+	return rc;
 }
 
 /* A run whose results could not all be written keeps what it measured: the temporary

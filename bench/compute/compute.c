@@ -12,14 +12,25 @@
 
 #define SPIN_NS 200000ull /* spin for the last 200 us: nanosleep overshoots by ~50-100 us */
 
+#define SLICE_NS 50000000ull /* a signal ends a long step within this much */
+
 void compute_wait_until(uint64_t deadline_ns)
+{
+	compute_wait_until_stop(deadline_ns, NULL);
+}
+
+void compute_wait_until_stop(uint64_t deadline_ns, volatile sig_atomic_t *stop)
 {
 	for (;;) {
 		uint64_t now = timer_now_ns();
 		if (now >= deadline_ns)
 			return;
+		if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED))
+			return;
 		if (deadline_ns - now > SPIN_NS) {
 			uint64_t sleep_ns = deadline_ns - now - SPIN_NS;
+			if (stop && sleep_ns > SLICE_NS)
+				sleep_ns = SLICE_NS;
 			struct timespec ts = {(time_t)(sleep_ns / 1000000000ull),
 					      (long)(sleep_ns % 1000000000ull)};
 			nanosleep(&ts, NULL);

@@ -9,6 +9,7 @@
 #ifndef FEEDBENCH_COMPUTE_H
 #define FEEDBENCH_COMPUTE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,9 @@ int compute_choose(struct run *run, const struct compute_ops **ops, char *why, s
 /* Sleeps precisely until `deadline_ns` (monotonic): nanosleep for the bulk, spin for the last
  * 200 microseconds. Shared by the CPU emulation and tests. */
 void compute_wait_until(uint64_t deadline_ns);
+/* The same, returning early once *stop is set (SIGINT/SIGTERM): a launcher that kills the job
+ * a second after forwarding the signal must not find a rank inside a long step. */
+void compute_wait_until_stop(uint64_t deadline_ns, volatile sig_atomic_t *stop);
 
 /* Per-step compute time: seconds ± stdev, a seeded normal variate, never negative. */
 double compute_step_seconds(double mean, double stdev, uint64_t *rng);

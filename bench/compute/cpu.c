@@ -87,7 +87,7 @@ static int cpu_step(struct compute *cc, const void *batch, size_t bytes, double 
 		t0 = t1;
 	}
 	if (seconds > 0)
-		compute_wait_until(t0 + (uint64_t)(seconds * 1e9));
+		compute_wait_until_stop(t0 + (uint64_t)(seconds * 1e9), c->run->stop);
 	t->busy_ns = timer_now_ns() - t0;
 	return 0;
 }
