@@ -44,6 +44,8 @@ enum { PAGE_CACHE_KEEP, PAGE_CACHE_EVICT, PAGE_CACHE_DROP };
 enum { ACCEL_AUTO, ACCEL_CPU, ACCEL_CUDA };
 enum { HDF5_TRANSFER_INDEPENDENT, HDF5_TRANSFER_COLLECTIVE };
 enum { NPZ_READ_SAMPLE, NPZ_READ_WHOLE };
+enum { CKPT_LAYOUT_DCP, CKPT_LAYOUT_SINGLE };
+enum { CKPT_MODE_BLOCKING, CKPT_MODE_ASYNC };
 
 struct cfg_hint {
 	char key[CFG_NAME_MAX];
@@ -139,6 +141,27 @@ struct config {
 		double au_threshold;
 		double watchdog;
 	} train;
+	struct {
+		uint64_t model_size_bytes; /* whole checkpoint; 0: from num_parameters */
+		int64_t num_parameters;
+		double bytes_per_param_model;	  /* weights (bf16: 2) */
+		double bytes_per_param_optimizer; /* Adam: fp32 master, momentum, variance: 12 */
+		double bytes_per_param_gradients; /* usually not saved: 0 */
+		int64_t tensor_parallelism;
+		int64_t pipeline_parallelism;
+		int64_t zero_stage; /* 0: replicas write nothing; 1-3: ZeRO sharding */
+		int layout;	    /* CKPT_LAYOUT_* */
+		char folder[CFG_PATH_MAX];
+		int64_t count;		/* checkpoints per repetition (type = checkpoint) */
+		uint64_t transfer_size; /* bytes per write and read call */
+		bool save;		/* false: restore checkpoints already on disk */
+		bool restore;		/* read back after each checkpoint */
+		bool verify;		/* compare what is read back byte for byte */
+		int64_t keep_last;	/* checkpoints kept on disk; 0: all */
+		int64_t every_steps;	/* inside training (type = train): 0 never */
+		int64_t every_epochs;	/* inside training: 0 never */
+		int mode;		/* CKPT_MODE_* (inside training) */
+	} checkpoint;
 	struct {
 		char dir[CFG_PATH_MAX];
 		char name[CFG_NAME_MAX];

@@ -24,6 +24,7 @@ static const char *const accel_choices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const transfer_choices[] = {"independent", "collective", NULL};
 static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
+static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const format_choices[] = {"raw", "npy", "npz", "hdf5", "tfrecord", "wds", NULL};
 
 #define D CFG_F_DATASET
@@ -172,6 +173,52 @@ const struct cfg_key cfg_keys[] = {
      "AU at or above which the storage keeps up (DLIO: 0.90)."},
     {"train", "watchdog", CFG_DURATION, OFF(train.watchdog), "300s", 0, 86400, NULL, N,
      "End the job when a rank makes no progress for this long (a peer died); 0 disables."},
+
+    {"checkpoint", "model_size_bytes", CFG_SIZE, OFF(checkpoint.model_size_bytes), "0", 0, 1.8e19,
+     NULL, 0,
+     "Bytes of one whole checkpoint (over all ranks); 0: num_parameters x the bytes per "
+     "parameter below (docs/checkpoint.md)."},
+    {"checkpoint", "num_parameters", CFG_INT, OFF(checkpoint.num_parameters), "0", 0, 1e15, NULL, 0,
+     "Model parameters (llama3 8B: 8030261248); used when model_size_bytes = 0."},
+    {"checkpoint", "bytes_per_param_model", CFG_DOUBLE, OFF(checkpoint.bytes_per_param_model), "2",
+     0, 64, NULL, 0, "Bytes per parameter of the model weights (bf16/fp16: 2)."},
+    {"checkpoint", "bytes_per_param_optimizer", CFG_DOUBLE,
+     OFF(checkpoint.bytes_per_param_optimizer), "12", 0, 64, NULL, 0,
+     "Bytes per parameter of the optimizer state (Adam in fp32: master weights, momentum, "
+     "variance = 12)."},
+    {"checkpoint", "bytes_per_param_gradients", CFG_DOUBLE,
+     OFF(checkpoint.bytes_per_param_gradients), "0", 0, 64, NULL, 0,
+     "Bytes per parameter of saved gradients (usually 0: not saved)."},
+    {"checkpoint", "tensor_parallelism", CFG_INT, OFF(checkpoint.tensor_parallelism), "1", 1, 1e6,
+     NULL, 0, "Tensor-parallel degree: model state split over this many ranks."},
+    {"checkpoint", "pipeline_parallelism", CFG_INT, OFF(checkpoint.pipeline_parallelism), "1", 1,
+     1e6, NULL, 0,
+     "Pipeline-parallel degree; ranks / (tensor x pipeline) is the data-parallel degree."},
+    {"checkpoint", "zero_stage", CFG_INT, OFF(checkpoint.zero_stage), "0", 0, 3, NULL, 0,
+     "0: data-parallel replicas write nothing (replica 0 writes the model-parallel shards); "
+     "1: optimizer state sharded over the replicas; 2: and gradients; 3: and weights (ZeRO "
+     "stages, every rank writes a shard)."},
+    {"checkpoint", "layout", CFG_CHOICE, OFF(checkpoint.layout), "dcp", NOLIM, ckpt_layout_choices,
+     0,
+     "dcp: one file per writing rank plus .metadata (rank 0, last) in step-<N>/ (PyTorch "
+     "Distributed Checkpoint); single: one shared file, each rank its range (MPI-IO with "
+     "backend = mpiio)."},
+    {"checkpoint", "folder", CFG_STRING, OFF(checkpoint.folder), "", NOLIM, NULL, 0,
+     "Folder of the checkpoints (empty: <data_dir>/checkpoints).", SZ(checkpoint.folder)},
+    {"checkpoint", "count", CFG_INT, OFF(checkpoint.count), "1", 1, 1e6, NULL, 0,
+     "Checkpoints written (and restored) per repetition of type = checkpoint."},
+    {"checkpoint", "transfer_size", CFG_SIZE, OFF(checkpoint.transfer_size), "16MiB", 4096,
+     1073741824.0, NULL, 0, "Bytes per write and read call of checkpoint files."},
+    {"checkpoint", "save", CFG_BOOL, OFF(checkpoint.save), "true", NOLIM, NULL, 0,
+     "Write the checkpoints (false: only restore the ones already in the folder, written "
+     "by the same config: their .metadata must be there and agree)."},
+    {"checkpoint", "restore", CFG_BOOL, OFF(checkpoint.restore), "true", NOLIM, NULL, 0,
+     "Read each checkpoint back after evicting it from the page cache ([storage] page_cache "
+     "= drop drops the whole cache)."},
+    {"checkpoint", "verify", CFG_BOOL, OFF(checkpoint.verify), "true", NOLIM, NULL, 0,
+     "Compare what the restore reads with what was written, byte for byte."},
+    {"checkpoint", "keep_last", CFG_INT, OFF(checkpoint.keep_last), "0", 0, 1e6, NULL, 0,
+     "Checkpoints kept on disk; older ones are deleted (timed). 0: keep all."},
 
     {"output", "dir", CFG_STRING, OFF(output.dir), "results", NOLIM, NULL, N,
      "Folder that receives run folders.", SZ(output.dir)},

@@ -72,6 +72,7 @@ struct run {
 	bool dataset_regenerated;
 	const struct fs_sys *fs_sys; /* calls behind fs detection and striping; NULL = real */
 	void *storage_priv;	     /* back-end state per run (faulty's counters); free() at end */
+	void *workload_priv;	     /* the workload's state between prepare and finish */
 
 	struct fb_errbuf err;	     /* this rank's first error */
 	volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */

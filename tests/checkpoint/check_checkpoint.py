@@ -1,0 +1,109 @@
+"""Checks of tests/checkpoint/checkpoint.sh: evaluates one Python expression with
+s = summary.json (None when there is none), ck = the checkpoint folder, and the helpers below.
+
+usage: check_checkpoint.py SUMMARY|'' CHECKPOINT_FOLDER EXPRESSION
+"""
+import json
+import os
+import sys
+
+
+def meta(ck, step):
+    with open(os.path.join(ck, "step-%d" % step, ".metadata")) as f:
+        return json.load(f)
+
+
+def shards_before_metadata(d):
+    """.metadata is written last: its change time is not before any shard's."""
+    m = os.stat(os.path.join(d, ".metadata")).st_ctime_ns
+    for name in os.listdir(d):
+        if name != ".metadata":
+            assert os.stat(os.path.join(d, name)).st_mtime_ns <= m, (name, "after .metadata")
+    return True
+
+
+def dcp_ok(s, ck, steps, total, writers, count):
+    assert sorted(os.listdir(ck)) == ["step-%d" % n for n in steps], os.listdir(ck)
+    per_rank = s["checkpoint"]["bytes_per_rank"]
+    assert sum(per_rank) == total, per_rank
+    assert [r for r, b in enumerate(per_rank) if b] == writers, per_rank
+    for n in steps:
+        d = os.path.join(ck, "step-%d" % n)
+        want = sorted(["__%d_0.distcp" % r for r in writers] + [".metadata"])
+        assert sorted(os.listdir(d)) == want, (sorted(os.listdir(d)), want)
+        for r in writers:
+            size = os.path.getsize(os.path.join(d, "__%d_0.distcp" % r))
+            assert size == per_rank[r], (r, size, per_rank[r])
+        m = meta(ck, n)
+        assert m["step"] == n and m["total_bytes"] == total and m["layout"] == "dcp", m
+        assert [f["rank"] for f in m["files"]] == writers, m["files"]
+        assert sum(f["bytes"] for f in m["files"]) == total
+        shards_before_metadata(d)
+    x = s["metric"]
+    assert x["checkpoint_count"] == count, x
+    assert x["checkpoint_size_bytes"] == total, x
+    assert x["checkpoint_bytes_written"] == count * total, x
+    assert x["checkpoint_bytes_read"] == count * total, x
+    assert x["checkpoint_files"] == len(writers) + 1, x
+    assert x["checkpoint_writing_ranks"] == len(writers), x
+    assert x["checkpoint_restore_verified"] is True
+    assert x["checkpoint_write_bandwidth_MiB_per_second"] > 0
+    assert x["checkpoint_read_bandwidth_MiB_per_second"] > 0
+    sk = x["checkpoint_write_seconds_per_rank"]
+    assert 0 <= sk["min"] <= sk["mean"] <= sk["max"], sk
+    # durable after every rank's bytes: not before the slowest rank's write ended
+    for c in s["checkpoints"]:
+        assert c["time_to_durable_seconds"] >= c["write_seconds"], c
+    return True
+
+
+def single_ok(s, ck, total):
+    d = os.path.join(ck, "step-1")
+    assert sorted(os.listdir(d)) == [".metadata", "checkpoint.bin"], os.listdir(d)
+    assert os.path.getsize(os.path.join(d, "checkpoint.bin")) == total
+    m = meta(ck, 1)
+    assert m["layout"] == "single"
+    offs = [(f["offset"], f["bytes"]) for f in m["files"]]
+    pos = 0
+    for off, n in offs:
+        assert off == pos, offs
+        pos += n
+    assert pos == total, offs
+    shards_before_metadata(d)
+    x = s["metric"]
+    assert x["checkpoint_bytes_written"] == total and x["checkpoint_bytes_read"] == total, x
+    assert x["checkpoint_files"] == 2, x
+    return True
+
+
+def killed_ok(ck, total):
+    steps = sorted(os.listdir(ck))
+    assert steps, "no checkpoint at all"
+    complete = 0
+    for name in steps:
+        d = os.path.join(ck, name)
+        files = os.listdir(d)
+        if ".metadata" not in files:
+            continue
+        m = json.load(open(os.path.join(d, ".metadata")))
+        for f in m["files"]:
+            p = os.path.join(d, f["file"])
+            assert os.path.getsize(p) == f["bytes"], (p, os.path.getsize(p), f["bytes"])
+        assert sum(f["bytes"] for f in m["files"]) == total
+        complete += 1
+    assert complete >= 1, steps
+    return True
+
+
+def main():
+    path, ck, expr = sys.argv[1], sys.argv[2], sys.argv[3]
+    s = json.load(open(path)) if path else None
+    env = dict(globals(), s=s, ck=ck, os=os)
+    if not eval(expr, env):
+        print("false: %s" % expr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

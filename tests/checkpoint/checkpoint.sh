@@ -1,0 +1,231 @@
+#!/bin/bash
+# The checkpoint workload ([workload] type = checkpoint) under mpiexec on 2 ranks, in a temporary
+# folder: exact bytes in summary.json, the files on disk (DCP folder per step, .metadata last),
+# durability (a failing fsync is never reported durable), restore verification (a flipped byte
+# is exit 1 naming rank, file and offset), ENOSPC mid-checkpoint (the previous checkpoint stays
+# intact and restorable), and a rank killed mid-checkpoint (no checkpoint looks complete that
+# is not).
+#
+# usage: checkpoint.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
+set -u
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+T=$(mktemp -d /tmp/fb_ckpt_XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+HERE=$(cd "$(dirname "$0")" && pwd)
+CK=$T/data/checkpoints
+
+fail() {
+	echo "FAIL (checkpoint $CASE): $*" >&2
+	echo "---- stdout" >&2
+	cat "$T/out" >&2 2>/dev/null
+	echo "---- stderr" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# config NAME [INI text]: 1 000 003 parameters x (2 + 12) bytes = 14 000 042 bytes per
+# checkpoint, 256 KiB transfers; the text is appended (later keys of a section win nothing:
+# give each key once).
+config() {
+	local name=$1
+	shift
+	cat >"$T/$name.ini" <<INI
+[workload]
+name = $name
+type = checkpoint
+[dataset]
+data_dir = $T/data
+[output]
+dir = $T/results
+plots = false
+$*
+INI
+}
+
+run() { # run NRANKS NAME [--set ...]
+	local n=$1 name=$2
+	shift 2
+	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$T/$name.ini" --quiet "$@" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+summary() { find "$T/results" -name summary.json 2>/dev/null | sort | tail -1; }
+
+# check PYTHON: runs the checks with s = summary.json (or None), ck = checkpoint folder.
+check() {
+	python3 "$HERE/check_checkpoint.py" "$(summary)" "$CK" "$1" >>"$T/err" 2>&1 ||
+		fail "check failed: $1"
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+
+CKPT="[checkpoint]
+num_parameters = 1000003
+transfer_size = 256KiB"
+
+case $CASE in
+dcp)
+	# tensor 2 x data 1: both ranks write a shard of every part; two checkpoints.
+	config dcp "$CKPT
+tensor_parallelism = 2
+count = 2"
+	run 2 dcp
+	expect_rc 0
+	check "dcp_ok(s, ck, steps=[1, 2], total=14000042, writers=[0, 1], count=2)"
+	# zero_stage 0, data 2: the replica (rank 1) writes nothing; zero_stage 3 shards all.
+	rm -rf "$T/results" "$T/data"
+	run 2 dcp --set checkpoint.tensor_parallelism=1 --set checkpoint.count=1
+	expect_rc 0
+	check "dcp_ok(s, ck, steps=[1], total=14000042, writers=[0], count=1)"
+	rm -rf "$T/results" "$T/data"
+	run 2 dcp --set checkpoint.tensor_parallelism=1 --set checkpoint.count=1 \
+		--set checkpoint.zero_stage=3
+	expect_rc 0
+	check "dcp_ok(s, ck, steps=[1], total=14000042, writers=[0, 1], count=1)"
+	check "s['checkpoint']['bytes_per_rank'] == [7000021, 7000021]"
+	;;
+single)
+	# One shared file, posix pwrite at offsets, then MPI-IO; the 70B-style zero_stage 1 split.
+	for backend in posix mpiio; do
+		rm -rf "$T/results" "$T/data"
+		config single "$CKPT
+layout = single
+zero_stage = 1
+[storage]
+backend = $backend"
+		run 2 single
+		expect_rc 0
+		check "single_ok(s, ck, total=14000042)"
+		check "s['storage']['backend'] == '$backend'"
+	done
+	;;
+keep_last)
+	config keep "$CKPT
+count = 3
+keep_last = 1"
+	run 2 keep
+	expect_rc 0
+	check "sorted(os.listdir(ck)) == ['step-3']"
+	check "s['metric']['checkpoint_count'] == 3 and s['metric']['checkpoint_bytes_written'] == 3 * 14000042"
+	check "[c.get('delete_seconds', 0) > 0 for c in s['checkpoints']] == [False, True, True]"
+	;;
+fsync_fail)
+	# Rank 1's fsync fails: the checkpoint is never durable: exit 1 naming rank 1, its file
+	# and fsync; no .metadata; no results.
+	config fsync "$CKPT
+zero_stage = 3
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = fsync
+fail_rank = 1
+fail_nth = 1
+fail_errno = EIO"
+	run 2 fsync
+	expect_rc 1
+	grep -q "rank 1: cannot fsync '$CK/step-1/__1_0.distcp': Input/output error" "$T/err" ||
+		fail "the message does not name rank 1, its file and the fsync"
+	[ ! -e "$CK/step-1/.metadata" ] || fail "a checkpoint whose fsync failed has .metadata"
+	[ -z "$(summary)" ] || fail "results were written"
+	;;
+corrupt)
+	# Written without restore, one byte of rank 1's shard flipped, restored (save = false).
+	config corrupt "$CKPT
+zero_stage = 3"
+	run 2 corrupt --set checkpoint.restore=false --set checkpoint.verify=false
+	expect_rc 0
+	run 2 corrupt --set checkpoint.save=false
+	expect_rc 0 # intact: restores and verifies
+	python3 - "$CK/step-1/__1_0.distcp" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(5000001)
+    b = f.read(1)
+    f.seek(5000001)
+    f.write(bytes([b[0] ^ 0x10]))
+PY
+	rm -rf "$T/results"
+	run 2 corrupt --set checkpoint.save=false
+	expect_rc 1
+	grep -q "rank 1: checkpoint verification failed: '$CK/step-1/__1_0.distcp' at offset 5000001: expected 0x" "$T/err" ||
+		fail "the message does not name rank 1, the file and offset 5000001"
+	[ -z "$(summary)" ] || fail "results were written"
+	# A checkpoint without .metadata is not restored.
+	rm "$CK/step-1/.metadata"
+	run 2 corrupt --set checkpoint.save=false
+	expect_rc 1
+	grep -q "checkpoint '$CK/step-1' cannot be restored: .metadata is missing" "$T/err" ||
+		fail "an incomplete checkpoint was not refused"
+	;;
+enospc)
+	# 14000042 / 2 bytes per rank in 256 KiB transfers: 27 writes per checkpoint; the 30th
+	# write of rank 1 (its third in checkpoint 2, offset 2 x 256 KiB) fails with ENOSPC.
+	config enospc "$CKPT
+zero_stage = 3
+count = 2
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = write
+fail_rank = 1
+fail_nth = 30
+fail_errno = ENOSPC"
+	run 2 enospc
+	expect_rc 1
+	grep -q "rank 1: cannot write '$CK/step-2/__1_0.distcp' at offset 524288: No space left on device" "$T/err" ||
+		fail "the message does not name rank 1, its file and the offset"
+	[ -z "$(summary)" ] || fail "results were written"
+	[ -e "$CK/step-1/.metadata" ] || fail "the previous checkpoint lost its .metadata"
+	[ ! -e "$CK/step-2/.metadata" ] && [ ! -e "$CK/step-2/.metadata.tmp" ] ||
+		fail "the failed checkpoint looks complete"
+	# The previous checkpoint is intact: it restores and verifies.
+	run 2 enospc --set checkpoint.save=false --set checkpoint.count=1 --set storage.backend=posix
+	expect_rc 0
+	check "s['metric']['checkpoint_bytes_read'] == 14000042"
+	;;
+killed)
+	# Rank 1 killed at some point of a stream of checkpoints (keep_last = 2): every step
+	# folder with .metadata is complete (all files, full sizes); the in-flight one has none.
+	config killed "$CKPT
+zero_stage = 3
+count = 100000
+keep_last = 2
+restore = false
+verify = false
+[train]
+watchdog = 10s"
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/killed.ini" --quiet >"$T/out" 2>"$T/err" &
+	MPIPID=$!
+	for _ in $(seq 1 200); do
+		[ -e "$CK/step-3/.metadata" ] && break
+		sleep 0.05
+	done
+	[ -e "$CK/step-3/.metadata" ] || fail "no third checkpoint after 10 s"
+	pid=""
+	for p in $(ps -o pid= --ppid "$MPIPID"); do
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && pid=$p
+	done
+	[ -n "$pid" ] || fail "rank 1 not found"
+	kill -KILL "$pid"
+	start=$SECONDS
+	while kill -0 "$MPIPID" 2>/dev/null; do
+		[ $((SECONDS - start)) -lt 30 ] || {
+			kill -KILL "$MPIPID"
+			fail "still running 30 s after rank 1 was killed"
+		}
+		sleep 0.1
+	done
+	wait "$MPIPID"
+	RC=$?
+	[ "$RC" -ne 0 ] || fail "exit status 0 after a rank was killed"
+	check "killed_ok(ck, total=14000042)"
+	[ -z "$(summary)" ] || fail "results were written"
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+echo "PASS (checkpoint $CASE)"

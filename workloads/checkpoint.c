@@ -1,0 +1,992 @@
+/* The checkpoint workload (`[workload] type = checkpoint`): every rank writes its part of a
+ * model checkpoint the way PyTorch Distributed Checkpoint lays it out, makes it durable, and
+ * reads it back after evicting it from the page cache, verified byte for byte.
+ *
+ * Sizing follows DLIO / MLPerf Storage (docs/checkpoint.md): model weights, optimizer state and
+ * gradients, in bytes per parameter, split over tensor x pipeline ranks; data-parallel replicas
+ * write nothing unless ZeRO-style sharding (zero_stage) gives each a shard.
+ *
+ * Layouts:
+ *   dcp     <folder>/step-<N>/__<rank>_0.distcp, one per writing rank, then .metadata
+ *   single  <folder>/step-<N>/checkpoint.bin, each rank its range (MPI-IO with backend =
+ *           mpiio, pwrite at offsets otherwise), then .metadata
+ * `.metadata` is written by rank 0 only after every rank agreed that its bytes are durable
+ * (written, fsync'ed, closed), under a temporary name, fsync'ed, renamed, and the step folder
+ * and its parent fsync'ed: a checkpoint without .metadata is incomplete, whatever happened to
+ * the job. "Time to durable" ends there.
+ *
+ * Content: a seeded pattern of transfer_size bytes per (seed, step, rank); each transfer starts
+ * with a 32-byte header (magic, step, rank, file offset), so a misplaced or stale block is found
+ * as surely as a flipped byte, and the data costs nothing to produce while writing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../bench/agree.h"
+#include "../bench/results.h"
+#include "../bench/rng.h"
+#include "../bench/run.h"
+#include "../bench/timer.h"
+#include "../bench/util.h"
+#include "../bench/storage/fs.h"
+#include "workload.h"
+
+#define MIB	     1048576.0
+#define CKPT_HDR     32
+#define CKPT_MAGIC   0x31305450434b4246ull /* "FBCKPT01" little-endian */
+#define CKPT_SINGLE  "checkpoint.bin"
+#define CKPT_META    ".metadata"
+#define CKPT_METATMP ".metadata.tmp"
+
+/* What this rank writes: its share of each part of the model state. */
+struct ckpt_plan {
+	uint64_t total;			  /* bytes of the whole checkpoint (all ranks) */
+	uint64_t model, optimizer, grads; /* the parts of total */
+	uint64_t mine;			  /* this rank's bytes */
+	uint64_t offset;		  /* layout single: where this rank's range starts */
+	int tp, pp, dp;			  /* parallel degrees */
+	int mp_rank, dp_rank;		  /* model-parallel and data-parallel coordinates */
+	int writers;			  /* ranks with bytes to write */
+	uint64_t *bytes_of;		  /* rank 0: every rank's bytes */
+};
+
+/* One checkpoint as one rank saw it. */
+struct ckpt_one {
+	int64_t step;
+	double write_s;	  /* start barrier -> this rank's bytes durable (fsync, close) */
+	double durable_s; /* rank 0: start barrier -> .metadata renamed, folders fsync'ed */
+	double read_s;	  /* restore: start barrier -> this rank's bytes read (and verified) */
+	double delete_s;  /* rank 0: removing the checkpoint keep_last pushed out */
+	uint64_t wbytes, wcalls, rbytes, rcalls;
+	uint64_t files; /* files this rank created */
+};
+
+struct ckpt_rep {
+	int n;
+	struct ckpt_one *c;
+};
+
+struct ckpt_state {
+	struct ckpt_plan plan;
+	char folder[CFG_PATH_MAX + 32];
+	unsigned char *pattern; /* transfer_size bytes of this rank's seeded data */
+	unsigned char *rbuf;	/* restore buffer */
+	int64_t step;		/* last checkpoint number written */
+	bool stripe_read;	/* the layout of a checkpoint file was read back */
+};
+
+static struct ckpt_state *ckpt_of(struct run *run)
+{
+	return (struct ckpt_state *)run->workload_priv;
+}
+
+/* ---- sizing ----------------------------------------------------------------------------- */
+
+/* Part i of n of `total`, the parts differing by at most one byte and adding up exactly. */
+static uint64_t piece(uint64_t total, uint64_t i, uint64_t n)
+{
+	unsigned __int128 a = (unsigned __int128)total * i / n;
+	unsigned __int128 b = (unsigned __int128)total * (i + 1) / n;
+
+	return (uint64_t)(b - a);
+}
+
+static double ckpt_bpp(const struct config *cfg)
+{
+	return cfg->checkpoint.bytes_per_param_model + cfg->checkpoint.bytes_per_param_optimizer +
+	       cfg->checkpoint.bytes_per_param_gradients;
+}
+
+/* The parts of the checkpoint: from num_parameters, or model_size_bytes split in the same
+ * ratio (the rest, after rounding, goes to the weights). */
+static void ckpt_parts(const struct config *cfg, struct ckpt_plan *p)
+{
+	const double bm = cfg->checkpoint.bytes_per_param_model;
+	const double bo = cfg->checkpoint.bytes_per_param_optimizer;
+	const double bg = cfg->checkpoint.bytes_per_param_gradients;
+	const double n = (double)cfg->checkpoint.num_parameters;
+
+	if (cfg->checkpoint.model_size_bytes) {
+		double bpp = ckpt_bpp(cfg);
+		p->total = cfg->checkpoint.model_size_bytes;
+		p->optimizer = (uint64_t)floor((double)p->total * bo / bpp);
+		p->grads = (uint64_t)floor((double)p->total * bg / bpp);
+		p->model = p->total - p->optimizer - p->grads;
+	} else {
+		p->model = (uint64_t)llround(n * bm);
+		p->optimizer = (uint64_t)llround(n * bo);
+		p->grads = (uint64_t)llround(n * bg);
+		p->total = p->model + p->optimizer + p->grads;
+	}
+}
+
+/* This rank's bytes of one part: its model-parallel shard, then either the data-parallel
+ * replica 0 writes it all (not sharded) or every replica writes a piece (sharded). */
+static uint64_t ckpt_share(uint64_t part, const struct ckpt_plan *p, int mp_rank, int dp_rank,
+			   bool sharded)
+{
+	uint64_t mp = piece(part, (uint64_t)mp_rank, (uint64_t)p->tp * (uint64_t)p->pp);
+
+	if (sharded)
+		return piece(mp, (uint64_t)dp_rank, (uint64_t)p->dp);
+	return dp_rank == 0 ? mp : 0;
+}
+
+static uint64_t ckpt_bytes_of(const struct config *cfg, const struct ckpt_plan *p, int rank)
+{
+	int mpn = p->tp * p->pp, mp_rank = rank % mpn, dp_rank = rank / mpn;
+	int64_t z = cfg->checkpoint.zero_stage;
+
+	return ckpt_share(p->model, p, mp_rank, dp_rank, z >= 3) +
+	       ckpt_share(p->optimizer, p, mp_rank, dp_rank, z >= 1) +
+	       ckpt_share(p->grads, p, mp_rank, dp_rank, z >= 2);
+}
+
+static void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struct ckpt_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	ckpt_parts(cfg, p);
+	p->tp = (int)cfg->checkpoint.tensor_parallelism;
+	p->pp = (int)cfg->checkpoint.pipeline_parallelism;
+	p->dp = nranks / (p->tp * p->pp);
+	p->mp_rank = rank % (p->tp * p->pp);
+	p->dp_rank = rank / (p->tp * p->pp);
+	for (int r = 0; r < nranks; r++) {
+		uint64_t b = ckpt_bytes_of(cfg, p, r);
+		if (r < rank)
+			p->offset += b;
+		if (r == rank)
+			p->mine = b;
+		p->writers += b > 0;
+	}
+}
+
+static int ckpt_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	int64_t mpn = cfg->checkpoint.tensor_parallelism * cfg->checkpoint.pipeline_parallelism;
+	struct ckpt_plan p;
+
+	if (!cfg->checkpoint.model_size_bytes && !cfg->checkpoint.num_parameters)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] needs model_size_bytes or num_parameters (how "
+			       "large the checkpoint is)",
+			       src);
+	if (ckpt_bpp(cfg) <= 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] bytes_per_param_model + _optimizer + _gradients "
+			       "is 0: nothing to save",
+			       src);
+	if (mpn > nranks || nranks % mpn != 0)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: [checkpoint] tensor_parallelism x pipeline_parallelism = %" PRId64
+		    " must divide the %d ranks (the data-parallel degree is ranks / "
+		    "(tensor x pipeline))",
+		    src, mpn, nranks);
+	if (cfg->storage.direct)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [storage] direct = true is not supported by the checkpoint "
+			       "workload (its shards are not block-aligned)",
+			       src);
+	if (!cfg->checkpoint.save && !cfg->checkpoint.restore)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] save = false and restore = false: nothing to do",
+			       src);
+	if (cfg->checkpoint.verify && !cfg->checkpoint.restore)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] verify = true needs restore = true (verification "
+			       "checks what the restore reads)",
+			       src);
+	ckpt_plan_make(cfg, 0, nranks, &p);
+	if (p.total == 0)
+		return fb_fail(err, -FB_ECONFIG, "%s: [checkpoint] the checkpoint has 0 bytes",
+			       src);
+	return 0;
+}
+
+/* ---- content ---------------------------------------------------------------------------- */
+
+static void ckpt_pattern(const struct config *cfg, int64_t step, int rank, unsigned char *buf,
+			 size_t len)
+{
+	uint64_t s =
+	    rng_mix3((uint64_t)cfg->dataset.seed ^ 0x636b7074ull, (uint64_t)step, (uint64_t)rank);
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = splitmix64(&s);
+		memcpy(buf + i, &v, 8);
+	}
+	for (uint64_t v = splitmix64(&s); i < len; i++, v >>= 8)
+		buf[i] = (unsigned char)v;
+}
+
+/* The header of the transfer at file offset off, over the first bytes of buf. */
+static void ckpt_header(unsigned char *buf, size_t len, int64_t step, int rank, uint64_t off)
+{
+	uint64_t h[4] = {CKPT_MAGIC, (uint64_t)step, (uint64_t)rank, off};
+
+	memcpy(buf, h, len < CKPT_HDR ? len : CKPT_HDR);
+}
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+static void ckpt_step_dir(const struct ckpt_state *st, int64_t step, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/step-%" PRId64, st->folder, step);
+}
+
+static void ckpt_file(const struct run *run, const struct ckpt_state *st, int64_t step, int rank,
+		      char *buf, size_t len)
+{
+	if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+		snprintf(buf, len, "%s/step-%" PRId64 "/" CKPT_SINGLE, st->folder, step);
+	else
+		snprintf(buf, len, "%s/step-%" PRId64 "/__%d_0.distcp", st->folder, step, rank);
+}
+
+/* ---- write ------------------------------------------------------------------------------ */
+
+/* Opens this rank's file for writing. dcp: created (with the requested layout where the file
+ * system stripes); single: created by rank 0 before the start, opened by the others. */
+static int ckpt_open_write(struct run *run, struct io *io, const char *path, struct sfile **f)
+{
+	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
+	int flags = STORAGE_O_WRITE;
+	int rc;
+
+	if (single)
+		flags |= STORAGE_O_NOTRUNC | STORAGE_O_SHARED;
+	else if (run->fs.can_stripe && (rc = stripe_create_file(run, path)) < 0)
+		return rc;
+	return io_open(io, f, path, flags);
+}
+
+/* Writes this rank's bytes at [base, base + len) of path: transfers of transfer_size, each
+ * with its header, then fsync and close. */
+static int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_one *c,
+			    const char *path, uint64_t base, uint64_t len)
+{
+	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
+	bool shared = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE &&
+		      (run->storage->caps & STORAGE_CAP_COLLECTIVE);
+	struct io io = {.run = run};
+	struct sfile *f = NULL;
+	int rc;
+
+	if (len == 0 && !shared)
+		return 0;
+	if ((rc = ckpt_open_write(run, &io, path, &f)) < 0)
+		return rc;
+	c->files += run->cfg.checkpoint.layout == CKPT_LAYOUT_DCP;
+	for (uint64_t done = 0; done < len && rc == 0; done += xfer) {
+		size_t n = (size_t)(len - done < xfer ? len - done : xfer);
+		ckpt_header(st->pattern, n, c->step, run->rank, base + done);
+		rc = io_pwrite(&io, f, st->pattern, n, base + done);
+		c->wbytes += rc == 0 ? n : 0;
+		c->wcalls += rc == 0;
+	}
+	/* A shared MPI-IO handle's sync and close are collective: every rank makes them, also
+	 * after a failed write, so no rank is left waiting. */
+	int src = (rc == 0 || shared) ? io_sync(&io, f) : 0;
+	int crc = io_close(&io, f);
+	return rc ? rc : src ? src : crc;
+}
+
+/* Rank 0, after every rank's bytes are durable: .metadata under a temporary name, fsync,
+ * rename, fsync of the step folder and of the checkpoint folder. */
+static int ckpt_write_metadata(struct run *run, struct ckpt_state *st, int64_t step)
+{
+	const struct ckpt_plan *p = &st->plan;
+	char dir[CFG_PATH_MAX + 64], tmp[CFG_PATH_MAX + 96], path[CFG_PATH_MAX + 96];
+	char file[CFG_PATH_MAX + 96];
+	json_t *m = json_object(), *files = json_array();
+	uint64_t off = 0;
+	char *text;
+	int fd, rc = 0;
+
+	ckpt_step_dir(st, step, dir, sizeof(dir));
+	json_object_set_new(m, "feedbench_checkpoint", json_integer(1));
+	json_object_set_new(m, "step", json_integer(step));
+	json_object_set_new(
+	    m, "layout",
+	    json_string(cfg_choice_name("checkpoint", "layout", run->cfg.checkpoint.layout)));
+	json_object_set_new(m, "total_bytes", json_integer((json_int_t)p->total));
+	json_object_set_new(m, "seed", json_integer(run->cfg.dataset.seed));
+	json_object_set_new(m, "ranks", json_integer(run->nranks));
+	for (int r = 0; r < run->nranks; r++) {
+		if (!p->bytes_of[r]) {
+			continue;
+		}
+		ckpt_file(run, st, step, r, file, sizeof(file));
+		json_array_append_new(files, json_pack("{s:s, s:i, s:I, s:I}", "file",
+						       strrchr(file, '/') + 1, "rank", r, "offset",
+						       (json_int_t)off, "bytes",
+						       (json_int_t)p->bytes_of[r]));
+		if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+			off += p->bytes_of[r];
+	}
+	json_object_set_new(m, "files", files);
+	text = json_dumps(m, JSON_INDENT(1));
+	json_decref(m);
+	if (!text)
+		return run_fail(run, -ENOMEM, "out of memory");
+	snprintf(tmp, sizeof(tmp), "%s/" CKPT_METATMP, dir);
+	snprintf(path, sizeof(path), "%s/" CKPT_META, dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		free(text);
+		return run_fail(run, rc, "cannot create '%s': %s", tmp, strerror(-rc));
+	}
+	size_t len = strlen(text), done = 0;
+	while (done < len && rc == 0) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	free(text);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		return run_fail(run, rc, "cannot write '%s': %s", tmp, strerror(-rc));
+	if (rename(tmp, path) < 0)
+		return run_fail(run, -errno, "cannot rename '%s' to '%s': %s", tmp, path,
+				strerror(errno));
+	if ((rc = util_fsync_dir(dir)) < 0 || (rc = util_fsync_dir(st->folder)) < 0)
+		return run_fail(run, rc, "cannot fsync the folder of '%s': %s", path,
+				strerror(-rc));
+	return 0;
+}
+
+/* Rank 0, before the start: the step folder (an earlier run's is removed first: a checkpoint
+ * is never a mix of two runs), and the shared file of layout single with its stripe layout. */
+static int ckpt_make_step(struct run *run, struct ckpt_state *st, int64_t step)
+{
+	char dir[CFG_PATH_MAX + 64], path[CFG_PATH_MAX + 96];
+	int rc, fd;
+
+	ckpt_step_dir(st, step, dir, sizeof(dir));
+	if (access(dir, F_OK) == 0 && (rc = util_remove_tree(dir)) < 0)
+		return run_fail(run, rc, "cannot remove the old checkpoint '%s': %s", dir,
+				strerror(-rc));
+	if ((rc = util_mkdirs(dir, 0755)) < 0)
+		return run_fail(run, rc, "cannot create '%s': %s", dir, strerror(-rc));
+	if (run->cfg.checkpoint.layout != CKPT_LAYOUT_SINGLE)
+		return 0;
+	ckpt_file(run, st, step, 0, path, sizeof(path));
+	if (run->fs.can_stripe && (rc = stripe_create_file(run, path)) < 0)
+		return rc;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return run_fail(run, -errno, "cannot create '%s': %s", path, strerror(errno));
+	close(fd);
+	return 0;
+}
+
+static int ckpt_save(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
+{
+	const struct ckpt_plan *p = &st->plan;
+	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
+	char path[CFG_PATH_MAX + 96];
+	int rc = 0;
+
+	ckpt_pattern(&run->cfg, c->step, run->rank, st->pattern, run->cfg.checkpoint.transfer_size);
+	if (run->rank == 0)
+		rc = ckpt_make_step(run, st, c->step);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
+	MPI_Barrier(run->comm);
+	uint64_t t0 = timer_now_ns();
+	rc = ckpt_write_range(run, st, c, path, single ? p->offset : 0, p->mine);
+	c->write_s = timer_ns_to_s(timer_now_ns() - t0);
+	watchdog_kick(run);
+	if ((rc = agree(run, rc)) < 0) {
+		if (run->rank == 0) {
+			char dir[CFG_PATH_MAX + 64];
+			ckpt_step_dir(st, c->step, dir, sizeof(dir));
+			run_warn(run, "checkpoint %s is incomplete (no " CKPT_META ")", dir);
+		}
+		return rc;
+	}
+	if (run->rank == 0) {
+		rc = ckpt_write_metadata(run, st, c->step);
+		c->durable_s = timer_ns_to_s(timer_now_ns() - t0);
+	}
+	st->step = c->step;
+	return agree(run, rc);
+}
+
+/* ---- restore ---------------------------------------------------------------------------- */
+
+/* The page cache must not answer the restore: this rank's file is evicted (posix_fadvise
+ * DONTNEED, after the fsync its pages are clean), or page_cache = drop drops the whole cache
+ * (root, first rank of each node). */
+static int ckpt_evict(struct run *run, const char *path)
+{
+	int fd, err;
+
+	if (run->cfg.storage.page_cache == PAGE_CACHE_DROP) {
+		if (run->local_rank != 0)
+			return 0;
+		sync();
+		fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "3\n", 2) != 2) {
+			err = errno;
+			if (fd >= 0)
+				close(fd);
+			return run_fail(run, -err,
+					"page_cache = drop needs root: cannot write "
+					"/proc/sys/vm/drop_caches: %s (use page_cache = evict)",
+					strerror(err));
+		}
+		close(fd);
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return run_fail(run, -errno, "cannot open '%s' to evict it: %s", path,
+				strerror(errno));
+	err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	if (err)
+		return run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s", path,
+				strerror(err));
+	return 0;
+}
+
+/* Compares one transfer with what was written; the first differing byte is the error. */
+static int ckpt_verify(struct run *run, struct ckpt_state *st, const char *path, int64_t step,
+		       uint64_t off, size_t n)
+{
+	ckpt_header(st->pattern, n, step, run->rank, off);
+	if (memcmp(st->rbuf, st->pattern, n) == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (st->rbuf[i] != st->pattern[i])
+			return run_fail(run, -FB_EVERIFY,
+					"checkpoint verification failed: '%s' at offset %" PRIu64
+					": expected 0x%02x, read 0x%02x",
+					path, off + i, st->pattern[i], st->rbuf[i]);
+	return 0;
+}
+
+static int ckpt_read_range(struct run *run, struct ckpt_state *st, struct ckpt_one *c,
+			   const char *path, uint64_t base, uint64_t len)
+{
+	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
+	struct io io = {.run = run};
+	struct sfile *f = NULL;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	/* Independent reads: a shared handle would make every rank open collectively. */
+	if ((rc = io_open(&io, &f, path, STORAGE_O_READ)) < 0)
+		return rc;
+	for (uint64_t done = 0; done < len && rc == 0; done += xfer) {
+		size_t n = (size_t)(len - done < xfer ? len - done : xfer);
+		rc = io_pread(&io, f, st->rbuf, n, base + done);
+		if (rc == 0) {
+			c->rbytes += n;
+			c->rcalls++;
+		}
+		if (rc == 0 && run->cfg.checkpoint.verify)
+			rc = ckpt_verify(run, st, path, c->step, base + done, n);
+	}
+	int crc = io_close(&io, f);
+	return rc ? rc : crc;
+}
+
+static int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
+{
+	const struct ckpt_plan *p = &st->plan;
+	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
+	char path[CFG_PATH_MAX + 96];
+	int rc = 0;
+
+	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
+	if (p->mine || (single && run->cfg.storage.page_cache == PAGE_CACHE_DROP))
+		rc = ckpt_evict(run, path);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	if (run->cfg.checkpoint.verify) /* the pattern, headers aside, as written */
+		ckpt_pattern(&run->cfg, c->step, run->rank, st->pattern,
+			     run->cfg.checkpoint.transfer_size);
+	MPI_Barrier(run->comm);
+	uint64_t t0 = timer_now_ns();
+	rc = ckpt_read_range(run, st, c, path, single ? p->offset : 0, p->mine);
+	c->read_s = timer_ns_to_s(timer_now_ns() - t0);
+	watchdog_kick(run);
+	return agree(run, rc);
+}
+
+/* Restore only (save = false): rank 0 checks that the checkpoint is complete (.metadata) and
+ * was written by this config (same size, ranks and layout). */
+static int ckpt_check_existing(struct run *run, struct ckpt_state *st, int64_t step)
+{
+	char dir[CFG_PATH_MAX + 64], path[CFG_PATH_MAX + 96];
+	json_error_t jerr;
+	json_t *m;
+	int rc = 0;
+
+	if (run->rank != 0)
+		return 0;
+	ckpt_step_dir(st, step, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/" CKPT_META, dir);
+	m = json_load_file(path, 0, &jerr);
+	if (!m)
+		return run_fail(run, -FB_EDATASET,
+				"checkpoint '%s' cannot be restored: %s is %s (save = false "
+				"restores complete checkpoints only)",
+				dir, CKPT_META, access(path, F_OK) == 0 ? "unreadable" : "missing");
+	const char *layout = json_string_value(json_object_get(m, "layout"));
+	if ((uint64_t)json_integer_value(json_object_get(m, "total_bytes")) != st->plan.total ||
+	    json_integer_value(json_object_get(m, "ranks")) != run->nranks ||
+	    json_integer_value(json_object_get(m, "seed")) != run->cfg.dataset.seed || !layout ||
+	    strcmp(layout, cfg_choice_name("checkpoint", "layout", run->cfg.checkpoint.layout)) !=
+		0)
+		rc = run_fail(
+		    run, -FB_EDATASET,
+		    "checkpoint '%s' was written by another config (%s: %" JSON_INTEGER_FORMAT
+		    " bytes, %" JSON_INTEGER_FORMAT " ranks, layout %s; this one: %" PRIu64
+		    " bytes, %d ranks, layout %s)",
+		    dir, CKPT_META, json_integer_value(json_object_get(m, "total_bytes")),
+		    json_integer_value(json_object_get(m, "ranks")), layout ? layout : "?",
+		    st->plan.total, run->nranks,
+		    cfg_choice_name("checkpoint", "layout", run->cfg.checkpoint.layout));
+	json_decref(m);
+	return rc;
+}
+
+/* ---- keep_last -------------------------------------------------------------------------- */
+
+static int ckpt_prune(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
+{
+	int64_t keep = run->cfg.checkpoint.keep_last, old = c->step - keep;
+	char dir[CFG_PATH_MAX + 64];
+	int rc = 0;
+
+	if (keep <= 0 || old < 1)
+		return 0;
+	if (run->rank == 0) {
+		ckpt_step_dir(st, old, dir, sizeof(dir));
+		uint64_t t0 = timer_now_ns();
+		if (access(dir, F_OK) == 0) {
+			rc = util_remove_tree(dir);
+			if (rc == 0)
+				rc = util_fsync_dir(st->folder);
+			if (rc < 0)
+				rc = run_fail(run, rc, "cannot remove the old checkpoint '%s': %s",
+					      dir, strerror(-rc));
+		}
+		c->delete_s = timer_ns_to_s(timer_now_ns() - t0);
+	}
+	return agree(run, rc);
+}
+
+/* ---- workload hooks --------------------------------------------------------------------- */
+
+/* The layout the file system gave a checkpoint file, recorded like a dataset's (first
+ * checkpoint only): the checkpoint's files stand in for the dataset's while it is read. */
+static int ckpt_stripe_readback(struct run *run, struct ckpt_state *st, int64_t step)
+{
+	struct dataset saved = run->ds;
+	struct ds_file *files;
+	uint32_t n = 0;
+	int rc = 0;
+
+	if (run->rank != 0 || st->stripe_read)
+		return 0;
+	st->stripe_read = true;
+	files = calloc((size_t)run->nranks, sizeof(*files));
+	if (!files)
+		return run_fail(run, -ENOMEM, "out of memory");
+	for (int r = 0; r < run->nranks; r++) {
+		if (!st->plan.bytes_of[r])
+			continue;
+		files[n].path = malloc(CFG_PATH_MAX + 96);
+		if (!files[n].path) {
+			rc = run_fail(run, -ENOMEM, "out of memory");
+			break;
+		}
+		ckpt_file(run, st, step, r, files[n].path, CFG_PATH_MAX + 96);
+		files[n].index = n;
+		files[n].bytes = st->plan.bytes_of[r];
+		n++;
+		if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+			break;
+	}
+	if (rc == 0 && n) {
+		memset(&run->ds, 0, sizeof(run->ds));
+		run->ds.files = files;
+		run->ds.nfiles = n;
+		rc = stripe_readback_dataset(run);
+		run->ds = saved;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(files[i].path);
+	free(files);
+	return rc;
+}
+
+static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
+{
+	const struct config *cfg = &run->cfg;
+	struct ckpt_state *st = calloc(1, sizeof(*st));
+	int rc = 0;
+
+	(void)ctx;
+	if (!st)
+		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
+	run->workload_priv = st;
+	if (cfg->checkpoint.folder[0])
+		snprintf(st->folder, sizeof(st->folder), "%s", cfg->checkpoint.folder);
+	else
+		snprintf(st->folder, sizeof(st->folder), "%s/checkpoints", cfg->dataset.data_dir);
+	ckpt_plan_make(cfg, run->rank, run->nranks, &st->plan);
+	st->plan.bytes_of = calloc((size_t)run->nranks, sizeof(uint64_t));
+	st->pattern = malloc(cfg->checkpoint.transfer_size);
+	st->rbuf = malloc(cfg->checkpoint.transfer_size);
+	if (!st->plan.bytes_of || !st->pattern || !st->rbuf)
+		rc = run_fail(run, -ENOMEM, "out of memory for two buffers of %" PRIu64 " bytes",
+			      cfg->checkpoint.transfer_size);
+	for (int r = 0; rc == 0 && r < run->nranks; r++)
+		st->plan.bytes_of[r] = ckpt_bytes_of(cfg, &st->plan, r);
+	if (rc == 0 && run->rank == 0 && (rc = util_mkdirs(st->folder, 0755)) < 0)
+		rc = run_fail(run, rc, "cannot create the checkpoint folder '%s': %s", st->folder,
+			      strerror(-rc));
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	/* The requested layout: recorded, applied to the data folder where files inherit it,
+	 * to each file at creation otherwise (bench/storage/stripe.c). */
+	return agree(run, stripe_prepare(run));
+}
+
+static int ckpt_rep(struct run *run, int repetition, void **out)
+{
+	const struct config *cfg = &run->cfg;
+	struct ckpt_state *st = ckpt_of(run);
+	struct ckpt_rep *rep = calloc(1, sizeof(*rep));
+	int rc = 0;
+
+	if (rep)
+		rep->c = calloc((size_t)cfg->checkpoint.count, sizeof(*rep->c));
+	if (!rep || !rep->c) {
+		free(rep);
+		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
+	}
+	*out = rep;
+	for (int64_t k = 0; k < cfg->checkpoint.count && rc == 0; k++) {
+		struct ckpt_one *c = &rep->c[rep->n++];
+
+		c->step = (int64_t)repetition * cfg->checkpoint.count + k + 1;
+		if (!cfg->checkpoint.save) {
+			if ((rc = agree(run, ckpt_check_existing(run, st, c->step))) < 0 ||
+			    (rc = ckpt_restore(run, st, c)) < 0)
+				break;
+			continue;
+		}
+		if ((rc = ckpt_save(run, st, c)) < 0)
+			break;
+		if ((rc = agree(run, ckpt_stripe_readback(run, st, c->step))) < 0)
+			break;
+		if (cfg->checkpoint.restore && (rc = ckpt_restore(run, st, c)) < 0)
+			break;
+		rc = ckpt_prune(run, st, c);
+		if (rc == 0 && run->stop && *run->stop)
+			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
+		rc = agree(run, rc);
+	}
+	return rc;
+}
+
+/* ---- results ---------------------------------------------------------------------------- */
+
+/* Per checkpoint and rank, gathered to rank 0. */
+enum { V_WRITE, V_READ, V_WBYTES, V_RBYTES, V_WCALLS, V_RCALLS, V_FILES, V_NF };
+
+static json_t *ckpt_skew(const double *v, int n)
+{
+	double lo = INFINITY, hi = 0, sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+		sum += v[i];
+	}
+	return json_pack("{s:f, s:f, s:f}", "min", n ? lo : 0.0, "mean", n ? sum / n : 0.0, "max",
+			 hi);
+}
+
+struct ckpt_totals {
+	double wbw_sum, rbw_sum, durable_sum, delete_sum, wbytes, rbytes;
+	int n, nread;
+	double wbw_min, wbw_max, rbw_min, rbw_max;
+};
+
+/* One checkpoint's record: bandwidth over the slowest rank (IOR), skew over ranks. */
+static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const double *v, int rep,
+			   struct ckpt_totals *t)
+{
+	int n = run->nranks;
+	double *w = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
+	double wb = 0, rb = 0, wmax = 0, rmax = 0, files = 0, wcalls = 0, rcalls = 0;
+	json_t *o;
+
+	for (int q = 0; q < n && w && r; q++) {
+		const double *x = v + (size_t)q * V_NF;
+		w[q] = x[V_WRITE];
+		r[q] = x[V_READ];
+		wb += x[V_WBYTES];
+		rb += x[V_RBYTES];
+		wcalls += x[V_WCALLS];
+		rcalls += x[V_RCALLS];
+		files += x[V_FILES];
+		wmax = fmax(wmax, x[V_WRITE]);
+		rmax = fmax(rmax, x[V_READ]);
+	}
+	if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+		files = 1;
+	files += 1; /* .metadata */
+	double wbw = wmax > 0 ? wb / MIB / wmax : 0, rbw = rmax > 0 ? rb / MIB / rmax : 0;
+	o = json_object();
+	json_object_set_new(o, "repetition", json_integer(rep + 1));
+	json_object_set_new(o, "step", json_integer(c0->step));
+	json_object_set_new(o, "files", json_integer((json_int_t)files));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(o, "bytes_written", json_integer((json_int_t)wb));
+		json_object_set_new(o, "write_calls", json_integer((json_int_t)wcalls));
+		json_object_set_new(o, "write_seconds", json_real(wmax));
+		json_object_set_new(o, "write_bandwidth_MiB_per_second", json_real(wbw));
+		json_object_set_new(o, "time_to_durable_seconds", json_real(c0->durable_s));
+		json_object_set_new(o, "write_seconds_per_rank", w ? ckpt_skew(w, n) : json_null());
+	}
+	if (run->cfg.checkpoint.restore) {
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)rb));
+		json_object_set_new(o, "read_calls", json_integer((json_int_t)rcalls));
+		json_object_set_new(o, "read_seconds", json_real(rmax));
+		json_object_set_new(o, "read_bandwidth_MiB_per_second", json_real(rbw));
+		json_object_set_new(o, "read_seconds_per_rank", r ? ckpt_skew(r, n) : json_null());
+		t->rbw_sum += rbw;
+		t->rbw_min = t->nread ? fmin(t->rbw_min, rbw) : rbw;
+		t->rbw_max = fmax(t->rbw_max, rbw);
+		t->nread++;
+	}
+	json_object_set_new(o, "delete_seconds", json_real(c0->delete_s));
+	t->wbw_sum += wbw;
+	t->wbw_min = t->n ? fmin(t->wbw_min, wbw) : wbw;
+	t->wbw_max = fmax(t->wbw_max, wbw);
+	t->durable_sum += c0->durable_s;
+	t->delete_sum += c0->delete_s;
+	t->wbytes += wb;
+	t->rbytes += rb;
+	t->n++;
+	free(w);
+	free(r);
+	return o;
+}
+
+static void ckpt_table(FILE *f, struct run *run, const json_t *m, const struct ckpt_plan *p)
+{
+	const struct config *cfg = &run->cfg;
+
+	fprintf(f, "# %s: checkpoint (%s layout, %s back-end, %d ranks)\n\n", cfg->workload.name,
+		cfg_choice_name("checkpoint", "layout", cfg->checkpoint.layout), run->storage->name,
+		run->nranks);
+	fprintf(f, "| metric | value |\n|---|---|\n");
+	fprintf(f,
+		"| checkpoint size | %.3f GiB (%" PRIu64 " bytes; model %" PRIu64
+		", optimizer %" PRIu64 ", gradients %" PRIu64 ") |\n",
+		(double)p->total / (MIB * 1024), p->total, p->model, p->optimizer, p->grads);
+	fprintf(f,
+		"| parallelism | tensor %d x pipeline %d x data %d, zero_stage %" PRId64
+		", %d writing ranks |\n",
+		p->tp, p->pp, p->dp, cfg->checkpoint.zero_stage, p->writers);
+	fprintf(f, "| files per checkpoint | %.0f (.metadata included) |\n",
+		json_number_value(json_object_get(m, "checkpoint_files")));
+	if (cfg->checkpoint.save) {
+		fprintf(f, "| write | %.1f MiB/s (%.3f GiB/s), slowest rank |\n",
+			json_number_value(
+			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")),
+			json_number_value(
+			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")) /
+			    1024);
+		fprintf(
+		    f, "| time to durable | %.4f s |\n",
+		    json_number_value(json_object_get(m, "checkpoint_time_to_durable_seconds")));
+	}
+	if (cfg->checkpoint.restore)
+		fprintf(f, "| restore (read) | %.1f MiB/s (%.3f GiB/s), slowest rank, %s%s |\n",
+			json_number_value(
+			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")),
+			json_number_value(
+			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")) /
+			    1024,
+			cfg->storage.page_cache == PAGE_CACHE_DROP ? "page cache dropped"
+								   : "files evicted (fadvise)",
+			cfg->checkpoint.verify ? ", verified byte for byte" : ", not verified");
+	fprintf(f, "| stripe | %s |\n",
+		run->fs.can_stripe ? "see summary.json storage.stripe_*"
+				   : "unsupported on this file system");
+	fprintf(f, "\nfolder: %s\n", ckpt_of(run)->folder);
+}
+
+static int ckpt_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
+		      const char *final_dir, bool quiet)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	const struct ckpt_plan *p = &st->plan;
+	struct ckpt_totals t = {0};
+	json_t *s = NULL, *list = NULL, *m;
+	double mine[V_NF], *all = NULL;
+	char *table = NULL;
+	size_t tlen = 0;
+	int rc = 0;
+
+	if (run->rank == 0) {
+		all = calloc((size_t)run->nranks * V_NF, sizeof(double));
+		s = json_object();
+		list = json_array();
+		if (!all)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+	}
+	if ((rc = agree(run, rc)) < 0) {
+		json_decref(s);
+		json_decref(list);
+		return rc;
+	}
+	for (int r = 0; r < nreps; r++) {
+		const struct ckpt_rep *rep = reps[r];
+		for (int k = 0; k < rep->n; k++) {
+			const struct ckpt_one *c = &rep->c[k];
+			mine[V_WRITE] = c->write_s;
+			mine[V_READ] = c->read_s;
+			mine[V_WBYTES] = (double)c->wbytes;
+			mine[V_RBYTES] = (double)c->rbytes;
+			mine[V_WCALLS] = (double)c->wcalls;
+			mine[V_RCALLS] = (double)c->rcalls;
+			mine[V_FILES] = (double)c->files;
+			MPI_Gather(mine, V_NF, MPI_DOUBLE, all, V_NF, MPI_DOUBLE, 0, run->comm);
+			if (run->rank == 0)
+				json_array_append_new(list, ckpt_record(run, c, all, r, &t));
+		}
+	}
+	if (run->rank != 0)
+		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+	json_t *first = json_array_get(list, 0);
+	results_summary_head(run, ctx, s);
+	json_object_set_new(s, "storage", results_storage_json(run));
+	m = json_object();
+	json_object_set_new(m, "checkpoint_count", json_integer(t.n));
+	json_object_set_new(m, "checkpoint_size_bytes", json_integer((json_int_t)p->total));
+	json_object_set_new(m, "checkpoint_bytes_written", json_integer((json_int_t)t.wbytes));
+	json_object_set_new(m, "checkpoint_bytes_read", json_integer((json_int_t)t.rbytes));
+	json_object_set_new(m, "checkpoint_files", json_incref(json_object_get(first, "files")));
+	json_object_set_new(m, "checkpoint_writing_ranks", json_integer(p->writers));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(m, "checkpoint_write_bandwidth_MiB_per_second",
+				    json_real(t.n ? t.wbw_sum / t.n : 0));
+		json_object_set_new(m, "checkpoint_write_bandwidth_min_MiB_per_second",
+				    json_real(t.wbw_min));
+		json_object_set_new(m, "checkpoint_write_bandwidth_max_MiB_per_second",
+				    json_real(t.wbw_max));
+		json_object_set_new(m, "checkpoint_time_to_durable_seconds",
+				    json_real(t.n ? t.durable_sum / t.n : 0));
+		json_object_set_new(m, "checkpoint_write_seconds_per_rank",
+				    json_incref(json_object_get(first, "write_seconds_per_rank")));
+	}
+	if (t.nread) {
+		json_object_set_new(m, "checkpoint_read_bandwidth_MiB_per_second",
+				    json_real(t.rbw_sum / t.nread));
+		json_object_set_new(m, "checkpoint_read_bandwidth_min_MiB_per_second",
+				    json_real(t.rbw_min));
+		json_object_set_new(m, "checkpoint_read_bandwidth_max_MiB_per_second",
+				    json_real(t.rbw_max));
+		json_object_set_new(m, "checkpoint_read_seconds_per_rank",
+				    json_incref(json_object_get(first, "read_seconds_per_rank")));
+		json_object_set_new(m, "checkpoint_restore_verified",
+				    json_boolean(run->cfg.checkpoint.verify));
+	}
+	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t.delete_sum));
+	json_object_set(s, "metric", m);
+	json_object_set_new(s, "checkpoints", list);
+
+	json_t *plan = json_object(), *bytes = json_array();
+	for (int r = 0; r < run->nranks; r++)
+		json_array_append_new(bytes, json_integer((json_int_t)p->bytes_of[r]));
+	json_object_set_new(plan, "total_bytes", json_integer((json_int_t)p->total));
+	json_object_set_new(plan, "model_bytes", json_integer((json_int_t)p->model));
+	json_object_set_new(plan, "optimizer_bytes", json_integer((json_int_t)p->optimizer));
+	json_object_set_new(plan, "gradient_bytes", json_integer((json_int_t)p->grads));
+	json_object_set_new(plan, "tensor_parallelism", json_integer(p->tp));
+	json_object_set_new(plan, "pipeline_parallelism", json_integer(p->pp));
+	json_object_set_new(plan, "data_parallelism", json_integer(p->dp));
+	json_object_set_new(plan, "zero_stage", json_integer(run->cfg.checkpoint.zero_stage));
+	json_object_set_new(plan, "bytes_per_rank", bytes);
+	json_object_set_new(plan, "folder", json_string(st->folder));
+	json_object_set_new(s, "checkpoint", plan);
+
+	FILE *f = open_memstream(&table, &tlen);
+	if (f) {
+		ckpt_table(f, run, m, p);
+		fclose(f);
+	}
+	json_decref(m);
+	free(all);
+	struct results_file files[] = {{"table.md", table}};
+	rc = results_write_folder(run, s, ctx, final_dir, files, 1, quiet);
+	json_decref(s);
+	free(table);
+	return rc;
+}
+
+static void ckpt_free_rep(void *rep)
+{
+	struct ckpt_rep *r = rep;
+
+	if (r)
+		free(r->c);
+	free(r);
+}
+
+static void ckpt_finish(struct run *run, int rc)
+{
+	struct ckpt_state *st = ckpt_of(run);
+
+	(void)rc;
+	if (!st)
+		return;
+	free(st->plan.bytes_of);
+	free(st->pattern);
+	free(st->rbuf);
+	free(st);
+	run->workload_priv = NULL;
+}
+
+const struct workload_ops checkpoint_workload = {
+    .version = WORKLOAD_OPS_VERSION,
+    .name = "checkpoint",
+    .help = "model checkpoints (DCP or one shared file): write to durable, restore, verify; "
+	    "MiB/s, time to durable, per-rank skew",
+    .caps = 0,
+    .check = ckpt_check,
+    .prepare = ckpt_prepare,
+    .run = ckpt_rep,
+    .write = ckpt_write,
+    .free_rep = ckpt_free_rep,
+    .finish = ckpt_finish,
+};
