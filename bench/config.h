@@ -147,6 +147,7 @@ struct config {
 		double bytes_per_param_model;	  /* weights (bf16: 2) */
 		double bytes_per_param_optimizer; /* Adam: fp32 master, momentum, variance: 12 */
 		double bytes_per_param_gradients; /* usually not saved: 0 */
+		double scale;			  /* fraction of the size written (scaled down) */
 		int64_t tensor_parallelism;
 		int64_t pipeline_parallelism;
 		int64_t zero_stage; /* 0: replicas write nothing; 1-3: ZeRO sharding */

@@ -189,6 +189,9 @@ const struct cfg_key cfg_keys[] = {
     {"checkpoint", "bytes_per_param_gradients", CFG_DOUBLE,
      OFF(checkpoint.bytes_per_param_gradients), "0", 0, 64, NULL, 0,
      "Bytes per parameter of saved gradients (usually 0: not saved)."},
+    {"checkpoint", "scale", CFG_DOUBLE, OFF(checkpoint.scale), "1", 1e-12, 1, NULL, 0,
+     "Fraction of the checkpoint written, each part scaled alike (a full-size config run "
+     "small: --set checkpoint.scale=0.001)."},
     {"checkpoint", "tensor_parallelism", CFG_INT, OFF(checkpoint.tensor_parallelism), "1", 1, 1e6,
      NULL, 0, "Tensor-parallel degree: model state split over this many ranks."},
     {"checkpoint", "pipeline_parallelism", CFG_INT, OFF(checkpoint.pipeline_parallelism), "1", 1,

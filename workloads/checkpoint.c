@@ -125,6 +125,13 @@ static void ckpt_parts(const struct config *cfg, struct ckpt_plan *p)
 		p->grads = (uint64_t)llround(n * bg);
 		p->total = p->model + p->optimizer + p->grads;
 	}
+	if (cfg->checkpoint.scale < 1) {
+		const double f = cfg->checkpoint.scale;
+		p->model = (uint64_t)llround((double)p->model * f);
+		p->optimizer = (uint64_t)llround((double)p->optimizer * f);
+		p->grads = (uint64_t)llround((double)p->grads * f);
+		p->total = p->model + p->optimizer + p->grads;
+	}
 }
 
 /* This rank's bytes of one part: its model-parallel shard, then either the data-parallel
@@ -932,6 +939,7 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 	json_object_set_new(plan, "model_bytes", json_integer((json_int_t)p->model));
 	json_object_set_new(plan, "optimizer_bytes", json_integer((json_int_t)p->optimizer));
 	json_object_set_new(plan, "gradient_bytes", json_integer((json_int_t)p->grads));
+	json_object_set_new(plan, "scale", json_real(run->cfg.checkpoint.scale));
 	json_object_set_new(plan, "tensor_parallelism", json_integer(p->tp));
 	json_object_set_new(plan, "pipeline_parallelism", json_integer(p->pp));
 	json_object_set_new(plan, "data_parallelism", json_integer(p->dp));

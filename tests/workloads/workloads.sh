@@ -23,6 +23,10 @@ fail() {
 fb2() { "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; }
 
 [ -f "$INI" ] || fail "no $INI"
+# Checkpoint configs have their own checks (no dataset, no DLIO workload YAML of their own).
+if grep -qE '^type *= *checkpoint' "$INI"; then
+	exec bash "$FEEDBENCH_SOURCE_DIR/tests/checkpoint/configs.sh" "$NAME"
+fi
 # Every number cites its source: each key = value line follows a comment or sits in a file
 # whose header names the DLIO workload YAML it comes from.
 grep -q "dlio-benchmark 2.0.0" "$INI" || fail "the header does not name the DLIO version"

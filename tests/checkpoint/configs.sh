@@ -1,0 +1,55 @@
+#!/bin/bash
+# The shipped checkpoint configs (configs/workloads/*_checkpoint.ini), called by
+# tests/workloads/workloads.sh for configs of type = checkpoint: each validates at full size
+# on the ranks its header names, and runs scaled down on 2 ranks with exact bytes in
+# summary.json and the files on disk.
+#
+# usage: configs.sh NAME   (environment from tests/CMakeLists.txt)
+set -u
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+: "${MPIEXEC:=mpiexec}"
+NAME=$1
+INI=$FEEDBENCH_SOURCE_DIR/configs/workloads/$NAME.ini
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_ckconf_XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() {
+	echo "FAIL (checkpoint config $NAME): $*" >&2
+	cat "$T/err" >&2 2>/dev/null
+	exit 1
+}
+case $NAME in
+llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=() ;;
+llama3_70b_checkpoint) full=64 params=70553706496 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2) ;;
+*) fail "no scaled-down settings for $NAME" ;;
+esac
+# Full size: validates on 2 ranks (70B: with tensor 2 instead of 8, which 2 ranks cannot hold).
+if [ ${#extra[@]} -gt 0 ]; then
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$INI" >"$T/out" 2>"$T/err" &&
+		fail "tensor_parallelism = 8 validated on 2 ranks"
+	grep -q "must divide the 2 ranks" "$T/err" || fail "no reason given for tensor 8 on 2 ranks"
+fi
+"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$INI" "${extra[@]}" >"$T/out" 2>"$T/err" ||
+	fail "the full-size config does not validate on 2 ranks with ${extra[*]}"
+"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$INI" --set checkpoint.scale=$scale "${extra[@]}" \
+	--set dataset.data_dir="$T/data" --output "$T/results" --quiet >"$T/out" 2>"$T/err" ||
+	fail "the scaled-down run failed"
+summary=$(ls "$T"/results/*/summary.json 2>/dev/null | head -1)
+[ -n "$summary" ] || fail "no summary.json"
+python3 - "$summary" "$params" "$scale" "$T/data/checkpoints" <<'PY' || fail "summary.json or the files do not match"
+import json, os, sys
+s = json.load(open(sys.argv[1]))
+params, scale, ck = int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+want = round(params * 2 * scale) + round(params * 12 * scale)
+m = s["metric"]
+assert s["workload_type"] == "checkpoint" and s["num_ranks"] == 2
+assert m["checkpoint_size_bytes"] == want, (m["checkpoint_size_bytes"], want)
+assert m["checkpoint_bytes_written"] == want and m["checkpoint_bytes_read"] == want, m
+assert m["checkpoint_restore_verified"] is True
+files = sorted(os.listdir(os.path.join(ck, "step-1")))
+assert files == [".metadata", "__0_0.distcp", "__1_0.distcp"], files
+print("ok: %s, %d bytes, write %.0f MiB/s, read %.0f MiB/s" % (
+    s["workload"], want, m["checkpoint_write_bandwidth_MiB_per_second"],
+    m["checkpoint_read_bandwidth_MiB_per_second"]))
+PY
+echo "PASS (checkpoint config $NAME)"
