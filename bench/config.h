@@ -121,6 +121,18 @@ struct config {
 		double read_latency;  /* s: every read takes at least this long (emulated device) */
 	} faulty;
 	struct {
+		uint64_t block_size;	/* bytes each rank writes per segment */
+		uint64_t transfer_size; /* bytes per write or read call */
+		int64_t segments;
+		bool file_per_process;
+		bool random;  /* transfers of a block in a seeded random order */
+		bool reorder; /* read back what another rank wrote (IOR -C) */
+		bool fsync;   /* fsync before close after writing (IOR -e) */
+		bool write, read;
+		bool verify;	 /* check every byte read against the pattern written */
+		bool keep_files; /* leave the test files in data_dir */
+	} ior;
+	struct {
 		int64_t batch_size;
 		int64_t read_threads;
 		int64_t prefetch_size;

@@ -1,0 +1,114 @@
+#!/bin/bash
+# [workload] type = ior: real mpiexec runs on a temporary folder, checking the files on disk,
+# the exact bytes and calls in summary.json, and the failure a user sees.
+#
+# usage: ior.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
+#                       FEEDBENCH_SOURCE_DIR)
+set -u
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_ior_XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+cat >"$T/ior.ini" <<'INI'
+[workload]
+name = ior-test
+type = ior
+[ior]
+block_size = 256KiB
+transfer_size = 64KiB
+segments = 3
+INI
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	cat "$T/out" "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# fb NRANKS [--set ...]
+fb() {
+	local n=$1
+	shift
+	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$T/ior.ini" \
+		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" "$@" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+# check NRANKS FILES: bytes and calls of both phases, files listed in summary.json
+check() {
+	python3 - "$T" "$1" "$2" <<'PY' || fail "summary.json does not match"
+import glob, json, sys
+t, n, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = json.load(open(glob.glob(t + "/results/*/summary.json")[0]))
+want = n * 3 * 256 * 1024
+assert s["workload_type"] == "ior", s["workload_type"]
+assert s["metric"]["ior_bytes_written"] == want, s["metric"]
+assert s["metric"]["ior_bytes_read"] == want, s["metric"]
+rows = s["ior"]["results"]
+assert [r["access"] for r in rows] == ["write", "read"], rows
+for r in rows:
+    assert r["bytes"] == want and r["calls"] == want // 65536, r
+    assert r["total_seconds"] >= r["wr_rd_seconds"] > 0, r
+    assert abs(r["bw_MiB_per_second"] - want / 1048576 / r["total_seconds"]) < 1e-6 * r["bw_MiB_per_second"], r
+assert s["ior"]["files"] == files
+assert s["repetitions"][0]["bandwidth_MiB_per_second"] == rows[1]["bw_MiB_per_second"]
+PY
+}
+
+case $CASE in
+shared)
+	fb 2 --set ior.keep_files=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check 2 1
+	[ "$(stat -c %s "$T/data/ior_testfile")" -eq $((2 * 3 * 262144)) ] || fail "shared file size"
+	grep -q "| write |" "$T/out" || fail "no IOR table printed"
+	;;
+fpp_random)
+	fb 2 --set ior.file_per_process=true --set ior.random=true --set ior.keep_files=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check 2 2
+	for r in 00000000 00000001; do
+		[ "$(stat -c %s "$T/data/ior_testfile.$r")" -eq $((3 * 262144)) ] || fail "file $r size"
+	done
+	;;
+removed)
+	fb 2 --set ior.file_per_process=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	[ -z "$(ls "$T/data")" ] || fail "keep_files = false left $(ls "$T/data")"
+	;;
+mpiio_shared)
+	fb 2 --set storage.backend=mpiio --set ior.keep_files=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check 2 1
+	;;
+enospc)
+	fb 2 --set storage.backend=faulty --set storage.faulty.fail_op=write \
+		--set storage.faulty.fail_nth=5 --set storage.faulty.fail_rank=1 \
+		--set storage.faulty.fail_errno=ENOSPC
+	[ "$RC" -eq 1 ] || fail "exit status $RC, want 1"
+	grep -q "cannot write '.*ior_testfile' at offset" "$T/err" || fail "message names no file"
+	[ -z "$(ls "$T/results" 2>/dev/null)" ] || fail "a failed run left results"
+	;;
+shipped_config)
+	# configs/workloads/ior.ini scaled down: same pattern, smaller blocks
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run \
+		"${FEEDBENCH_SOURCE_DIR:?}/configs/workloads/ior.ini" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set ior.block_size=256KiB --set ior.transfer_size=64KiB \
+		--set ior.segments=3 >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check 2 1
+	;;
+bad_transfer)
+	fb 1 --set ior.transfer_size=100KiB
+	[ "$RC" -eq 2 ] || fail "exit status $RC, want 2"
+	grep -q "transfer_size (102400) must divide block_size (262144)" "$T/err" || fail "message"
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "ok ($CASE)"

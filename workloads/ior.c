@@ -1,0 +1,495 @@
+/* IOR-style write then read phases ([workload] type = ior), so feedbench's numbers sit beside
+ * IOR's on the same pattern.
+ *
+ * Pattern (IOR's): [ior] segments, each holding one block_size block of every rank, moved in
+ * transfer_size calls. One shared file (offset of rank r's block in segment s:
+ * (s * nranks + r) * block_size) or one file per rank (file_per_process: s * block_size).
+ * random: the transfers of each block in a seeded random order (IOR -z). The write phase
+ * creates the files (the requested layout applied at creation), writes, fsyncs when asked (IOR
+ * -e, inside the timed write) and closes; the read phase reopens and reads back what the rank
+ * `shift` places over wrote (IOR -C: shift = ranks per node, so another node's data; on one
+ * node the next rank's). Every byte read is checked against the seeded pattern (verify), the
+ * time of the check taken out of the phase.
+ *
+ * Timing per phase and rank, from a start barrier (CLOCK_MONOTONIC): open, transfers (wr/rd),
+ * close; a phase's time is the slowest rank's. bw = bytes of all ranks / total time; IOPS =
+ * calls / total time; latency = the mean time of one call. Columns as IOR prints them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <mpi.h>
+
+#include "../bench/agree.h"
+#include "../bench/results.h"
+#include "../bench/rng.h"
+#include "../bench/run.h"
+#include "../bench/timer.h"
+#include "workload.h"
+
+#define MIB	    1048576.0
+#define IOR_ALIGN   4096
+#define IOR_FILE    "ior_testfile"
+#define IOR_NPHASES 2
+
+enum { IOR_WRITE, IOR_READ };
+static const char *const ior_phase_names[IOR_NPHASES] = {"write", "read"};
+
+/* One phase of one rank. */
+struct ior_phase {
+	bool done;
+	double open_s, xfer_s, close_s, total_s;
+	struct io_stats io;
+};
+
+struct ior_rep {
+	struct ior_phase ph[IOR_NPHASES];
+};
+
+static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	uint64_t b = cfg->ior.block_size, t = cfg->ior.transfer_size;
+
+	if (t > b || b % t)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [ior] transfer_size (%" PRIu64
+			       ") must divide block_size (%" PRIu64 ")",
+			       src, t, b);
+	if (!cfg->ior.write && !cfg->ior.read)
+		return fb_fail(err, -FB_ECONFIG, "%s: [ior] write and read are both false", src);
+	if (!cfg->ior.write && !cfg->ior.keep_files)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [ior] read without write reads the files of an earlier run "
+			       "with keep_files = true; set keep_files = true here too",
+			       src);
+	if (cfg->storage.direct && (t % IOR_ALIGN || b % IOR_ALIGN))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: direct = true needs [ior] block_size and transfer_size to be "
+			       "multiples of %d",
+			       src, IOR_ALIGN);
+	if (cfg->mpiio.collective)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [workload] type = ior moves independent transfers only; "
+			       "[storage.mpiio] collective = true is not built for it yet",
+			       src);
+	if (cfg->storage.backend == BACKEND_NULL && cfg->ior.verify && cfg->ior.read)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: backend = null stores nothing: set [ior] verify = false", src);
+	(void)nranks;
+	return 0;
+}
+
+static void ior_path(const struct run *run, int owner, char *buf, size_t len)
+{
+	if (run->cfg.ior.file_per_process)
+		snprintf(buf, len, "%s/%s.%08d", run->cfg.dataset.data_dir, IOR_FILE, owner);
+	else
+		snprintf(buf, len, "%s/%s", run->cfg.dataset.data_dir, IOR_FILE);
+}
+
+/* Offset of transfer k of segment s of rank owner's data. */
+static uint64_t ior_offset(const struct run *run, int owner, int64_t s, uint64_t k)
+{
+	const struct config *cfg = &run->cfg;
+	uint64_t b = cfg->ior.block_size, t = cfg->ior.transfer_size;
+	uint64_t blk = cfg->ior.file_per_process
+			   ? (uint64_t)s
+			   : (uint64_t)s * (uint64_t)run->nranks + (uint64_t)owner;
+
+	return blk * b + k * t;
+}
+
+/* The rank whose data this rank reads back (IOR -C). */
+static int ior_partner(const struct run *run)
+{
+	int shift = run->nnodes > 1 ? run->local_size : 1;
+
+	if (!run->cfg.ior.reorder || run->nranks == 1)
+		return run->rank;
+	return (run->rank + shift) % run->nranks;
+}
+
+/* The bytes of [off, off + len) of owner's data: 8-byte words seeded by owner and offset. */
+static void ior_fill(const struct run *run, int owner, uint64_t off, unsigned char *buf, size_t len)
+{
+	uint64_t seed = (uint64_t)run->cfg.dataset.seed;
+
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = rng_mix3(seed, (uint64_t)owner, (off + i) / 8);
+		memcpy(buf + i, &w, len - i < 8 ? len - i : 8);
+	}
+}
+
+static int ior_verify(struct run *run, const char *path, int owner, uint64_t off,
+		      const unsigned char *buf, unsigned char *want, size_t len)
+{
+	ior_fill(run, owner, off, want, len);
+	if (memcmp(buf, want, len) == 0)
+		return 0;
+	size_t i = 0;
+	while (i < len && buf[i] == want[i])
+		i++;
+	return run_fail(run, -FB_EVERIFY,
+			"'%s' byte at offset %" PRIu64 " is 0x%02x, rank %d wrote 0x%02x there",
+			path, off + i, buf[i], owner, want[i]);
+}
+
+/* Transfer order of a block: in order, or a seeded permutation (Fisher-Yates). */
+static void ior_order(const struct run *run, int owner, int64_t s, uint64_t *ord, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		ord[k] = k;
+	if (!run->cfg.ior.random)
+		return;
+	uint64_t st =
+	    rng_mix3((uint64_t)run->cfg.dataset.seed ^ 0x10f, (uint64_t)owner, (uint64_t)s);
+	for (uint64_t k = n - 1; k > 0; k--) {
+		uint64_t j = rng_below(&st, k + 1), x = ord[k];
+		ord[k] = ord[j];
+		ord[j] = x;
+	}
+}
+
+/* Opens the file of a phase. A shared file is created by rank 0 (or by every rank together
+ * through a back-end that opens shared files collectively) before the others open it. */
+static int ior_open(struct run *run, struct io *io, int phase, const char *path, struct sfile **f)
+{
+	bool shared = !run->cfg.ior.file_per_process;
+	bool collective = shared && (run->storage->caps & STORAGE_CAP_SHARED);
+	int rc = 0;
+
+	if (phase == IOR_READ)
+		return io_open(io, f, path, STORAGE_O_READ | (collective ? STORAGE_O_SHARED : 0));
+	if (!shared || collective)
+		return io_create(io, f, path, collective ? STORAGE_O_SHARED : 0);
+	if (run->rank == 0)
+		rc = io_create(io, f, path, 0);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	if (run->rank != 0)
+		rc = io_open(io, f, path, STORAGE_O_WRITE | STORAGE_O_NOTRUNC);
+	return rc;
+}
+
+static int ior_phase(struct run *run, int phase, struct ior_phase *out)
+{
+	const struct config *cfg = &run->cfg;
+	uint64_t t = cfg->ior.transfer_size, n = cfg->ior.block_size / t;
+	int owner = phase == IOR_READ ? ior_partner(run) : run->rank;
+	struct io io = {.run = run, .stats = &out->io, .direct = cfg->storage.direct};
+	unsigned char *buf = NULL, *want = NULL;
+	uint64_t *ord = calloc(n, sizeof(*ord)), verify_ns = 0;
+	char path[CFG_PATH_MAX + 64];
+	struct sfile *f = NULL;
+	int rc = 0;
+
+	io_stats_reset(&out->io);
+	if (!ord || posix_memalign((void **)&buf, IOR_ALIGN, t) ||
+	    posix_memalign((void **)&want, IOR_ALIGN, t)) {
+		rc = run_fail(run, -ENOMEM, "out of memory for a %" PRIu64 "-byte transfer", t);
+		goto out;
+	}
+	ior_path(run, owner, path, sizeof(path));
+	MPI_Barrier(run->comm);
+	uint64_t t0 = timer_now_ns();
+	rc = ior_open(run, &io, phase, path, &f);
+	uint64_t t1 = timer_now_ns();
+	for (int64_t s = 0; rc == 0 && s < cfg->ior.segments; s++) {
+		ior_order(run, owner, s, ord, n);
+		for (uint64_t k = 0; rc == 0 && k < n; k++) {
+			uint64_t off = ior_offset(run, owner, s, ord[k]);
+			if (phase == IOR_WRITE) {
+				uint64_t v0 = timer_now_ns();
+				ior_fill(run, owner, off, buf, t);
+				verify_ns += timer_now_ns() - v0;
+				rc = io_pwrite(&io, f, buf, t, off);
+				continue;
+			}
+			rc = io_pread(&io, f, buf, t, off);
+			if (rc == 0 && cfg->ior.verify) {
+				uint64_t v0 = timer_now_ns();
+				rc = ior_verify(run, path, owner, off, buf, want, t);
+				verify_ns += timer_now_ns() - v0;
+			}
+		}
+	}
+	if (rc == 0 && phase == IOR_WRITE && cfg->ior.fsync)
+		rc = io_sync(&io, f);
+	uint64_t t2 = timer_now_ns();
+	int crc = f ? io_close(&io, f) : 0;
+	rc = rc ? rc : crc;
+	uint64_t t3 = timer_now_ns();
+	out->open_s = timer_ns_to_s(t1 - t0);
+	out->xfer_s = timer_ns_to_s(t2 - t1 - verify_ns);
+	out->close_s = timer_ns_to_s(t3 - t2);
+	out->total_s = timer_ns_to_s(t3 - t0 - verify_ns);
+	out->done = rc == 0;
+out:
+	free(ord);
+	free(buf);
+	free(want);
+	return agree(run, rc);
+}
+
+static int ior_rep(struct run *run, int repetition, void **out)
+{
+	struct ior_rep *rep = calloc(1, sizeof(*rep));
+	int rc = 0;
+
+	if (!rep)
+		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
+	*out = rep;
+	if (run->rank == 0 && repetition == 0) {
+		struct io io = {.run = run};
+		rc = io_mkdirs(&io, run->cfg.dataset.data_dir, 0755);
+	}
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	if (run->cfg.ior.write && (rc = ior_phase(run, IOR_WRITE, &rep->ph[IOR_WRITE])) < 0)
+		return rc;
+	if (run->cfg.ior.read && (rc = ior_phase(run, IOR_READ, &rep->ph[IOR_READ])) < 0)
+		return rc;
+	return 0;
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+/* One phase of one repetition over all ranks (rank 0's view). */
+struct ior_total {
+	double open_s, xfer_s, close_s, total_s; /* slowest rank */
+	double bytes, calls, lat_sum_s;		 /* summed over ranks */
+	struct hist lat;
+};
+
+static void ior_reduce(struct run *run, const struct ior_phase *p, struct ior_total *t)
+{
+	double mx[4] = {p->open_s, p->xfer_s, p->close_s, p->total_s}, rmx[4];
+	const struct hist *h = p->io.wops ? &p->io.wlatency : &p->io.latency;
+	double sum[3] = {(double)(p->io.wbytes + p->io.bytes), (double)(p->io.wops + p->io.ops),
+			 h->sum_ns / 1e9},
+	       rsum[3];
+
+	MPI_Reduce(mx, rmx, 4, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(sum, rsum, 3, MPI_DOUBLE, MPI_SUM, 0, run->comm);
+	hist_reset(&t->lat);
+	MPI_Reduce(h->bucket, t->lat.bucket, HIST_BUCKETS, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&h->count, &t->lat.count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&h->sum_ns, &t->lat.sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&h->max_ns, &t->lat.max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
+	t->open_s = rmx[0];
+	t->xfer_s = rmx[1];
+	t->close_s = rmx[2];
+	t->total_s = rmx[3];
+	t->bytes = rsum[0];
+	t->calls = rsum[1];
+	t->lat_sum_s = rsum[2];
+}
+
+static json_t *ior_row(const struct config *cfg, const char *access, int iter,
+		       const struct ior_total *t)
+{
+	json_t *o = json_object();
+	double bw = t->total_s > 0 ? t->bytes / MIB / t->total_s : NAN;
+
+	json_object_set_new(o, "access", json_string(access));
+	json_object_set_new(o, "iteration", json_integer(iter));
+	json_object_set_new(o, "bw_MiB_per_second", json_real(bw));
+	json_object_set_new(o, "iops", json_real(t->total_s > 0 ? t->calls / t->total_s : NAN));
+	json_object_set_new(o, "latency_seconds",
+			    json_real(t->calls > 0 ? t->lat_sum_s / t->calls : NAN));
+	json_object_set_new(o, "block_KiB", json_real((double)cfg->ior.block_size / 1024));
+	json_object_set_new(o, "xfer_KiB", json_real((double)cfg->ior.transfer_size / 1024));
+	json_object_set_new(o, "open_seconds", json_real(t->open_s));
+	json_object_set_new(o, "wr_rd_seconds", json_real(t->xfer_s));
+	json_object_set_new(o, "close_seconds", json_real(t->close_s));
+	json_object_set_new(o, "total_seconds", json_real(t->total_s));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+	json_object_set_new(o, "calls", json_integer((json_int_t)t->calls));
+	json_object_set_new(o, "latency_p50_seconds", json_real(hist_quantile(&t->lat, 0.50)));
+	json_object_set_new(o, "latency_p99_seconds", json_real(hist_quantile(&t->lat, 0.99)));
+	return o;
+}
+
+static void ior_table_row(FILE *f, json_t *o)
+{
+	fprintf(f,
+		"| %-5s | %10.2f | %10.1f | %10.6f | %10.2f | %9.2f | %8.5f | %8.5f | %8.5f | "
+		"%8.5f | %4lld |\n",
+		json_string_value(json_object_get(o, "access")),
+		json_real_value(json_object_get(o, "bw_MiB_per_second")),
+		json_real_value(json_object_get(o, "iops")),
+		json_real_value(json_object_get(o, "latency_seconds")),
+		json_real_value(json_object_get(o, "block_KiB")),
+		json_real_value(json_object_get(o, "xfer_KiB")),
+		json_real_value(json_object_get(o, "open_seconds")),
+		json_real_value(json_object_get(o, "wr_rd_seconds")),
+		json_real_value(json_object_get(o, "close_seconds")),
+		json_real_value(json_object_get(o, "total_seconds")),
+		(long long)json_integer_value(json_object_get(o, "iteration")));
+}
+
+static int ior_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
+		     const char *final_dir, bool quiet)
+{
+	const struct config *cfg = &run->cfg;
+	json_t *s = run->rank == 0 ? json_object() : NULL, *rows = json_array(), *rj = json_array();
+	double wsum[IOR_NPHASES] = {0}, bytes[IOR_NPHASES] = {0};
+	char *table = NULL, *csv = NULL;
+	size_t tlen = 0, clen = 0;
+	FILE *tf = NULL, *cf = NULL;
+	int rc;
+
+	for (int r = 0; r < nreps; r++) {
+		const struct ior_rep *rep = reps[r];
+		json_t *one = json_object();
+		for (int ph = 0; ph < IOR_NPHASES; ph++) {
+			if (!(ph == IOR_WRITE ? cfg->ior.write : cfg->ior.read))
+				continue;
+			struct ior_total t;
+			ior_reduce(run, &rep->ph[ph], &t);
+			json_t *row = ior_row(cfg, ior_phase_names[ph], r, &t);
+			bytes[ph] += t.bytes;
+			wsum[ph] += t.total_s;
+			/* the metric table's columns: the read phase's when there is one */
+			if (ph == IOR_READ || !cfg->ior.read) {
+				json_object_set(one, "bandwidth_MiB_per_second",
+						json_object_get(row, "bw_MiB_per_second"));
+				json_object_set(one, "iops", json_object_get(row, "iops"));
+				json_object_set(one, "latency_p50_seconds",
+						json_object_get(row, "latency_p50_seconds"));
+				json_object_set(one, "latency_p99_seconds",
+						json_object_get(row, "latency_p99_seconds"));
+			}
+			char key[64];
+			snprintf(key, sizeof(key), "%s_bandwidth_MiB_per_second",
+				 ior_phase_names[ph]);
+			json_object_set(one, key, json_object_get(row, "bw_MiB_per_second"));
+			json_array_append_new(rows, row);
+		}
+		json_object_set_new(one, "repetition", json_integer(r + 1));
+		json_array_append_new(rj, one);
+	}
+	if (run->rank != 0) {
+		json_decref(rows);
+		json_decref(rj);
+		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+	}
+	results_summary_head(run, ctx, s);
+	json_object_set_new(s, "storage", results_storage_json(run));
+	json_t *m = json_object(), *ior = json_object();
+	for (int ph = 0; ph < IOR_NPHASES; ph++) {
+		char key[80];
+		if (wsum[ph] <= 0)
+			continue;
+		snprintf(key, sizeof(key), "ior_%s_bandwidth_MiB_per_second", ior_phase_names[ph]);
+		json_object_set_new(m, key, json_real(bytes[ph] / MIB / wsum[ph]));
+		snprintf(key, sizeof(key), "ior_bytes_%s", ph == IOR_WRITE ? "written" : "read");
+		json_object_set_new(m, key, json_integer((json_int_t)bytes[ph]));
+	}
+	json_object_set_new(s, "metric", m);
+	json_object_set_new(ior, "segments", json_integer(cfg->ior.segments));
+	json_object_set_new(ior, "block_size_bytes", json_integer((json_int_t)cfg->ior.block_size));
+	json_object_set_new(ior, "transfer_size_bytes",
+			    json_integer((json_int_t)cfg->ior.transfer_size));
+	json_object_set_new(ior, "file_per_process", json_boolean(cfg->ior.file_per_process));
+	json_object_set_new(ior, "files",
+			    json_integer(cfg->ior.file_per_process ? run->nranks : 1));
+	json_object_set_new(ior, "random", json_boolean(cfg->ior.random));
+	json_object_set_new(ior, "reorder_shift",
+			    json_integer(cfg->ior.reorder && run->nranks > 1
+					     ? (run->nnodes > 1 ? run->local_size : 1)
+					     : 0));
+	json_object_set_new(ior, "fsync", json_boolean(cfg->ior.fsync));
+	json_object_set_new(ior, "results", rows);
+	json_object_set_new(s, "ior", ior);
+	json_object_set_new(s, "repetitions", rj);
+	json_object_set_new(s, "verdict", json_string("measured"));
+
+	tf = open_memstream(&table, &tlen);
+	cf = open_memstream(&csv, &clen);
+	if (tf && cf) {
+		size_t i;
+		json_t *o;
+		fprintf(tf,
+			"\nIOR-style results: %d rank%s, %s, %s, block %" PRIu64
+			" bytes, transfer %" PRIu64 " bytes, %" PRId64 " segment%s%s\n\n",
+			run->nranks, run->nranks == 1 ? "" : "s",
+			cfg->ior.file_per_process ? "file per process" : "one shared file",
+			run->storage->name, cfg->ior.block_size, cfg->ior.transfer_size,
+			cfg->ior.segments, cfg->ior.segments == 1 ? "" : "s",
+			cfg->ior.random ? ", random offsets" : "");
+		fprintf(tf, "| access | bw(MiB/s) | IOPS | Latency(s) | block(KiB) | xfer(KiB) | "
+			    "open(s) | wr/rd(s) | close(s) | total(s) | iter |\n"
+			    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		fprintf(cf,
+			"access,bw_MiB_per_second,iops,latency_seconds,block_KiB,xfer_KiB,"
+			"open_seconds,wr_rd_seconds,close_seconds,total_seconds,iteration,bytes\n");
+		json_array_foreach(rows, i, o)
+		{
+			ior_table_row(tf, o);
+			fprintf(cf, "%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%lld\n",
+				json_string_value(json_object_get(o, "access")),
+				json_real_value(json_object_get(o, "bw_MiB_per_second")),
+				json_real_value(json_object_get(o, "iops")),
+				json_real_value(json_object_get(o, "latency_seconds")),
+				json_real_value(json_object_get(o, "block_KiB")),
+				json_real_value(json_object_get(o, "xfer_KiB")),
+				json_real_value(json_object_get(o, "open_seconds")),
+				json_real_value(json_object_get(o, "wr_rd_seconds")),
+				json_real_value(json_object_get(o, "close_seconds")),
+				json_real_value(json_object_get(o, "total_seconds")),
+				(long long)json_integer_value(json_object_get(o, "iteration")),
+				(long long)json_integer_value(json_object_get(o, "bytes")));
+		}
+	}
+	if (tf)
+		fclose(tf);
+	if (cf)
+		fclose(cf);
+	struct results_file files[] = {{"table.md", tf ? table : NULL},
+				       {"ior.csv", cf ? csv : NULL}};
+	rc = results_write_folder(run, s, ctx, final_dir, files, 2, quiet);
+	json_decref(s);
+	free(table);
+	free(csv);
+	return rc;
+}
+
+static void ior_free_rep(void *rep)
+{
+	free(rep);
+}
+
+static void ior_finish(struct run *run, int rc)
+{
+	struct io io = {.run = run};
+	char path[CFG_PATH_MAX + 64];
+
+	if (rc != 0 || run->cfg.ior.keep_files || !run->cfg.ior.write)
+		return;
+	if (run->cfg.ior.file_per_process) {
+		ior_path(run, run->rank, path, sizeof(path));
+		io_unlink(&io, path, true);
+	} else if (run->rank == 0) {
+		ior_path(run, 0, path, sizeof(path));
+		io_unlink(&io, path, true);
+	}
+}
+
+const struct workload_ops ior_workload = {
+    .version = WORKLOAD_OPS_VERSION,
+    .name = "ior",
+    .help = "IOR-style write then read phases: bw MiB/s, IOPS, latency, open/wr-rd/close times",
+    .caps = 0,
+    .check = ior_check,
+    .run = ior_rep,
+    .write = ior_write,
+    .free_rep = ior_free_rep,
+    .finish = ior_finish,
+};
