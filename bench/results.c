@@ -21,6 +21,7 @@
 #include "safefile.h"
 #include "../workloads/workload.h"
 #include "util.h"
+#include "verdict.h"
 
 #define MIB	       1048576.0
 #define TIMELINE_RANKS 64 /* ranks whose timeline is gathered into timeline.csv */
@@ -41,6 +42,8 @@ enum {
 	R_RETRIES,
 	R_CPU_USER,
 	R_CPU_SYS,
+	R_CONF,
+	R_WAIT,
 	R_NF
 };
 
@@ -50,11 +53,15 @@ struct epoch_total {
 	double wall, bytes, ops, samples, opens, open_s, retries;
 	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
 	double cpu_user, cpu_sys; /* CPU seconds, summed over ranks */
+	double conf_au;		  /* DLIO's AU: configured compute / step time, mean over ranks */
+	double dlio_sps;	  /* samples / (wall + start-up in the first epoch), DLIO's way */
+	struct lost_time lost;	  /* mean over ranks of each rank's split */
 	struct hist lat, wait;
 };
 
 struct rank_total {
 	double wall, bytes, ops, samples, compute, step, barrier;
+	double conf, wait, copy; /* configured compute, data wait, H2D copy: included steps */
 	double wait_p99, lat_p99;
 	double peak_rss; /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
 	double cpu_user, cpu_sys;
@@ -79,6 +86,28 @@ static void epoch_vector(const struct epoch_rank *er, double *v)
 	v[R_RETRIES] = (double)er->io.retries;
 	v[R_CPU_USER] = er->cpu_user_s;
 	v[R_CPU_SYS] = er->cpu_sys_s;
+	v[R_CONF] = er->conf_s;
+	v[R_WAIT] = (double)er->wait.sum_ns / 1e9;
+}
+
+static struct step_totals step_totals_of(const double *w)
+{
+	return (struct step_totals){.busy = w[R_COMPUTE],
+				    .conf = w[R_CONF],
+				    .step = w[R_STEP],
+				    .wait = w[R_WAIT],
+				    .copy = w[R_COPY],
+				    .barrier = w[R_BARRIER]};
+}
+
+static struct step_totals rank_step_totals(const struct rank_total *t)
+{
+	return (struct step_totals){.busy = t->compute,
+				    .conf = t->conf,
+				    .step = t->step,
+				    .wait = t->wait,
+				    .copy = t->copy,
+				    .barrier = t->barrier};
 }
 
 static void hist_reduce(struct run *run, const struct hist *in, struct hist *out)
@@ -121,6 +150,18 @@ static json_t *wait_json(const struct hist *h)
 	json_object_set_new(o, "p50", json_num(hist_quantile(h, 0.50)));
 	json_object_set_new(o, "p99", json_num(hist_quantile(h, 0.99)));
 	json_object_set_new(o, "max", json_num((double)h->max_ns / 1e9));
+	return o;
+}
+
+/* Lost time as fractions of step time (DESIGN.md: summary.json "lost_time"). */
+static json_t *lost_json(const struct lost_time *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "data_wait", json_real(l->data_wait));
+	json_object_set_new(o, "copy", json_real(l->copy));
+	json_object_set_new(o, "barrier", json_real(l->barrier));
+	json_object_set_new(o, "other", json_real(l->other));
 	return o;
 }
 
@@ -283,8 +324,12 @@ struct report_data {
 	struct hist lat, wait;
 	double tot_bytes, tot_ops, tot_samples, tot_wall, tot_cpu_user, tot_cpu_sys;
 	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
+	double au_min, au_max;	  /* per-rank AU range (ranks with included steps) */
+	double dlio_au, dlio_sps; /* DLIO-comparable: mean over epochs, as DLIO computes them */
+	struct lost_time lost;	  /* run level: mean over ranks */
 	bool cache_resident;
 	const char *verdict;
+	char verdict_why[512];
 	double host_mem;
 };
 
@@ -493,17 +538,12 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		run->accel_why, cfg->train.computation_time, cfg->reader.batch_size,
 		cfg->reader.read_threads, cfg->reader.prefetch_size);
 
-	double rmin_bw = INFINITY, rmax_bw = 0, rsum_bw = 0, rmin_au = INFINITY, rmax_au = 0,
-	       rsum_au = 0;
+	double rmin_bw = INFINITY, rmax_bw = 0, rsum_bw = 0;
 	for (int r = 0; r < run->nranks; r++) {
 		double bw = d->ranks[r].wall > 0 ? d->ranks[r].bytes / MIB / d->ranks[r].wall : 0;
-		double au = d->ranks[r].step > 0 ? 100 * d->ranks[r].compute / d->ranks[r].step : 0;
 		rmin_bw = fmin(rmin_bw, bw);
 		rmax_bw = fmax(rmax_bw, bw);
 		rsum_bw += bw;
-		rmin_au = fmin(rmin_au, au);
-		rmax_au = fmax(rmax_au, au);
-		rsum_au += au;
 	}
 	table_accelerator(f, json_object_get(summary, "accelerator"));
 	fprintf(f, "| metric | value | per rank min / mean / max |\n|---|---|---|\n");
@@ -522,7 +562,17 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		opens, open_s);
 	table_cpu(f, d);
 	fprintf(f, "| AU | %.2f %% (threshold %.0f %%): %s | %.2f / %.2f / %.2f %% |\n", d->au_mean,
-		cfg->train.au_threshold * 100, d->verdict, rmin_au, rsum_au / run->nranks, rmax_au);
+		cfg->train.au_threshold * 100, d->verdict, d->au_min, d->au_mean, d->au_max);
+	fprintf(f,
+		"| lost time (of step time) | data wait %.1f %%, H2D copy %.1f %%, step barrier "
+		"%.1f %%, other %.1f %% | |\n",
+		100 * d->lost.data_wait, 100 * d->lost.copy, 100 * d->lost.barrier,
+		100 * d->lost.other);
+	fprintf(f, "| verdict | %s: %s | |\n", d->verdict, d->verdict_why);
+	fprintf(f,
+		"| DLIO-comparable | AU %.2f %% (configured computation time / step time, mean "
+		"over epochs), %.1f samples/s (start-up included) | |\n",
+		d->dlio_au, d->dlio_sps);
 	fprintf(f, "| data wait p50 / p99 | %.3f / %.3f ms | |\n",
 		hist_quantile(&d->wait, 0.5) * 1e3, hist_quantile(&d->wait, 0.99) * 1e3);
 	fprintf(f,
@@ -531,13 +581,19 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		hist_quantile(&d->lat, 0.5) * 1e3, hist_quantile(&d->lat, 0.9) * 1e3,
 		hist_quantile(&d->lat, 0.99) * 1e3, hist_quantile(&d->lat, 0.999) * 1e3,
 		(double)d->lat.max_ns / 1e6);
-	fprintf(f, "| rep | epoch | wall s | MiB/s | IOPS | samples/s | AU %% | wait p99 ms |\n"
-		   "|---|---|---|---|---|---|---|---|\n");
-	for (int i = 0; i < d->nep; i++)
-		fprintf(f, "| %d | %d | %.3f | %.1f | %.1f | %.1f | %.2f | %.3f |\n",
-			d->ep[i].rep + 1, d->ep[i].epoch + 1, d->ep[i].wall, d->ep[i].bw,
-			d->ep[i].iops, d->ep[i].sps, d->ep[i].au,
-			hist_quantile(&d->ep[i].wait, 0.99) * 1e3);
+	fprintf(f, "| rep | epoch | wall s | MiB/s | IOPS | samples/s | AU %% | wait p99 ms | "
+		   "lost: wait / copy / barrier / other %% |\n"
+		   "|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < d->nep; i++) {
+		const struct lost_time *l = &d->ep[i].lost;
+		fprintf(
+		    f,
+		    "| %d | %d | %.3f | %.1f | %.1f | %.1f | %.2f | %.3f | %.1f / %.1f / %.1f / "
+		    "%.1f |\n",
+		    d->ep[i].rep + 1, d->ep[i].epoch + 1, d->ep[i].wall, d->ep[i].bw, d->ep[i].iops,
+		    d->ep[i].sps, d->ep[i].au, hist_quantile(&d->ep[i].wait, 0.99) * 1e3,
+		    100 * l->data_wait, 100 * l->copy, 100 * l->barrier, 100 * l->other);
+	}
 	json_t *warnings = json_object_get(summary, "warnings");
 	if (json_array_size(warnings)) {
 		fprintf(f, "\nWarnings:\n");
@@ -562,18 +618,20 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 		   "bandwidth_MiB_per_second,iops,samples_per_second,au_percentage,"
 		   "latency_p50_seconds,latency_p90_seconds,latency_p99_seconds,"
 		   "latency_p999_seconds,latency_max_seconds,data_wait_p50_seconds,"
-		   "data_wait_p99_seconds,au_threshold_percentage\n");
+		   "data_wait_p99_seconds,au_threshold_percentage,lost_data_wait_fraction,"
+		   "lost_copy_fraction,lost_barrier_fraction,lost_other_fraction\n");
 	for (int i = 0; i < d->nep; i++) {
 		const struct epoch_total *e = &d->ep[i];
 		fprintf(m,
 			"%d,%d,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f,"
-			"%.9f,%.9f,%.2f\n",
+			"%.9f,%.9f,%.2f,%.6f,%.6f,%.6f,%.6f\n",
 			e->rep + 1, e->epoch + 1, e->wall, e->bytes, e->ops, e->samples, e->bw,
 			e->iops, e->sps, e->au, hist_quantile(&e->lat, 0.5),
 			hist_quantile(&e->lat, 0.9), hist_quantile(&e->lat, 0.99),
 			hist_quantile(&e->lat, 0.999), (double)e->lat.max_ns / 1e9,
 			hist_quantile(&e->wait, 0.5), hist_quantile(&e->wait, 0.99),
-			run->cfg.train.au_threshold * 100);
+			run->cfg.train.au_threshold * 100, e->lost.data_wait, e->lost.copy,
+			e->lost.barrier, e->lost.other);
 	}
 	if ((rc = write_stream(dir, "epochs.csv", &buf, m)) < 0)
 		return rc;
@@ -657,6 +715,29 @@ static int gather_timeline(struct run *run, const struct train_result *res,
 	return 0;
 }
 
+/* Headline AU (mean over ranks of each rank's own AU), the lost-time split, the verdict and
+ * why, and the DLIO-comparable figures (means over epochs, as DLIO reports them). Rank 0. */
+static void verdict_figures(struct report_data *d)
+{
+	const struct run *run = d->run;
+	struct step_totals *st = calloc((size_t)run->nranks, sizeof(*st));
+	double dau = 0, dsps = 0;
+
+	for (int r = 0; st && r < run->nranks; r++)
+		st[r] = rank_step_totals(&d->ranks[r]);
+	if (st)
+		verdict_mean(st, run->nranks, &d->au_mean, &d->lost, &d->au_min, &d->au_max, NULL);
+	free(st);
+	for (int i = 0; i < d->nep; i++) {
+		dau += d->ep[i].conf_au;
+		dsps += d->ep[i].dlio_sps;
+	}
+	d->dlio_au = d->nep ? dau / d->nep : 0;
+	d->dlio_sps = d->nep ? dsps / d->nep : 0;
+	d->verdict = verdict_classify(d->au_mean, run->cfg.train.au_threshold * 100, &d->lost,
+				      d->verdict_why, sizeof(d->verdict_why));
+}
+
 static void add_cpu_metrics(json_t *m, const struct report_data *d)
 {
 	double cpu = d->tot_cpu_user + d->tot_cpu_sys;
@@ -686,15 +767,25 @@ static void add_metrics(json_t *summary, struct report_data *d)
 	}
 	struct summary_stat sa = stat_summarise(auv, d->nep), si = stat_summarise(iov, d->nep),
 			    ss = stat_summarise(spv, d->nep);
-	d->au_mean = sa.mean;
-	d->verdict =
-	    sa.mean >= run->cfg.train.au_threshold * 100 ? "compute-bound" : "storage-bound";
 	json_object_set_new(m, "train_au_percentage", au);
-	json_object_set_new(m, "train_au_mean_percentage", json_real(sa.mean));
+	/* The headline: mean over ranks of each rank's AU over all its included steps. */
+	json_object_set_new(m, "train_au_mean_percentage", json_real(d->au_mean));
 	json_object_set_new(m, "train_au_stdev_percentage", json_real(sa.stddev));
+	json_object_set_new(m, "train_au_rank_min_percentage", json_real(d->au_min));
+	json_object_set_new(m, "train_au_rank_max_percentage", json_real(d->au_max));
 	json_object_set_new(
 	    m, "train_au_meet_expectation",
-	    json_string(sa.mean >= run->cfg.train.au_threshold * 100 ? "success" : "fail"));
+	    json_string(d->au_mean >= run->cfg.train.au_threshold * 100 ? "success" : "fail"));
+	json_t *dl = json_object();
+	json_object_set_new(dl, "train_au_mean_percentage", json_real(d->dlio_au));
+	json_object_set_new(dl, "train_throughput_mean_samples_per_second", json_real(d->dlio_sps));
+	json_object_set_new(
+	    dl, "definition",
+	    json_string("as DLIO computes them: AU = configured computation time "
+			"/ step time per epoch (mean over ranks), mean over epochs; "
+			"throughput = samples / epoch time with the start-up before "
+			"the first read counted in the first epoch, mean over epochs"));
+	json_object_set_new(m, "dlio_comparable", dl);
 	json_object_set_new(m, "train_throughput_samples_per_second", tp);
 	json_object_set_new(m, "train_throughput_mean_samples_per_second", json_real(ss.mean));
 	json_object_set_new(m, "train_throughput_stdev_samples_per_second", json_real(ss.stddev));
@@ -887,6 +978,9 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "iops", json_real(e->iops));
 		json_object_set_new(o, "samples_per_second", json_real(e->sps));
 		json_object_set_new(o, "au_percentage", json_real(e->au));
+		json_object_set_new(o, "lost_time", lost_json(&e->lost));
+		json_object_set_new(o, "dlio_au_percentage", json_real(e->conf_au));
+		json_object_set_new(o, "dlio_samples_per_second", json_real(e->dlio_sps));
 		json_object_set_new(o, "step_barrier_seconds", json_real(e->barrier_s));
 		json_object_set_new(o, "copy_seconds", json_real(e->copy_s));
 		json_object_set_new(o, "copy_bytes", json_integer((json_int_t)e->copy_bytes));
@@ -917,6 +1011,10 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "au_percentage",
 				    json_real(t->step > 0 ? 100 * t->compute / t->step : 0));
 		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
+		struct step_totals rst = rank_step_totals(t);
+		struct lost_time lt;
+		verdict_rank_lost(&rst, &lt);
+		json_object_set_new(o, "lost_time", lost_json(&lt));
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
 		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
 		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
@@ -932,6 +1030,8 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	nodes_summary(s, d);
 	json_object_set_new(s, "peak_rss_max_bytes", json_integer((json_int_t)peak_rss));
 	json_object_set_new(s, "verdict", json_string(d->verdict));
+	json_object_set_new(s, "verdict_reason", json_string(d->verdict_why));
+	json_object_set_new(s, "lost_time", lost_json(&d->lost));
 	json_object_set_new(s, "warnings", json_deep_copy(run->warnings));
 	return s;
 }
@@ -1165,6 +1265,22 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.ranks = calloc((size_t)run->nranks, sizeof(*d.ranks));
 	}
 	double *vall = run->rank == 0 ? calloc((size_t)run->nranks * R_NF, sizeof(double)) : NULL;
+	/* Start-up before the first read (index files, shared handles): the slowest rank's, per
+	 * repetition, for the DLIO-comparable throughput. */
+	double *setup = calloc((size_t)nreps, sizeof(double)),
+	       *setup_in = calloc((size_t)nreps, sizeof(double));
+	if (!setup || !setup_in) {
+		free(setup);
+		free(setup_in);
+		free(vall);
+		free(d.ep);
+		free(d.ranks);
+		return run_fail(run, -ENOMEM, "out of memory");
+	}
+	for (int r = 0; r < nreps; r++)
+		setup_in[r] = reps[r].setup_s;
+	MPI_Reduce(setup_in, setup, nreps, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	free(setup_in);
 	struct rank_total mine = {0};
 	struct hist rank_wait, rank_lat;
 	hist_reset(&rank_wait);
@@ -1185,6 +1301,9 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 			mine.compute += er->compute_s;
 			mine.step += er->step_s;
 			mine.barrier += er->barrier_s;
+			mine.conf += er->conf_s;
+			mine.wait += (double)er->wait.sum_ns / 1e9;
+			mine.copy += er->copy_s;
 			mine.cpu_user += er->cpu_user_s;
 			mine.cpu_sys += er->cpu_sys_s;
 			hist_merge(&rank_wait, &er->wait);
@@ -1196,7 +1315,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 			if (run->rank != 0)
 				continue;
 			struct epoch_total *t = &d.ep[k];
-			double ausum = 0;
+			struct step_totals *stt = calloc((size_t)run->nranks, sizeof(*stt));
 			t->rep = r;
 			t->epoch = e;
 			for (int q = 0; q < run->nranks; q++) {
@@ -1213,12 +1332,18 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				t->barrier_s += w[R_BARRIER];
 				t->copy_s += w[R_COPY];
 				t->copy_bytes += w[R_COPYB];
-				ausum += w[R_STEP] > 0 ? 100 * w[R_COMPUTE] / w[R_STEP] : 0;
+				if (stt)
+					stt[q] = step_totals_of(w);
 			}
-			t->au = ausum / run->nranks;
+			if (stt)
+				verdict_mean(stt, run->nranks, &t->au, &t->lost, NULL, NULL,
+					     &t->conf_au);
+			free(stt);
 			t->bw = t->wall > 0 ? t->bytes / MIB / t->wall : 0;
 			t->iops = t->wall > 0 ? t->ops / t->wall : 0;
 			t->sps = t->wall > 0 ? t->samples / t->wall : 0;
+			double wall_su = t->wall + (e == 0 ? setup[r] : 0);
+			t->dlio_sps = wall_su > 0 ? t->samples / wall_su : 0;
 			t->lat = lat;
 			t->wait = wait;
 			hist_merge(&d.lat, &lat);
@@ -1232,6 +1357,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		}
 	}
 	free(vall);
+	free(setup);
 	/* Per-rank totals. */
 	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
 	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
@@ -1278,6 +1404,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.bw = d.tot_wall > 0 ? d.tot_bytes / MIB / d.tot_wall : 0;
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
+		verdict_figures(&d);
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
 		struct train_files tf = {&d, summary, tl, tlc, tld};

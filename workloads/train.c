@@ -684,7 +684,7 @@ static int step_barrier(struct run *run, int rc, uint64_t *ns)
  * compute. */
 static void step_account(struct epoch_ctx *e, struct epoch_rank *er, uint64_t step, uint64_t t0,
 			 uint64_t prev, uint64_t pre_ns, uint64_t t_ready, uint64_t t_done,
-			 uint64_t t_end, uint64_t post_ns, const struct step_times *st)
+			 uint64_t t_end, uint64_t post_ns, double secs, const struct step_times *st)
 {
 	struct timeline_event *tl = e->res->timeline;
 	int *n = &e->res->ntimeline;
@@ -704,6 +704,7 @@ static void step_account(struct epoch_ctx *e, struct epoch_rank *er, uint64_t st
 	if (step < (uint64_t)e->run->cfg.train.exclude_start_steps)
 		return;
 	er->compute_s += timer_ns_to_s(st->busy_ns);
+	er->conf_s += secs;
 	er->step_s += timer_ns_to_s(t_end - prev);
 	er->barrier_s += timer_ns_to_s(pre_ns + post_ns);
 	er->copy_s += timer_ns_to_s(st->copy_ns);
@@ -772,6 +773,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		struct step_times st = {0};
 		uint64_t pre_ns = 0, post_ns = 0, t_ready, t_done;
 		bool mine = step < s->steps;
+		double secs = 0;
 
 		if (coll) {
 			/* Agree before each collective batch: a failed rank never leaves the
@@ -785,9 +787,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		}
 		t_ready = timer_now_ns();
 		if (rc == 0 && mine) {
-			double secs =
-			    compute_step_seconds(cfg->train.computation_time,
-						 cfg->train.computation_time_stdev, &e->rng);
+			secs = compute_step_seconds(cfg->train.computation_time,
+						    cfg->train.computation_time_stdev, &e->rng);
 			rc =
 			    run->compute_ops->step(run->compute, slot->buf, slot->bytes, secs, &st);
 		}
@@ -811,7 +812,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		uint64_t t_end = timer_now_ns();
 		if (mine)
 			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
-				     &st);
+				     secs, &st);
 		prev = t_end;
 		watchdog_kick_at(run, t_end);
 		if (s->steps)

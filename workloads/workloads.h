@@ -23,6 +23,7 @@ int manifest_check(struct run *run, char *why, size_t len);
 struct epoch_rank {
 	double wall_s;	   /* from the start barrier to this rank's last step */
 	double compute_s;  /* busy time of included steps */
+	double conf_s;	   /* configured computation time of included steps (DLIO's AU) */
 	double step_s;	   /* step time of included steps (AU denominator) */
 	double barrier_s;  /* step barrier time */
 	double copy_s;	   /* host-to-device copy time */
