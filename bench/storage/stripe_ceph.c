@@ -350,7 +350,6 @@ int ceph_create_file(struct run *run, const char *path, const struct stripe_layo
 
 /* ---- which OSDs hold the objects ------------------------------------------------------- */
 
-
 static int ceph_cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
