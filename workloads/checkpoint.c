@@ -807,6 +807,32 @@ static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const dou
 	return o;
 }
 
+/* One repetition in the columns of the metric table (bench/metrics.h) that sweep, compare and
+ * history read: bandwidth is the checkpoint write bandwidth (what stripe settings are chosen
+ * for), the restore's beside it under its own name. */
+static json_t *ckpt_rep_json(const struct run *run, int r, const struct ckpt_totals *a,
+			     const struct ckpt_totals *b)
+{
+	int n = b->n - a->n, nr = b->nread - a->nread;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "repetition", json_integer(r + 1));
+	json_object_set_new(o, "checkpoints", json_integer(n));
+	if (run->cfg.checkpoint.save && n > 0)
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real((b->wbw_sum - a->wbw_sum) / n));
+	else if (nr > 0)
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real((b->rbw_sum - a->rbw_sum) / nr));
+	if (nr > 0)
+		json_object_set_new(o, "read_bandwidth_MiB_per_second",
+				    json_real((b->rbw_sum - a->rbw_sum) / nr));
+	if (n > 0)
+		json_object_set_new(o, "time_to_durable_seconds",
+				    json_real((b->durable_sum - a->durable_sum) / n));
+	return o;
+}
+
 static void ckpt_table(FILE *f, struct run *run, const json_t *m, const struct ckpt_plan *p)
 {
 	const struct config *cfg = &run->cfg;
@@ -876,8 +902,10 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 		json_decref(list);
 		return rc;
 	}
+	json_t *rj = run->rank == 0 ? json_array() : NULL;
 	for (int r = 0; r < nreps; r++) {
 		const struct ckpt_rep *rep = reps[r];
+		struct ckpt_totals before = t;
 		for (int k = 0; k < rep->n; k++) {
 			const struct ckpt_one *c = &rep->c[k];
 			mine[V_WRITE] = c->write_s;
@@ -891,6 +919,8 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 			if (run->rank == 0)
 				json_array_append_new(list, ckpt_record(run, c, all, r, &t));
 		}
+		if (run->rank == 0)
+			json_array_append_new(rj, ckpt_rep_json(run, r, &before, &t));
 	}
 	if (run->rank != 0)
 		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
@@ -931,6 +961,7 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t.delete_sum));
 	json_object_set(s, "metric", m);
 	json_object_set_new(s, "checkpoints", list);
+	json_object_set_new(s, "repetitions", rj);
 
 	json_t *plan = json_object(), *bytes = json_array();
 	for (int r = 0; r < run->nranks; r++)

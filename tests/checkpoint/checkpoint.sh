@@ -224,6 +224,30 @@ watchdog = 10s"
 	check "killed_ok(ck, total=14000042)"
 	[ -z "$(summary)" ] || fail "results were written"
 	;;
+sweep)
+	# A stripe sweep over a checkpoint workload: every point records the requested layout and
+	# the checkpoint's write bandwidth in the columns sweep reads (repetitions[]).
+	config sweep "$CKPT
+zero_stage = 3
+[sweep]
+storage.stripe_count = 1, 2"
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" sweep "$T/sweep.ini" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	grep -qE "^ +2 +2 +[0-9.]+ " "$T/out" || fail "the sweep table has no bandwidth for point 2"
+	for n in 1 2; do
+		f=$(ls "$T"/results/*/point-00$n-*/summary.json 2>/dev/null)
+		[ -n "$f" ] || fail "no summary.json for point $n"
+		python3 -c "
+import json, sys
+s = json.load(open('$f'))
+assert s['storage']['stripe_requested']['count'] == $n, s['storage']
+r = s['repetitions'][0]
+assert r['bandwidth_MiB_per_second'] > 0 and r['read_bandwidth_MiB_per_second'] > 0, r
+assert s['metric']['checkpoint_bytes_written'] == 14000042
+" 2>>"$T/err" || fail "point $n: summary.json"
+	done
+	;;
 *)
 	fail "unknown case"
 	;;
