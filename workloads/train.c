@@ -728,6 +728,26 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
 	progress_update(pg, (double)(step + 1) / (double)total, extra);
 }
 
+/* In a log (not a terminal), one line per epoch, rank 0 only, flushed as it ends, so a long run
+ * under mpiexec shows where it is; a terminal has the bar instead. Rank 0's own figures: no
+ * collective is added for it. */
+static void epoch_line(const struct run *run, const struct progress *pg, int epoch,
+		       const struct epoch_rank *er, const struct pool *p)
+{
+	uint64_t bytes = 0;
+
+	if (!pg->active || pg->tty)
+		return;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		bytes += p->workers[i].stats.bytes;
+	fprintf(stderr,
+		"feedbench: epoch %d/%" PRId64 " done in %.2f s: %.1f MiB/s, AU %.1f %% (rank 0)\n",
+		epoch + 1, run->cfg.train.epochs, er->wall_s,
+		er->wall_s > 0 ? (double)bytes / 1048576.0 / er->wall_s : 0,
+		er->step_s > 0 ? 100 * er->compute_s / er->step_s : 0);
+	fflush(stderr);
+}
+
 /* One epoch. With reader threads, a failed rank tells the others (agree_notify_failure) and
  * they stop at their next step; with step barriers or collective reads, the failure travels
  * in the agreement every rank makes at the same step, so all leave the loop together and no
@@ -831,6 +851,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
+	epoch_line(run, &pg, epoch, er, p);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	p->time_base += er->wall_s;

@@ -2,6 +2,7 @@
  * by reader threads into batches while an emulated accelerator computes (workloads/train.c),
  * reduced and written by bench/results.c. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,20 @@ static int train_rep(struct run *run, int repetition, void **out)
 		rc = run->compute_ops->init(&run->compute, run, max_batch);
 		if ((rc = agree(run, rc)) < 0)
 			return rc;
+	}
+	if (repetition == 0 && run->rank == 0 && run->verbose >= 0) {
+		/* The run header, before the first read: the table comes at the end. */
+		fprintf(stderr,
+			"feedbench: %s: %d ranks on %d node%s, %" PRId64 " epochs x %" PRId64
+			" repetitions, %s %s, %" PRIu32 " files (%.1f MiB), batch %" PRId64
+			", computation_time %.6g s, accelerator %s\n",
+			cfg->workload.name, run->nranks, run->nnodes, run->nnodes == 1 ? "" : "s",
+			cfg->train.epochs, cfg->output.repetitions, run->format->name,
+			cfg->dataset.file_access == FILE_ACCESS_SHARED ? "shared" : "per_rank",
+			run->ds.nfiles, (double)run->ds.data_bytes / 1048576.0,
+			cfg->reader.batch_size, cfg->train.computation_time,
+			run->compute_ops->name);
+		fflush(stderr);
 	}
 	res = calloc(1, sizeof(*res));
 	if (!res)

@@ -349,6 +349,38 @@ interrupt)
 	after=$(tree_digest "$T/results")
 	[ "$before" = "$after" ] || fail "the earlier run folder changed"
 	;;
+progress_live)
+	# Issue 13: under mpiexec with the output to a pipe (a log), the run header and one line per
+	# epoch arrive while the run goes on, not all at the end. Lines are stamped as they arrive;
+	# the header must come before the first epoch line, and the first epoch line must come
+	# at least half an epoch's measured time (summary.json) before the run ends.
+	fb 2 generate
+	expect_rc 0
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set train.computation_time=50ms --set train.epochs=3 \
+		2>&1 | python3 -c '
+import sys, time
+for line in sys.stdin:
+    print("%.6f %s" % (time.monotonic(), line), end="", flush=True)
+print("%.6f END" % time.monotonic())' >"$T/stamped"
+	RC=${PIPESTATUS[0]}
+	expect_rc 0
+	python3 - "$T/stamped" "$(run_dir)/summary.json" <<'PY' 2>>"$T/err" || fail "progress did not arrive live"
+import json, sys
+lines = [l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1])]
+def first(text):
+    hits = [float(t) for t, l in lines if text in l]
+    assert hits, f"no line with {text!r}: {[l for _, l in lines]}"
+    return hits[0]
+walls = [e["wall_seconds"] for e in json.load(open(sys.argv[2]))["epochs"]]
+head = first("feedbench: tiny: 2 ranks on 1 node, 3 epochs")
+e1, e3, end = first("epoch 1/3 done"), first("epoch 3/3 done"), first("END")
+assert head < e1 - 0.5 * walls[0], (head, e1, walls)
+assert e1 < end - 0.5 * (walls[1] + walls[2]), (e1, end, walls)
+assert e1 < e3, (e1, e3)
+assert sum(1 for _, l in lines if "done in" in l) == 3, "one line per epoch, rank 0 only"
+PY
+	;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2
