@@ -80,6 +80,8 @@ struct ckpt_state {
 	unsigned char *rbuf;	/* restore buffer */
 	int64_t step;		/* last checkpoint number written */
 	bool stripe_read;	/* the layout of a checkpoint file was read back */
+	struct io_stats *wst;	/* this rank's checkpoint writes (all checkpoints of the run) */
+	struct io_stats *rst;	/* and restores */
 };
 
 static struct ckpt_state *ckpt_of(struct run *run)
@@ -266,15 +268,10 @@ static void ckpt_file(const struct run *run, const struct ckpt_state *st, int64_
  * system stripes); single: created by rank 0 before the start, opened by the others. */
 static int ckpt_open_write(struct run *run, struct io *io, const char *path, struct sfile **f)
 {
-	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
-	int flags = STORAGE_O_WRITE;
-	int rc;
-
-	if (single)
-		flags |= STORAGE_O_NOTRUNC | STORAGE_O_SHARED;
-	else if (run->fs.can_stripe && (rc = stripe_create_file(run, path)) < 0)
-		return rc;
-	return io_open(io, f, path, flags);
+	if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+		return io_open(io, f, path, STORAGE_O_WRITE | STORAGE_O_NOTRUNC | STORAGE_O_SHARED);
+	/* A new file with the requested layout where the file system stripes (io_create). */
+	return io_create(io, f, path, 0);
 }
 
 /* Writes this rank's bytes at [base, base + len) of path: transfers of transfer_size, each
@@ -285,7 +282,7 @@ static int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_
 	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
 	bool shared = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE &&
 		      (run->storage->caps & STORAGE_CAP_COLLECTIVE);
-	struct io io = {.run = run};
+	struct io io = {.run = run, .stats = st->wst};
 	struct sfile *f = NULL;
 	int rc;
 
@@ -495,7 +492,7 @@ static int ckpt_read_range(struct run *run, struct ckpt_state *st, struct ckpt_o
 			   const char *path, uint64_t base, uint64_t len)
 {
 	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
-	struct io io = {.run = run};
+	struct io io = {.run = run, .stats = st->rst};
 	struct sfile *f = NULL;
 	int rc;
 
@@ -668,7 +665,9 @@ static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
 	st->plan.bytes_of = calloc((size_t)run->nranks, sizeof(uint64_t));
 	st->pattern = malloc(cfg->checkpoint.transfer_size);
 	st->rbuf = malloc(cfg->checkpoint.transfer_size);
-	if (!st->plan.bytes_of || !st->pattern || !st->rbuf)
+	st->wst = calloc(1, sizeof(*st->wst));
+	st->rst = calloc(1, sizeof(*st->rst));
+	if (!st->plan.bytes_of || !st->pattern || !st->rbuf || !st->wst || !st->rst)
 		rc = run_fail(run, -ENOMEM, "out of memory for two buffers of %" PRIu64 " bytes",
 			      cfg->checkpoint.transfer_size);
 	for (int r = 0; rc == 0 && r < run->nranks; r++)
@@ -737,6 +736,23 @@ static json_t *ckpt_skew(const double *v, int n)
 	}
 	return json_pack("{s:f, s:f, s:f}", "min", n ? lo : 0.0, "mean", n ? sum / n : 0.0, "max",
 			 hi);
+}
+
+/* Latencies per call of every rank, merged exactly on rank 0. */
+static void ckpt_hist_reduce(struct run *run, const struct hist *in, struct hist *out)
+{
+	hist_reset(out);
+	MPI_Reduce(in->bucket, out->bucket, HIST_BUCKETS, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->count, &out->count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->sum_ns, &out->sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
+}
+
+static json_t *ckpt_latency_json(const struct hist *h)
+{
+	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "calls", (json_int_t)h->count, "p50",
+			 hist_quantile(h, 0.50), "p99", hist_quantile(h, 0.99), "p999",
+			 hist_quantile(h, 0.999), "max", h->max_ns / 1e9);
 }
 
 struct ckpt_totals {
@@ -922,6 +938,11 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 		if (run->rank == 0)
 			json_array_append_new(rj, ckpt_rep_json(run, r, &before, &t));
 	}
+	struct hist wl, rl;
+	uint64_t sync_in[2] = {st->wst->syncs, st->wst->sync_ns}, sync[2] = {0, 0};
+	ckpt_hist_reduce(run, &st->wst->wlatency, &wl);
+	ckpt_hist_reduce(run, &st->rst->latency, &rl);
+	MPI_Reduce(sync_in, sync, 2, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	if (run->rank != 0)
 		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
 	json_t *first = json_array_get(list, 0);
@@ -959,6 +980,14 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 				    json_boolean(run->cfg.checkpoint.verify));
 	}
 	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t.delete_sum));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(m, "checkpoint_write_latency_seconds", ckpt_latency_json(&wl));
+		json_object_set_new(m, "checkpoint_fsync_calls", json_integer((json_int_t)sync[0]));
+		json_object_set_new(m, "checkpoint_fsync_seconds",
+				    json_real(timer_ns_to_s(sync[1])));
+	}
+	if (t.nread)
+		json_object_set_new(m, "checkpoint_read_latency_seconds", ckpt_latency_json(&rl));
 	json_object_set(s, "metric", m);
 	json_object_set_new(s, "checkpoints", list);
 	json_object_set_new(s, "repetitions", rj);
@@ -1012,6 +1041,8 @@ static void ckpt_finish(struct run *run, int rc)
 	free(st->plan.bytes_of);
 	free(st->pattern);
 	free(st->rbuf);
+	free(st->wst);
+	free(st->rst);
 	free(st);
 	run->workload_priv = NULL;
 }

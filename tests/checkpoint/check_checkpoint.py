@@ -49,6 +49,10 @@ def dcp_ok(s, ck, steps, total, writers, count):
     assert x["checkpoint_restore_verified"] is True
     assert x["checkpoint_write_bandwidth_MiB_per_second"] > 0
     assert x["checkpoint_read_bandwidth_MiB_per_second"] > 0
+    calls = count * sum(-(-per_rank[r] // 262144) for r in writers)  # 256 KiB transfers
+    assert x["checkpoint_write_latency_seconds"]["calls"] == calls, (x, calls)
+    assert x["checkpoint_read_latency_seconds"]["calls"] == calls, (x, calls)
+    assert x["checkpoint_fsync_calls"] == count * len(writers), x
     sk = x["checkpoint_write_seconds_per_rank"]
     assert 0 <= sk["min"] <= sk["mean"] <= sk["max"], sk
     # durable after every rank's bytes: not before the slowest rank's write ended
