@@ -7,6 +7,7 @@
 #define FEEDBENCH_DSFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sfile;
@@ -23,10 +24,20 @@ struct ds_file {
 	struct sfile *shared; /* handle opened collectively for shared MPI-IO access, or NULL */
 };
 
+/* A rank holds an entry only for the files it opens: files[k] is dataset file
+ * held_first + k * held_step, k < nheld (per_rank: its files i % P == r; shared: all of them).
+ * Any file's name, sample count and first sample are computed on demand (dataset_path,
+ * dataset_file_samples, dataset_file_first): generated names follow a pattern; discovered
+ * names are kept whole only where a rank needs them all (rank 0, and a node's first rank
+ * when it evicts the page cache), and sample counts per file only when files differ. */
 struct dataset {
-	struct ds_file *files;
+	struct ds_file *files; /* the files this rank opens (see above) */
+	uint32_t nheld;
+	uint32_t held_first, held_step;
 	uint32_t nfiles;
 	uint64_t nsamples;   /* over all files */
+	uint64_t spf;	     /* samples in every file when all equal, else 0 */
+	uint64_t *first;     /* spf == 0: file i's first sample, nfiles + 1 entries */
 	uint64_t max_sample; /* largest sample of the dataset */
 	uint64_t data_bytes; /* sum of sample sizes */
 	uint64_t disk_bytes; /* sum of file sizes (0 until known) */
@@ -34,7 +45,10 @@ struct dataset {
 	uint64_t seed;
 	uint64_t id; /* dataset id written into sample headers */
 	uint64_t rec_mean, rec_stdev;
-	char *path_arena; /* one block holding every files[i].path, or NULL: each its own */
+	char *name_head, *name_tail; /* generated: "<head><index, name_width digits><tail>" */
+	int name_width;
+	char **names;	  /* discovered: every file's path where kept (see above), else NULL */
+	char *path_arena; /* one block holding the held entries' paths, or NULL */
 };
 
 /* Size of sample (file, index) of a generated dataset: record_length_bytes, or a deterministic
@@ -44,7 +58,19 @@ uint64_t sample_size(uint64_t seed, uint64_t mean, uint64_t stdev, uint32_t file
 
 /* Size of a sample of a generated dataset. */
 uint64_t dataset_sample_size(const struct dataset *ds, uint32_t file, uint64_t index);
-/* Maps a global sample number to its file (binary search over files[].first). */
+/* Samples in file i, and the global number of its first sample (any file). */
+uint64_t dataset_file_samples(const struct dataset *ds, uint32_t i);
+uint64_t dataset_file_first(const struct dataset *ds, uint32_t i);
+/* This rank's entry of file i, or NULL when it does not hold it. */
+struct ds_file *dataset_file(const struct dataset *ds, uint32_t i);
+/* Maps a global sample number to its file's index and its index in the file (any file). */
+uint32_t dataset_index_of(const struct dataset *ds, uint64_t global, uint64_t *index);
+/* Maps a global sample number to its file (which this rank must hold; NULL otherwise). */
 struct ds_file *dataset_file_of(const struct dataset *ds, uint64_t global, uint64_t *index);
+/* The path of file i in buf (or the held entry's), NULL when this rank does not know it. */
+const char *dataset_path(const struct dataset *ds, uint32_t i, char *buf, size_t len);
+/* Fills a temporary entry for any file this rank knows the name of (sizes of a generated
+ * file computed; of a discovered file copied from the held entry, or 0). 0 or -ENOENT. */
+int dataset_entry(const struct dataset *ds, uint32_t i, struct ds_file *e, char *path, size_t len);
 
 #endif

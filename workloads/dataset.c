@@ -13,16 +13,50 @@
 #include "../bench/run.h"
 #include "../formats/sample.h"
 
+/* The files this rank opens: per_rank (and stream formats, whose shards are owned the same
+ * way) its files i % P == r; all of them when ranks share files or read collectively (every
+ * rank then takes part in every file's collective calls). */
+static void dataset_hold(const struct run *run, struct dataset *ds)
+{
+	const struct config *cfg = &run->cfg;
+	bool stream = run->format->caps & FORMAT_CAP_STREAM;
+	uint32_t p = (uint32_t)run->nranks, r = (uint32_t)run->rank;
+
+	if (p <= 1 || (cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream) ||
+	    cfg->mpiio.collective) {
+		ds->held_first = 0;
+		ds->held_step = 1;
+		ds->nheld = ds->nfiles;
+	} else {
+		ds->held_first = r;
+		ds->held_step = p;
+		ds->nheld = r < ds->nfiles ? (ds->nfiles - r + p - 1) / p : 0;
+	}
+}
+
 static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles)
 {
 	if (nfiles > UINT32_MAX)
 		return run_fail(run, -FB_ECONFIG,
 				"%" PRIu64 " files is more than feedbench handles", nfiles);
-	ds->files = calloc(nfiles ? nfiles : 1, sizeof(*ds->files));
-	if (!ds->files)
-		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " files", nfiles);
 	ds->nfiles = (uint32_t)nfiles;
+	dataset_hold(run, ds);
+	ds->files = calloc(ds->nheld ? ds->nheld : 1, sizeof(*ds->files));
+	if (!ds->files)
+		return run_fail(run, -ENOMEM, "out of memory for %" PRIu32 " files", ds->nheld);
 	return 0;
+}
+
+/* Sizes of generated file i: the sum and the largest of its samples. */
+static void layout_sizes(const struct dataset *ds, uint32_t i, uint64_t *sum, uint64_t *max)
+{
+	*sum = *max = 0;
+	for (uint64_t s = 0; s < ds->spf; s++) {
+		uint64_t sz = dataset_sample_size(ds, i, s);
+		*sum += sz;
+		if (sz > *max)
+			*max = sz;
+	}
 }
 
 int dataset_layout(struct run *run, struct dataset *ds)
@@ -32,7 +66,7 @@ int dataset_layout(struct run *run, struct dataset *ds)
 	bool per_sample = fmt->caps & FORMAT_CAP_FILE_PER_SAMPLE;
 	uint64_t nfiles = (uint64_t)cfg->dataset.num_files_train;
 	uint64_t spf = (uint64_t)cfg->dataset.num_samples_per_file;
-	int width, rc;
+	int rc;
 	char digits[32];
 
 	memset(ds, 0, sizeof(*ds));
@@ -47,32 +81,47 @@ int dataset_layout(struct run *run, struct dataset *ds)
 	}
 	if ((rc = dataset_alloc(run, ds, nfiles)) < 0)
 		return rc;
-	width = snprintf(digits, sizeof(digits), "%" PRIu64, nfiles);
-	/* Every name has the same length (zero-padded index): one block for all paths, exact
-	 * lengths, instead of an oversized allocation per file. */
-	size_t len = (size_t)snprintf(NULL, 0, "%s/%s-%0*u-of-%" PRIu64 "%s", cfg->dataset.data_dir,
-				      fmt->name, width, 0u, nfiles, fmt->ext) +
-		     1;
-	ds->path_arena = malloc(len * (size_t)(nfiles ? nfiles : 1));
+	ds->spf = spf;
+	if (!spf && !(ds->first = calloc(nfiles + 1, sizeof(*ds->first))))
+		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " files", nfiles);
+	/* Names are made from the index when needed: "<data_dir>/<format>-<index>-of-<n><ext>",
+	 * the index zero-padded to the width of n. */
+	ds->name_width = snprintf(digits, sizeof(digits), "%" PRIu64, nfiles);
+	size_t hlen = strlen(cfg->dataset.data_dir) + strlen(fmt->name) + 3;
+	size_t tlen = strlen(digits) + strlen(fmt->ext) + 5;
+	ds->name_head = malloc(hlen);
+	ds->name_tail = malloc(tlen);
+	if (!ds->name_head || !ds->name_tail)
+		return run_fail(run, -ENOMEM, "out of memory");
+	snprintf(ds->name_head, hlen, "%s/%s-", cfg->dataset.data_dir, fmt->name);
+	snprintf(ds->name_tail, tlen, "-of-%s%s", digits, fmt->ext);
+	size_t len = strlen(ds->name_head) + (size_t)ds->name_width + strlen(ds->name_tail) + 1;
+	/* Totals over every file; entries (one block for their names) for this rank's files. */
+	if (ds->rec_stdev == 0) {
+		ds->max_sample = nfiles && spf ? dataset_sample_size(ds, 0, 0) : 0;
+		ds->data_bytes = nfiles * spf * ds->max_sample;
+	} else {
+		for (uint32_t i = 0; i < ds->nfiles; i++) {
+			uint64_t sum, max;
+			layout_sizes(ds, i, &sum, &max);
+			ds->data_bytes += sum;
+			if (max > ds->max_sample)
+				ds->max_sample = max;
+		}
+	}
+	ds->path_arena = malloc(len * (size_t)(ds->nheld ? ds->nheld : 1));
 	if (!ds->path_arena)
-		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " file names", nfiles);
-	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		struct ds_file *f = &ds->files[i];
-		f->path = ds->path_arena + (size_t)i * len;
-		snprintf(f->path, len, "%s/%s-%0*u-of-%" PRIu64 "%s", cfg->dataset.data_dir,
-			 fmt->name, width, i, nfiles, fmt->ext);
+		return run_fail(run, -ENOMEM, "out of memory for %" PRIu32 " file names",
+				ds->nheld);
+	for (uint32_t k = 0; k < ds->nheld; k++) {
+		struct ds_file *f = &ds->files[k];
+		uint32_t i = ds->held_first + k * ds->held_step;
+		f->path = ds->path_arena + (size_t)k * len;
+		dataset_path(ds, i, f->path, len);
 		f->index = i;
 		f->nsamples = spf;
 		f->first = (uint64_t)i * spf;
-		for (uint64_t s = 0; s < spf; s++) {
-			uint64_t sz = dataset_sample_size(ds, i, s);
-			f->data_bytes += sz;
-			if (sz > f->max_sample)
-				f->max_sample = sz;
-		}
-		ds->data_bytes += f->data_bytes;
-		if (f->max_sample > ds->max_sample)
-			ds->max_sample = f->max_sample;
+		layout_sizes(ds, i, &f->data_bytes, &f->max_sample);
 	}
 	ds->nsamples = nfiles * spf;
 	return 0;
@@ -119,8 +168,10 @@ static uint64_t discover_wanted(const struct run *run)
 
 /* Rank 0 lists and probes, then broadcasts: the other ranks never touch the folder. A
  * num_files_train below the files found reads the first ones in name order (as DLIO does); one
- * above is an error naming both counts. */
-static int discover_rank0(struct run *run, struct dataset *ds, json_t *found, uint64_t *on_disk)
+ * above is an error naming both counts. Leaves the paths in *paths (one block, in order) and
+ * each file's samples, largest sample and sample bytes in *info (3 per file). */
+static int discover_rank0(struct run *run, json_t *found, uint64_t *on_disk, uint64_t *nfiles,
+			  char **paths, uint64_t *plen, uint64_t **info)
 {
 	const char *dir = run->cfg.dataset.data_dir;
 	DIR *d = opendir(dir);
@@ -173,35 +224,37 @@ static int discover_rank0(struct run *run, struct dataset *ds, json_t *found, ui
 	}
 	while (want && n > want)
 		free(names[--n]);
-	if ((rc = dataset_alloc(run, ds, n)) < 0)
+	*plen = 0;
+	for (size_t i = 0; i < n; i++)
+		*plen += strlen(dir) + strlen(names[i]) + 2;
+	*paths = malloc(*plen);
+	*info = malloc(3 * n * sizeof(**info));
+	if (!*paths || !*info) {
+		rc = run_fail(run, -ENOMEM, "out of memory");
 		goto out;
+	}
+	char *at = *paths;
 	for (size_t i = 0; i < n; i++) {
-		struct ds_file *f = &ds->files[i];
-		struct probe_info info = {0};
-		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		struct probe_info pi = {0};
+		char *path = at;
 
-		f->path = malloc(len);
-		if (!f->path) {
-			rc = run_fail(run, -ENOMEM, "out of memory");
-			goto out;
-		}
-		snprintf(f->path, len, "%s/%s", dir, names[i]);
-		rc = run->format->probe(run, f->path, &info);
+		at += sprintf(at, "%s/%s", dir, names[i]) + 1;
+		rc = run->format->probe(run, path, &pi);
 		if (rc < 0)
 			goto out;
-		f->index = (uint32_t)i;
-		f->nsamples = info.nsamples;
-		f->max_sample = info.max_sample;
-		f->data_bytes = info.data_bytes;
+		(*info)[3 * i] = pi.nsamples;
+		(*info)[3 * i + 1] = pi.max_sample;
+		(*info)[3 * i + 2] = pi.data_bytes;
 		if (i < 100) {
 			json_t *o = json_object();
 			json_object_set_new(o, "file", json_string(names[i]));
-			json_object_set_new(o, "samples", json_integer((json_int_t)info.nsamples));
-			json_object_set_new(o, "bytes", json_integer((json_int_t)info.data_bytes));
-			json_object_set_new(o, "detail", json_string(info.detail));
+			json_object_set_new(o, "samples", json_integer((json_int_t)pi.nsamples));
+			json_object_set_new(o, "bytes", json_integer((json_int_t)pi.data_bytes));
+			json_object_set_new(o, "detail", json_string(pi.detail));
 			json_array_append_new(found, o);
 		}
 	}
+	*nfiles = n;
 out:
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
@@ -210,58 +263,98 @@ out:
 	return rc;
 }
 
-/* Rank 0's findings to every rank in three broadcasts, whatever the number of files: the
- * per-file figures, then all paths in one buffer. */
-static int discover_bcast(struct run *run, struct dataset *ds)
+/* Every name stays where a rank needs them all: rank 0 (the manifest, messages) and a node's
+ * first rank that evicts the page cache for its node's ranks. */
+static bool discover_keeps_names(const struct run *run)
 {
-	uint64_t *v = malloc(3 * (size_t)(ds->nfiles ? ds->nfiles : 1) * sizeof(*v));
-	uint64_t plen = 0;
-	char *paths = NULL;
+	return run->rank == 0 ||
+	       (run->local_rank == 0 && run->cfg.storage.page_cache == PAGE_CACHE_EVICT);
+}
+
+/* Rank 0's findings to every rank in three broadcasts, whatever the number of files: the
+ * per-file figures, then all paths in one buffer. Each rank keeps the entries of its files,
+ * the per-file sample counts only when they differ, and the names as discover_keeps_names
+ * says. */
+static int discover_bcast(struct run *run, struct dataset *ds, char *paths, uint64_t plen,
+			  uint64_t *v)
+{
+	uint32_t n = ds->nfiles;
 	int rc = 0;
 
-	if (!v)
-		return run_fail(run, -ENOMEM, "out of memory");
-	for (uint32_t i = 0; run->rank == 0 && i < ds->nfiles; i++) {
-		v[3 * i] = ds->files[i].nsamples;
-		v[3 * i + 1] = ds->files[i].max_sample;
-		v[3 * i + 2] = ds->files[i].data_bytes;
-		plen += strlen(ds->files[i].path) + 1;
+	if (run->rank != 0) {
+		v = malloc(3 * (size_t)(n ? n : 1) * sizeof(*v));
+		paths = malloc(plen ? plen : 1);
 	}
-	MPI_Bcast(v, 3 * (int)ds->nfiles, MPI_UINT64_T, 0, run->comm);
-	MPI_Bcast(&plen, 1, MPI_UINT64_T, 0, run->comm);
-	paths = malloc(plen ? plen : 1);
-	if (!paths) {
-		free(v);
-		return run_fail(run, -ENOMEM, "out of memory");
+	rc = agree(run, !v || !paths ? run_fail(run, -ENOMEM, "out of memory") : 0);
+	if (rc == 0) {
+		MPI_Bcast(v, 3 * (int)n, MPI_UINT64_T, 0, run->comm);
+		MPI_Bcast(paths, (int)plen, MPI_CHAR, 0, run->comm);
 	}
-	if (run->rank == 0) {
-		char *at = paths;
-		for (uint32_t i = 0; i < ds->nfiles; i++)
-			at = stpcpy(at, ds->files[i].path) + 1;
+	ds->spf = rc == 0 && n ? v[0] : 0;
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		ds->nsamples += v[3 * i];
+		ds->data_bytes += v[3 * i + 2];
+		if (v[3 * i + 1] > ds->max_sample)
+			ds->max_sample = v[3 * i + 1];
+		if (v[3 * i] != ds->spf)
+			ds->spf = 0;
 	}
-	MPI_Bcast(paths, (int)plen, MPI_CHAR, 0, run->comm);
-	const char *at = paths;
-	for (uint32_t i = 0; run->rank != 0 && i < ds->nfiles && rc == 0; i++) {
-		struct ds_file *f = &ds->files[i];
+	if (rc == 0 && !ds->spf) {
+		ds->first = malloc(((size_t)n + 1) * sizeof(*ds->first));
+		if (!ds->first)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+		for (uint32_t i = 0; ds->first && i <= n; i++)
+			ds->first[i] = i ? ds->first[i - 1] + v[3 * (i - 1)] : 0;
+	}
+	if (rc == 0 && discover_keeps_names(run)) {
+		ds->names = malloc((size_t)(n ? n : 1) * sizeof(*ds->names));
+		if (!ds->names)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+		for (uint32_t i = 0; ds->names && i < n; i++)
+			ds->names[i] = i ? ds->names[i - 1] + strlen(ds->names[i - 1]) + 1 : paths;
+		ds->path_arena = paths; /* the names' block */
+		paths = NULL;
+	} else if (rc == 0) {
+		/* Only this rank's names: their lengths, then one block. */
+		size_t need = 1, k = 0;
+		const char *at = paths;
+		for (uint32_t i = 0; i < n; i++, at += strlen(at) + 1)
+			if (dataset_file(ds, i))
+				need += strlen(at) + 1;
+		ds->path_arena = malloc(need);
+		if (!ds->path_arena)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+		char *to = ds->path_arena;
+		at = paths;
+		for (uint32_t i = 0; to && i < n && k < ds->nheld; i++, at += strlen(at) + 1) {
+			if (!dataset_file(ds, i))
+				continue;
+			ds->files[k++].path = to;
+			to = stpcpy(to, at) + 1;
+		}
+	}
+	for (uint32_t k = 0; rc == 0 && k < ds->nheld; k++) {
+		struct ds_file *f = &ds->files[k];
+		uint32_t i = ds->held_first + k * ds->held_step;
 		f->index = i;
 		f->nsamples = v[3 * i];
 		f->max_sample = v[3 * i + 1];
 		f->data_bytes = v[3 * i + 2];
-		f->path = (char *)at; /* the broadcast block stays, as the path arena */
-		at += strlen(at) + 1;
+		f->first = dataset_file_first(ds, i);
+		if (ds->names)
+			f->path = ds->names[i];
 	}
-	if (run->rank != 0)
-		ds->path_arena = paths;
-	else
-		free(paths);
+	free(paths);
 	free(v);
-	return rc;
+	return agree(run, rc);
 }
 
 int dataset_discover(struct run *run, struct dataset *ds)
 {
 	json_t *found = json_array();
-	uint64_t nfiles = 0, on_disk = 0;
+	uint64_t nfiles = 0, on_disk = 0, plen = 0;
+	uint64_t *info = NULL;
+	char *paths = NULL;
 	int rc = 0;
 
 	memset(ds, 0, sizeof(*ds));
@@ -273,27 +366,24 @@ int dataset_discover(struct run *run, struct dataset *ds)
 		json_decref(found);
 		return rc;
 	}
-	if (run->rank == 0) {
-		rc = discover_rank0(run, ds, found, &on_disk);
-		nfiles = rc == 0 ? ds->nfiles : 0;
-	}
+	if (run->rank == 0)
+		rc = discover_rank0(run, found, &on_disk, &nfiles, &paths, &plen, &info);
 	rc = agree(run, rc);
 	if (rc < 0) {
+		free(paths);
+		free(info);
 		json_decref(found);
 		return rc;
 	}
-	MPI_Bcast(&nfiles, 1, MPI_UINT64_T, 0, run->comm);
+	uint64_t sizes[2] = {nfiles, plen};
+	MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, run->comm);
+	nfiles = sizes[0];
+	plen = sizes[1];
 	/* Agreed: a rank that could not allocate must not leave the others in the broadcast. */
-	if ((rc = agree(run, run->rank != 0 ? dataset_alloc(run, ds, nfiles) : 0)) < 0)
+	if ((rc = agree(run, dataset_alloc(run, ds, nfiles))) < 0 ||
+	    (rc = discover_bcast(run, ds, paths, plen, info)) < 0) {
+		json_decref(found);
 		return rc;
-	if ((rc = discover_bcast(run, ds)) < 0)
-		return rc;
-	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		ds->files[i].first = ds->nsamples;
-		ds->nsamples += ds->files[i].nsamples;
-		ds->data_bytes += ds->files[i].data_bytes;
-		if (ds->files[i].max_sample > ds->max_sample)
-			ds->max_sample = ds->files[i].max_sample;
 	}
 	if (run->rank == 0) {
 		json_t *o = json_object();
@@ -316,13 +406,14 @@ int dataset_discover(struct run *run, struct dataset *ds)
 
 void dataset_free(struct run *run, struct dataset *ds)
 {
-	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		if (ds->files[i].meta && run->format && run->format->unindex)
-			run->format->unindex(&ds->files[i]);
-		if (!ds->path_arena)
-			free(ds->files[i].path);
-	}
+	for (uint32_t k = 0; k < ds->nheld; k++)
+		if (ds->files[k].meta && run->format && run->format->unindex)
+			run->format->unindex(&ds->files[k]);
 	free(ds->path_arena);
+	free(ds->names);
+	free(ds->first);
+	free(ds->name_head);
+	free(ds->name_tail);
 	free(ds->files);
 	memset(ds, 0, sizeof(*ds));
 }

@@ -85,11 +85,13 @@ int manifest_check(struct run *run, char *why, size_t len)
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
 		struct storage_stat st;
 		json_t *want = sized ? json_array_get(sizes, i) : NULL;
-		if (io_stat(&io, run->ds.files[i].path, &st) < 0) {
+		char buf[CFG_PATH_MAX + 64];
+		const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
+		if (io_stat(&io, fpath, &st) < 0) {
 			missing++;
 		} else if (!st.is_reg) {
 			/* Reading a FIFO would block; a device is not a dataset. */
-			snprintf(why, len, "'%s' is %s, not a regular file", run->ds.files[i].path,
+			snprintf(why, len, "'%s' is %s, not a regular file", fpath,
 				 safe_kind((mode_t)st.mode));
 			json_decref(m);
 			return 1;
@@ -101,8 +103,7 @@ int manifest_check(struct run *run, char *why, size_t len)
 			run_warn(run,
 				 "'%s' is %lld bytes, the manifest says %lld: changed since it was "
 				 "generated; read as it is",
-				 run->ds.files[i].path, (long long)st.size,
-				 (long long)json_integer_value(want));
+				 fpath, (long long)st.size, (long long)json_integer_value(want));
 		}
 	}
 	json_decref(m);
@@ -139,7 +140,9 @@ static int manifest_write(struct run *run)
 	struct io io = {.run = run};
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
 		struct storage_stat st;
-		json_array_append_new(sizes, io_stat(&io, run->ds.files[i].path, &st) == 0
+		char buf[CFG_PATH_MAX + 64];
+		const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
+		json_array_append_new(sizes, io_stat(&io, fpath, &st) == 0
 						 ? json_integer((json_int_t)st.size)
 						 : json_null());
 	}
@@ -215,14 +218,22 @@ static int generate_files(struct run *run)
 		return run_fail(run, -ENOMEM, "out of memory for a %" PRIu64 "-byte sample",
 				ds->max_sample);
 	/* What this rank writes, for the progress line. */
-	for (uint32_t i = 0; i < ds->nfiles; i++)
-		if (collective)
-			share += ds->files[i].data_bytes / (uint64_t)run->nranks;
-		else if ((int)(i % (uint32_t)run->nranks) == run->rank)
-			share += ds->files[i].data_bytes;
+	share = collective ? ds->data_bytes / (uint64_t)run->nranks : 0;
+	for (uint32_t i = (uint32_t)run->rank; !collective && i < ds->nfiles;
+	     i += (uint32_t)run->nranks) {
+		struct ds_file e;
+		char path[CFG_PATH_MAX + 64];
+		if (dataset_entry(ds, i, &e, path, sizeof(path)) == 0)
+			share += e.data_bytes;
+	}
 	progress_begin(&pg, "generating", run->rank == 0);
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		struct ds_file *f = &ds->files[i];
+		/* Entries of files written, made here: a rank holds only those it reads. */
+		struct ds_file entry = {0}, *f = &entry;
+		char path[CFG_PATH_MAX + 64];
+		bool mine = collective || (int)(i % (uint32_t)run->nranks) == run->rank;
+		if (mine && dataset_entry(ds, i, f, path, sizeof(path)) < 0 && rc == 0)
+			rc = run_fail(run, -FB_EINTERNAL, "no name for file %" PRIu32, i);
 		if (collective) {
 			/* Rank 0 creates the file with its layout; then every rank writes its
 			 * slice. */

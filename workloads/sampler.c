@@ -125,7 +125,7 @@ static uint64_t rank_count(const struct run *run, int r, int nranks)
 	 * shuffling changes the order, not the owner, so counts are fixed). */
 	uint64_t n = 0;
 	for (uint32_t i = (uint32_t)r; i < ds->nfiles; i += (uint32_t)nranks)
-		n += ds->files[i].nsamples;
+		n += dataset_file_samples(ds, i);
 	return n;
 }
 
@@ -196,7 +196,7 @@ static uint64_t stream_steps(struct run *run, const uint64_t *files, uint64_t nf
 	for (int t = 0; t < w; t++) {
 		uint64_t n = 0;
 		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
-			n += run->ds.files[files[j]].nsamples;
+			n += dataset_file_samples(&run->ds, (uint32_t)files[j]);
 		steps += steps_for(n, batch, run->cfg.reader.drop_last);
 	}
 	return steps;
@@ -213,7 +213,7 @@ static int stream_deal(struct sampler *s, struct run *run, const uint64_t *files
 	int rc = 0;
 
 	for (uint64_t j = 0; j < nf; j++)
-		total += ds->files[files[j]].nsamples;
+		total += dataset_file_samples(ds, (uint32_t)files[j]);
 	s->order = malloc((total ? total : 1) * sizeof(*s->order));
 	s->bounds = malloc((steps + 1) * sizeof(*s->bounds));
 	s->owner = malloc((steps ? steps : 1) * sizeof(*s->owner));
@@ -224,15 +224,16 @@ static int stream_deal(struct sampler *s, struct run *run, const uint64_t *files
 	for (int t = 0; t < w; t++) {
 		uint64_t n = 0;
 		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
-			n += ds->files[files[j]].nsamples;
+			n += dataset_file_samples(ds, (uint32_t)files[j]);
 		streams[t] = malloc((n ? n : 1) * sizeof(**streams));
 		if (!streams[t]) {
 			rc = run_fail(run, -ENOMEM, "out of memory for the sample order");
 			goto out;
 		}
 		for (uint64_t j = (uint64_t)t; j < nf; j += (uint64_t)w)
-			for (uint64_t k = 0; k < ds->files[files[j]].nsamples; k++)
-				streams[t][len[t]++] = ds->files[files[j]].first + k;
+			for (uint64_t k = 0; k < dataset_file_samples(ds, (uint32_t)files[j]); k++)
+				streams[t][len[t]++] =
+				    dataset_file_first(ds, (uint32_t)files[j]) + k;
 		if (sseed)
 			buffer_shuffle(streams[t], len[t], (uint64_t)run->cfg.wds.shuffle_buffer,
 				       sseed + (uint64_t)t);
@@ -308,9 +309,9 @@ static int list_deal(struct sampler *s, struct run *run, int epoch, int rank, in
 	s->nlfiles =
 	    s->file0 < ds->nfiles ? (ds->nfiles - s->file0 + s->fstride - 1) / s->fstride : 0;
 	sampler_perm_init(&s->fperm, s->nlfiles, fshuf ? list_seed(s, epoch, 1, shared, rank) : 0);
-	s->spf = s->nlfiles ? ds->files[s->file0].nsamples : 0;
+	s->spf = s->nlfiles ? dataset_file_samples(ds, s->file0) : 0;
 	for (uint32_t k = 0; k < s->nlfiles; k++) {
-		uint64_t m = ds->files[s->file0 + k * s->fstride].nsamples;
+		uint64_t m = dataset_file_samples(ds, s->file0 + k * s->fstride);
 		nlist += m;
 		if (m != s->spf)
 			s->spf = 0;
@@ -325,7 +326,7 @@ static int list_deal(struct sampler *s, struct run *run, int epoch, int rank, in
 		s->prefix[0] = 0;
 		for (uint32_t k = 0; k < s->nlfiles; k++) {
 			uint64_t f = s->file0 + sampler_perm_apply(&s->fperm, k) * s->fstride;
-			s->prefix[k + 1] = s->prefix[k] + ds->files[f].nsamples;
+			s->prefix[k + 1] = s->prefix[k] + dataset_file_samples(ds, (uint32_t)f);
 		}
 	}
 	sampler_perm_init(&s->sperm, nlist, sshuf ? list_seed(s, epoch, 2, shared, rank) : 0);
@@ -407,7 +408,7 @@ uint64_t sampler_sample(const struct sampler *s, uint64_t i)
 		off = x - s->prefix[k];
 	}
 	uint64_t f = s->file0 + sampler_perm_apply(&s->fperm, k) * s->fstride;
-	return s->ds->files[f].first + off;
+	return dataset_file_first(s->ds, (uint32_t)f) + off;
 }
 
 void sampler_batch(const struct sampler *s, uint64_t step, uint64_t *first, uint64_t *count)

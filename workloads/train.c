@@ -571,7 +571,7 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 	for (uint32_t f = 0; f < run->ds.nfiles; f++) {
 		if (!(c->all[f / 64] & (1ull << (f % 64))))
 			continue;
-		struct ds_file *file = &run->ds.files[f];
+		struct ds_file *file = dataset_file(&run->ds, f); /* collective: every file held */
 		uint64_t n = 0;
 		for (uint64_t j = 0; j < count; j++) {
 			if (c->file[j] != f)
@@ -618,10 +618,14 @@ static int evict_caches(struct run *run)
 			if (!shared && (run->rank_leaders ? run->rank_leaders[owner] != run->rank
 							  : owner != run->rank))
 				continue;
-			int fd = open(run->ds.files[i].path, O_RDONLY | O_CLOEXEC);
+			char buf[CFG_PATH_MAX + 64];
+			const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
+			int fd = fpath ? open(fpath, O_RDONLY | O_CLOEXEC) : -1;
 			if (fd < 0) {
-				rc = run_fail(run, -errno, "cannot open '%s' to evict it: %s",
-					      run->ds.files[i].path, strerror(errno));
+				rc = run_fail(
+				    run, fpath ? -errno : -FB_EINTERNAL,
+				    "cannot open '%s' to evict it: %s", fpath ? fpath : "?",
+				    fpath ? strerror(errno) : "name unknown on this rank");
 				break;
 			}
 			int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -629,7 +633,7 @@ static int evict_caches(struct run *run)
 			calls++;
 			if (err)
 				rc = run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s",
-					      run->ds.files[i].path, strerror(err));
+					      fpath, strerror(err));
 		}
 		/* every rank gets here (no early return): the count is a collective */
 		MPI_Reduce(&calls, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, run->comm);
@@ -882,13 +886,13 @@ static int open_shared(struct run *run)
 		return 0;
 	/* Collective opens, in the same order on every rank; every rank opens every file even
 	 * after a failure, so that none is left waiting in a collective open. */
-	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+	for (uint32_t k = 0; k < run->ds.nheld; k++) { /* shared: every file held */
 		struct sfile *sf = NULL;
 		int orc =
-		    io_open(&io, &sf, run->ds.files[i].path, STORAGE_O_READ | STORAGE_O_SHARED);
+		    io_open(&io, &sf, run->ds.files[k].path, STORAGE_O_READ | STORAGE_O_SHARED);
 		if (orc < 0 && rc == 0)
 			rc = orc;
-		run->ds.files[i].shared = orc < 0 ? NULL : sf;
+		run->ds.files[k].shared = orc < 0 ? NULL : sf;
 	}
 	return rc;
 }
@@ -898,11 +902,11 @@ static int close_shared(struct run *run)
 	struct io io = {.run = run};
 	int rc = 0;
 
-	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		int crc = io_close(&io, run->ds.files[i].shared);
+	for (uint32_t k = 0; k < run->ds.nheld; k++) {
+		int crc = io_close(&io, run->ds.files[k].shared);
 		if (crc < 0 && rc == 0)
 			rc = crc;
-		run->ds.files[i].shared = NULL;
+		run->ds.files[k].shared = NULL;
 	}
 	return rc;
 }
@@ -1106,9 +1110,9 @@ int train_run(struct run *run, struct train_result *res)
 	if (rc == 0)
 		rc = sampler_init(&s, run);
 	/* Per-file indexes (offsets, members) once, before the first timed read. */
-	for (uint32_t i = 0; rc == 0 && run->format->index && i < run->ds.nfiles; i++)
-		if (reads_file(run, i) && !run->ds.files[i].meta)
-			rc = run->format->index(run, &run->ds.files[i]);
+	for (uint32_t k = 0; rc == 0 && run->format->index && k < run->ds.nheld; k++)
+		if (reads_file(run, run->ds.files[k].index) && !run->ds.files[k].meta)
+			rc = run->format->index(run, &run->ds.files[k]);
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	rc = open_shared(run);

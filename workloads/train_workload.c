@@ -139,9 +139,12 @@ static void remove_dataset(struct run *run)
 	if (run->rank != 0)
 		return;
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		char idx[4200];
-		io_unlink(&io, run->ds.files[i].path, true);
-		snprintf(idx, sizeof(idx), "%s.idx", run->ds.files[i].path);
+		char buf[CFG_PATH_MAX + 64], idx[CFG_PATH_MAX + 72];
+		const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
+		if (!fpath)
+			continue;
+		io_unlink(&io, fpath, true);
+		snprintf(idx, sizeof(idx), "%s.idx", fpath);
 		io_unlink(&io, idx, true);
 	}
 	snprintf(path, sizeof(path), "%s/feedbench-manifest.json", run->cfg.dataset.data_dir);

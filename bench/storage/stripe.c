@@ -204,7 +204,8 @@ static int stripe_set_dir_and_clear(struct run *run, const struct stripe_layout 
 	int rc = stripe_set_dir(run, run->cfg.dataset.data_dir, l);
 
 	for (uint32_t i = 0; !rc && i < run->ds.nfiles; i++) {
-		const char *path = run->ds.files[i].path;
+		char pbuf[CFG_PATH_MAX + 64];
+		const char *path = dataset_path(&run->ds, i, pbuf, sizeof(pbuf));
 
 		if (path && sys->unlink(path) != 0 && errno != ENOENT) {
 			rc = -errno;
@@ -517,7 +518,8 @@ int stripe_readback_dataset(struct run *run)
 {
 	if (run->rank != 0 || !run->ds.nfiles)
 		return 0;
-	return stripe_readback(run, run->ds.files[0].path);
+	char pbuf[CFG_PATH_MAX + 64];
+	return stripe_readback(run, dataset_path(&run->ds, 0, pbuf, sizeof(pbuf)));
 }
 
 /* Sets key unless the user already gave it in [storage.mpiio] (their value wins). */

@@ -320,7 +320,8 @@ int ceph_prepare(struct run *run, const struct stripe_layout *l)
 	}
 	/* Files of an earlier generation keep their layout: remove them to re-create them. */
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		const char *path = run->ds.files[i].path;
+		char pbuf[CFG_PATH_MAX + 64];
+		const char *path = dataset_path(&run->ds, i, pbuf, sizeof(pbuf));
 
 		if (path && sys->unlink(path) != 0 && errno != ENOENT) {
 			rc = -errno;
@@ -461,7 +462,8 @@ static int ceph_osd_map(struct run *run, struct ceph_file *f, uint32_t nfiles, i
 		free(input);
 		return -ENOMEM;
 	}
-	ceph_cli_init(run, run->ds.files[0].path, &cli, NULL);
+	char pbuf[CFG_PATH_MAX + 64];
+	ceph_cli_init(run, dataset_path(&run->ds, 0, pbuf, sizeof(pbuf)), &cli, NULL);
 	if (cli.conf[0])
 		json_object_set_new(run->info_storage, "ceph_cli_conf",
 				    json_sprintf("%s%s%s (from the ceph-fuse client of this mount)",
@@ -551,7 +553,7 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 	uint64_t maxobj = 0, totobj = 0;
 	uint32_t mapped = 0;
 	double ssum = 0;
-	char value[160];
+	char value[160], pbuf[CFG_PATH_MAX + 64];
 	const char *set_by;
 
 	ceph_layout_value(want, value, sizeof(value));
@@ -559,11 +561,12 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 		 : ceph_uses_dir_layout(run) ? "feedbench: ceph.dir.layout on the data folder"
 					     : "feedbench: ceph.file.layout on each file before "
 					       "its first write";
-	eff = json_pack(
-	    "{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:I}", "count", (json_int_t)l0->stripe_count,
-	    "size", (json_int_t)l0->stripe_unit, "object_size", (json_int_t)l0->object_size, "pool",
-	    l0->pool, "path", run->ds.files[0].path, "method", "xattr " CEPH_XATTR_FILE, "set_by",
-	    set_by, "files_read_back", (json_int_t)nfiles, "files_differing", (json_int_t)ndiff);
+	eff = json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:I}", "count",
+			(json_int_t)l0->stripe_count, "size", (json_int_t)l0->stripe_unit,
+			"object_size", (json_int_t)l0->object_size, "pool", l0->pool, "path",
+			dataset_path(&run->ds, 0, pbuf, sizeof(pbuf)), "method",
+			"xattr " CEPH_XATTR_FILE, "set_by", set_by, "files_read_back",
+			(json_int_t)nfiles, "files_differing", (json_int_t)ndiff);
 	for (uint32_t i = 0; i < nfiles; i++) {
 		if (f[i].nobjects > maxobj)
 			maxobj = f[i].nobjects;
@@ -593,9 +596,10 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 		memcpy(all + nall, buf, (size_t)n * sizeof(int));
 		nall += n;
 		if (i < CEPH_MAX_LISTED_FILES) {
-			jf = json_pack("{s:s, s:I, s:I, s:i}", "path", run->ds.files[i].path,
-				       "size_bytes", (json_int_t)f[i].size, "objects",
-				       (json_int_t)f[i].nobjects, "servers_spanned", n);
+			jf = json_pack("{s:s, s:I, s:I, s:i}", "path",
+				       dataset_path(&run->ds, i, pbuf, sizeof(pbuf)), "size_bytes",
+				       (json_int_t)f[i].size, "objects", (json_int_t)f[i].nobjects,
+				       "servers_spanned", n);
 			json_object_set_new(jf, "servers", ceph_int_array(buf, n));
 			json_array_append_new(files, jf);
 		}
@@ -653,7 +657,8 @@ int ceph_readback(struct run *run, const struct stripe_layout *want)
 	if (!f)
 		return run_fail(run, -ENOMEM, "out of memory reading back %u layouts", nfiles);
 	for (uint32_t i = 0; i < nfiles; i++) {
-		const char *path = run->ds.files[i].path;
+		char pbuf[CFG_PATH_MAX + 64];
+		const char *path = dataset_path(&run->ds, i, pbuf, sizeof(pbuf));
 		struct stat st;
 
 		rc = ceph_layout_get(sys, path, false, &f[i].layout);
@@ -688,9 +693,11 @@ int ceph_readback(struct run *run, const struct stripe_layout *want)
 			budget = 0;
 		}
 	}
-	if (ndiff)
-		ceph_warn_differs(run, want, &f[first_diff].layout, run->ds.files[first_diff].path,
-				  ndiff);
+	if (ndiff) {
+		char pbuf[CFG_PATH_MAX + 64];
+		ceph_warn_differs(run, want, &f[first_diff].layout,
+				  dataset_path(&run->ds, first_diff, pbuf, sizeof(pbuf)), ndiff);
+	}
 	known = ceph_osd_map(run, f, nfiles, &nosds, why, sizeof(why)) == 0;
 	if (!known)
 		run_warn(run, "the OSDs holding the dataset are unknown: %s", why);

@@ -288,7 +288,8 @@ static int pfl_set_dir(struct run *run, const struct pfl_api *api, void *layout,
 	}
 	sys->close(fd);
 	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
-		const char *path = run->ds.files[i].path;
+		char pbuf[CFG_PATH_MAX + 64];
+		const char *path = dataset_path(&run->ds, i, pbuf, sizeof(pbuf));
 
 		if (path && sys->unlink(path) != 0 && errno != ENOENT) {
 			rc = -errno;

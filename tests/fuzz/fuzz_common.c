@@ -214,8 +214,8 @@ void fuzz_read_dataset(const char *format, const char *dir)
 	rc = dataset_discover(&run, &run.ds);
 	fuzz_say(&run, "samples found:", run.ds.nsamples);
 	if (rc == 0)
-		for (uint32_t i = 0; i < run.ds.nfiles; i++)
-			fuzz_read_file(&run, &run.ds.files[i]);
+		for (uint32_t k = 0; k < run.ds.nheld; k++)
+			fuzz_read_file(&run, &run.ds.files[k]);
 	dataset_free(&run, &run.ds);
 	json_decref(run.info_storage);
 	json_decref(run.info_format);

@@ -133,7 +133,7 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 			have = N * (uint64_t)(r + 1) / (uint64_t)P - N * (uint64_t)r / (uint64_t)P;
 		else
 			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P)
-				have += run->ds.files[f].nsamples;
+				have += dataset_file_samples(&run->ds, f);
 		uint64_t want_steps = drop ? have / B : (have + B - 1) / B;
 		if (stream) {
 			/* Shards dealt round-robin to the reader threads; each thread makes its
@@ -141,7 +141,7 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 			uint64_t T = (uint64_t)run->cfg.reader.read_threads, k = 0;
 			uint64_t *per = calloc(T, sizeof(*per));
 			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P, k++)
-				per[k % T] += run->ds.files[f].nsamples;
+				per[k % T] += dataset_file_samples(&run->ds, f);
 			want_steps = 0;
 			have = 0;
 			for (uint64_t t = 0; t < T; t++) {
@@ -190,10 +190,10 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 			if (run->cfg.dataset.file_access == FILE_ACCESS_PER_RANK ||
 			    (run->format->caps & FORMAT_CAP_STREAM)) {
 				uint64_t idx;
-				struct ds_file *f = dataset_file_of(&run->ds, g, &idx);
-				if ((int)(f->index % (uint32_t)P) != r)
+				uint32_t fi = dataset_index_of(&run->ds, g, &idx);
+				if ((int)(fi % (uint32_t)P) != r)
 					fail_msg("P=%d: rank %d reads sample %llu of file %u", P, r,
-						 (unsigned long long)g, f->index);
+						 (unsigned long long)g, fi);
 			}
 			out[n++] = g;
 		}
@@ -241,12 +241,20 @@ static const char *const shuffles[][2] = {
 static void make_uneven(struct run *run)
 {
 	struct dataset *ds = &run->ds;
-	uint64_t spf = ds->nfiles ? ds->files[0].nsamples : 1, first = 0;
+	uint64_t spf = ds->nfiles ? dataset_file_samples(ds, 0) : 1, first = 0;
 
+	free(ds->first);
+	ds->first = malloc(((size_t)ds->nfiles + 1) * sizeof(*ds->first));
+	assert_non_null(ds->first);
 	for (uint32_t i = 0; i < ds->nfiles; i++) {
-		ds->files[i].nsamples = 1 + (5 * (uint64_t)i + spf) % (2 * spf + 1);
-		ds->files[i].first = first;
-		first += ds->files[i].nsamples;
+		ds->first[i] = first;
+		first += 1 + (5 * (uint64_t)i + spf) % (2 * spf + 1);
+	}
+	ds->first[ds->nfiles] = first;
+	ds->spf = 0;
+	for (uint32_t k = 0; k < ds->nheld; k++) {
+		ds->files[k].nsamples = dataset_file_samples(ds, ds->files[k].index);
+		ds->files[k].first = dataset_file_first(ds, ds->files[k].index);
 	}
 	ds->nsamples = first;
 }

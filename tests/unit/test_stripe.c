@@ -395,6 +395,7 @@ static int setup_run(void **state)
 	run->fs_sys = &fake_sys;
 	run->ds.files = two_files;
 	run->ds.nfiles = 2;
+	run->ds.nheld = 2;
 	run->info_storage = json_object();
 	run->warnings = json_array();
 	fb_errbuf_init(&run->err);
