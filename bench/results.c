@@ -670,7 +670,7 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 	if ((rc = write_stream(dir, "latency.csv", &buf, m)) < 0)
 		return rc;
 
-	static const char *const kinds[] = {"read", "wait", "compute", "barrier"};
+	static const char *const kinds[] = {"read", "wait", "compute", "barrier", "epoch"};
 	buf = NULL;
 	m = open_memstream(&buf, &len);
 	if (!m)
@@ -679,8 +679,9 @@ static int write_csvs(const char *dir, const struct report_data *d, const struct
 	for (int r = 0; r < run->nranks; r++)
 		for (int k = 0; k < tl_count[r]; k++) {
 			const struct timeline_event *e = &tl[tl_displ[r] + k];
-			fprintf(m, "%d,%d,%s,%.9f,%.9f\n", r, e->thread, kinds[e->kind & 3],
-				e->start, e->end);
+			fprintf(m, "%d,%d,%s,%.9f,%.9f\n", r, e->thread,
+				kinds[e->kind >= 0 && e->kind <= TL_EPOCH ? e->kind : 0], e->start,
+				e->end);
 		}
 	return write_stream(dir, "timeline.csv", &buf, m);
 }

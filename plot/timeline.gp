@@ -1,5 +1,7 @@
 # Per-rank timeline of one run: what each thread of each rank was doing (read, compute,
-# wait) against time. One band per rank, one lane per thread inside it.
+# wait for data, step barrier) against time. One band per rank, one lane per thread inside it:
+# the lowest lane of a band is the trainer, the others its reader threads. Dashed lines mark
+# where each epoch began (rank 0's clock; kind "epoch" rows of timeline.csv).
 # Variables: csv (timeline.csv: rank,thread,kind,start_seconds,end_seconds), out,
 # title_text, maxrows (rows drawn at most, to keep the SVG small).
 set encoding utf8
@@ -26,8 +28,17 @@ do for [r = 0:nranks - 1] {
 		set arrow from graph 0, first r to graph 1, first r nohead lc rgb "#bbbbbb"
 	}
 }
+# Which lane is the trainer: named at the right edge of every band.
+do for [r = 0:nranks - 1] {
+	set label sprintf("trainer") at graph 1.005, first lane(r, 0) left font ",8"
+	if (lanes > 1) {
+		set label sprintf("readers") at graph 1.005, first lane(r, tmin + lanes - 1) left \
+			font ",8"
+	}
+}
 set grid xtics
-set key outside right top noenhanced
+set rmargin 10
+set key outside bottom center horizontal noenhanced
 
 do for [fmt in "png svg"] {
 	if (fmt eq "png") {
@@ -47,6 +58,13 @@ do for [fmt in "png svg"] {
 	     csv every ::0::maxrows using (column("start_seconds")) \
 		:(is("wait") ? lane(column("rank"), column("thread")) : NaN) \
 		:(column("end_seconds") - column("start_seconds")):(0) \
-		with vectors nohead lw 4 lc rgb "#d62728" title "wait for data"
+		with vectors nohead lw 4 lc rgb "#d62728" title "wait for data", \
+	     csv every ::0::maxrows using (column("start_seconds")) \
+		:(is("barrier") ? lane(column("rank"), column("thread")) : NaN) \
+		:(column("end_seconds") - column("start_seconds")):(0) \
+		with vectors nohead lw 4 lc rgb "#ff7f0e" title "step barrier", \
+	     csv every ::0::maxrows using (column("start_seconds")) \
+		:((is("epoch") && column("rank") == 0) ? 0 : NaN):(0):(nranks) \
+		with vectors nohead dt 2 lw 1 lc rgb "#555555" title "epoch start"
 	unset output
 }

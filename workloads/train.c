@@ -790,6 +790,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t t0 = timer_now_ns(), prev = t0;
 	p->epoch_t0 = t0;
+	tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_EPOCH, p->time_base,
+	       p->time_base);
 	if (!coll)
 		pool_start(p, s->steps);
 	for (; step < total && (coll || rc == 0); step++) {

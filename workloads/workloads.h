@@ -36,7 +36,7 @@ struct epoch_rank {
 };
 
 /* One interval of the per-rank timeline (timeline.csv): what a thread was doing. */
-enum { TL_READ, TL_WAIT, TL_COMPUTE, TL_BARRIER };
+enum { TL_READ, TL_WAIT, TL_COMPUTE, TL_BARRIER, TL_EPOCH /* start = end: an epoch begins */ };
 struct timeline_event {
 	double start, end; /* seconds since the start of the first epoch */
 	int thread;	   /* 0 = trainer, 1.. = reader threads */

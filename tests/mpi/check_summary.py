@@ -307,6 +307,20 @@ def main():
                 check(int(row[c]) == r[c], f"{tag}: {c} {row[c]} != {r[c]}")
             check(close(row["au_percentage"], r["au_percentage"], rel=1e-5, abs_tol=1e-5),
                   f"{tag}: AU")
+    # timeline.csv (first repetition): known kinds, one epoch mark per epoch on every rank,
+    # barrier intervals on the trainer's lane when step barriers are on.
+    with open(os.path.join(a.run_dir, "timeline.csv")) as f:
+        tl = list(csv.DictReader(f))
+    kinds = {row["kind"] for row in tl}
+    check(kinds <= {"read", "wait", "compute", "barrier", "epoch"}, f"timeline kinds {kinds}")
+    if a.epochs:
+        for q in range(len(ranks)):
+            marks = [row for row in tl if row["kind"] == "epoch" and int(row["rank"]) == q]
+            check(len(marks) == a.epochs and all(row["thread"] == "0" for row in marks),
+                  f"timeline.csv: rank {q} has {len(marks)} epoch marks, want {a.epochs}")
+    if s["config"]["train"]["step_barrier"] and len(ranks) > 1:
+        check(any(row["kind"] == "barrier" and row["thread"] == "0" for row in tl),
+              "timeline.csv: no barrier interval on the trainer's lane")
     for name in ("config.ini", "table.md", "latency.csv"):
         check(os.path.exists(os.path.join(a.run_dir, name)), f"{name} missing")
 
