@@ -133,6 +133,12 @@ struct config {
 		bool keep_files; /* leave the test files in data_dir */
 	} ior;
 	struct {
+		int64_t files_per_rank;
+		uint64_t file_size; /* bytes written at create, read back by open-read-close */
+		bool shared_dir;    /* one folder for all ranks instead of one per rank */
+		bool keep_files;
+	} metadata;
+	struct {
 		int64_t batch_size;
 		int64_t read_threads;
 		int64_t prefetch_size;

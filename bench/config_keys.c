@@ -158,6 +158,15 @@ const struct cfg_key cfg_keys[] = {
      "type = ior: check every byte read against the pattern written (after the timing)."},
     {"ior", "keep_files", CFG_BOOL, OFF(ior.keep_files), "false", NOLIM, NULL, N,
      "type = ior: keep the test files in data_dir after the run (IOR -k)."},
+    {"metadata", "files_per_rank", CFG_INT, OFF(metadata.files_per_rank), "1000", 1, 1e9, NULL, 0,
+     "[workload] type = metadata: files each rank creates, stats, reads and removes (mdtest "
+     "-n)."},
+    {"metadata", "file_size", CFG_SIZE, OFF(metadata.file_size), "0", 0, 1073741824.0, NULL, 0,
+     "type = metadata: bytes written into each file at creation and read back (mdtest -w/-e)."},
+    {"metadata", "shared_dir", CFG_BOOL, OFF(metadata.shared_dir), "false", NOLIM, NULL, 0,
+     "type = metadata: every rank in one shared folder (false: one folder per rank, mdtest -u)."},
+    {"metadata", "keep_files", CFG_BOOL, OFF(metadata.keep_files), "false", NOLIM, NULL, N,
+     "type = metadata: skip the remove phase and leave the files."},
 
     {"reader", "batch_size", CFG_INT, OFF(reader.batch_size), "4", 1, 1e9, NULL, 0,
      "Samples per batch (per rank)."},

@@ -6,7 +6,7 @@
 
 #include "../bench/config.h"
 
-#define FEEDBENCH_WORKLOADS(X) X(train) X(checkpoint) X(ior)
+#define FEEDBENCH_WORKLOADS(X) X(train) X(checkpoint) X(ior) X(metadata)
 
 #define WORKLOAD_DECLARE(name) extern const struct workload_ops name##_workload;
 FEEDBENCH_WORKLOADS(WORKLOAD_DECLARE)

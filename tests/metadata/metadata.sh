@@ -1,0 +1,74 @@
+#!/bin/bash
+# [workload] type = metadata: real mpiexec runs on a temporary folder, checking the files and
+# folders on disk, the exact operation and byte counts in summary.json, and failures.
+#
+# usage: metadata.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
+#                            FEEDBENCH_SOURCE_DIR)
+set -u
+CASE=$1
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${MPIEXEC:=mpiexec}"
+T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_md_XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+INI=${FEEDBENCH_SOURCE_DIR:?}/configs/workloads/mdtest.ini
+
+fail() {
+	echo "FAIL ($CASE): $*" >&2
+	cat "$T/out" "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+fb() {
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$INI" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set metadata.files_per_rank=40 \
+		--set metadata.file_size=3000 "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+# check PHASES: every phase moved 2 x 40 operations; create and read 3000 bytes each
+check() {
+	python3 - "$T" "$1" <<'PY' || fail "summary.json does not match"
+import glob, json, sys
+t, phases = sys.argv[1], sys.argv[2].split(",")
+s = json.load(open(glob.glob(t + "/results/*/summary.json")[0]))
+assert s["workload_type"] == "metadata"
+rows = s["metadata"]["results"]
+assert [r["phase"] for r in rows] == phases, rows
+for r in rows:
+    assert r["operations"] == 80, r
+    assert r["bytes"] == (80 * 3000 if r["phase"] in ("create", "read") else 0), r
+    assert abs(r["rate_per_second"] - 80 / r["seconds"]) <= 1e-6 * r["rate_per_second"], r
+    l = r["latency_seconds"]
+    assert 0 < l["p50"] <= l["p99"] and l["max"] > 0, r
+assert s["metadata"]["files"] == 80
+PY
+}
+
+case $CASE in
+per_rank)
+	fb --set metadata.keep_files=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check create,stat,read
+	for r in 0 1; do
+		[ "$(ls "$T/data/mdtest.$r" | wc -l)" -eq 40 ] || fail "mdtest.$r has not 40 files"
+	done
+	[ "$(stat -c %s "$T/data/mdtest.1/file.1.39")" -eq 3000 ] || fail "file size"
+	;;
+shared_removed)
+	fb --set metadata.shared_dir=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check create,stat,read,remove
+	[ -z "$(ls "$T/data")" ] || fail "left $(ls -R "$T/data")"
+	;;
+create_fails)
+	fb --set storage.backend=faulty --set storage.faulty.fail_op=open \
+		--set storage.faulty.fail_nth=7 --set storage.faulty.fail_rank=1
+	[ "$RC" -eq 1 ] || fail "exit status $RC, want 1"
+	grep -q "cannot create '.*mdtest.1/file.1.6'" "$T/err" || fail "message names no file"
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "ok ($CASE)"
