@@ -255,6 +255,10 @@ const struct cfg_key cfg_keys[] = {
      "Compare what the restore reads with what was written, byte for byte."},
     {"checkpoint", "keep_last", CFG_INT, OFF(checkpoint.keep_last), "0", 0, 1e6, NULL, 0,
      "Checkpoints kept on disk; older ones are deleted (timed). 0: keep all."},
+    {"checkpoint", "checkpoint_every_epochs", CFG_INT, OFF(checkpoint.every_epochs), "0", 0, 1e6,
+     NULL, 0,
+     "type = train: save a checkpoint after every N epochs, blocking (training waits until "
+     "it is durable; summary.json says the steps it cost). 0: never."},
 
     {"output", "dir", CFG_STRING, OFF(output.dir), "results", NOLIM, NULL, N,
      "Folder that receives run folders.", SZ(output.dir)},

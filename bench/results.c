@@ -21,6 +21,7 @@
 #include "safefile.h"
 #include "../workloads/workload.h"
 #include "util.h"
+#include "../workloads/checkpoint.h"
 #include "verdict.h"
 
 #define MIB	       1048576.0
@@ -960,6 +961,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set(s, "binding", reps[0].binding);
 
 	add_metrics(s, d);
+	checkpoint_train_json(run, s); /* checkpoints inside training, when configured */
 	add_repetitions(s, d, nreps);
 
 	eps = json_array();

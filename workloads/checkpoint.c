@@ -36,6 +36,7 @@
 #include "../bench/timer.h"
 #include "../bench/util.h"
 #include "../bench/storage/fs.h"
+#include "checkpoint.h"
 #include "workload.h"
 
 #define MIB	     1048576.0
@@ -80,8 +81,15 @@ struct ckpt_state {
 	unsigned char *rbuf;	/* restore buffer */
 	int64_t step;		/* last checkpoint number written */
 	bool stripe_read;	/* the layout of a checkpoint file was read back */
-	struct io_stats *wst;	/* this rank's checkpoint writes (all checkpoints of the run) */
-	struct io_stats *rst;	/* and restores */
+	/* In training (checkpoint_train_*): rank 0's totals. */
+	int ntrain;		  /* checkpoints saved */
+	double train_block_s;	  /* training stopped: barrier to durable, summed */
+	double train_write_max_s; /* slowest rank's write, summed */
+	double train_steps_lost;  /* blocked time / mean step time, summed */
+	uint64_t train_bytes;	  /* bytes written, all ranks */
+	double train_delete_s;
+	struct io_stats *wst; /* this rank's checkpoint writes (all checkpoints of the run) */
+	struct io_stats *rst; /* and restores */
 };
 
 static struct ckpt_state *ckpt_of(struct run *run)
@@ -177,7 +185,7 @@ static void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struc
 	}
 }
 
-static int ckpt_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+int checkpoint_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
 	int64_t mpn = cfg->checkpoint.tensor_parallelism * cfg->checkpoint.pipeline_parallelism;
@@ -647,13 +655,13 @@ static int ckpt_stripe_readback(struct run *run, struct ckpt_state *st, int64_t 
 	return rc;
 }
 
-static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
+/* State, plan, buffers and the checkpoint folder. Collective. */
+static int ckpt_setup(struct run *run)
 {
 	const struct config *cfg = &run->cfg;
 	struct ckpt_state *st = calloc(1, sizeof(*st));
 	int rc = 0;
 
-	(void)ctx;
 	if (!st)
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
 	run->workload_priv = st;
@@ -675,7 +683,15 @@ static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
 	if (rc == 0 && run->rank == 0 && (rc = util_mkdirs(st->folder, 0755)) < 0)
 		rc = run_fail(run, rc, "cannot create the checkpoint folder '%s': %s", st->folder,
 			      strerror(-rc));
-	if ((rc = agree(run, rc)) < 0)
+	return agree(run, rc);
+}
+
+static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
+{
+	int rc;
+
+	(void)ctx;
+	if ((rc = ckpt_setup(run)) < 0)
 		return rc;
 	/* The requested layout: recorded, applied to the data folder where files inherit it,
 	 * to each file at creation otherwise (bench/storage/stripe.c). */
@@ -1047,13 +1063,87 @@ static void ckpt_finish(struct run *run, int rc)
 	run->workload_priv = NULL;
 }
 
+/* ---- inside training -------------------------------------------------------------------- */
+
+bool checkpoint_in_training(const struct config *cfg)
+{
+	return cfg->checkpoint.every_epochs > 0;
+}
+
+int checkpoint_train_prepare(struct run *run)
+{
+	return checkpoint_in_training(&run->cfg) ? ckpt_setup(run) : 0;
+}
+
+int checkpoint_train_epoch(struct run *run, int epoch, double epoch_s, uint64_t steps)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	struct ckpt_one c = {0};
+	double wmax = 0, bytes = 0, in[2];
+	int rc;
+
+	if (!st || (epoch + 1) % run->cfg.checkpoint.every_epochs != 0)
+		return 0;
+	c.step = st->step + 1;
+	if ((rc = ckpt_save(run, st, &c)) < 0)
+		return rc;
+	rc = ckpt_prune(run, st, &c);
+	in[0] = c.write_s;
+	in[1] = (double)c.wbytes;
+	MPI_Reduce(&in[0], &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(&in[1], &bytes, 1, MPI_DOUBLE, MPI_SUM, 0, run->comm);
+	if (run->rank == 0) {
+		st->ntrain++;
+		st->train_block_s += c.durable_s;
+		st->train_write_max_s += wmax;
+		st->train_bytes += (uint64_t)bytes;
+		st->train_delete_s += c.delete_s;
+		if (steps > 0 && epoch_s > 0)
+			st->train_steps_lost += c.durable_s / (epoch_s / (double)steps);
+	}
+	return rc;
+}
+
+void checkpoint_train_json(struct run *run, json_t *summary)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	json_t *m = json_object_get(summary, "metric");
+
+	if (!st || !m || run->rank != 0)
+		return;
+	json_object_set_new(m, "checkpoint_count", json_integer(st->ntrain));
+	json_object_set_new(m, "checkpoint_size_bytes", json_integer((json_int_t)st->plan.total));
+	json_object_set_new(m, "checkpoint_bytes_written",
+			    json_integer((json_int_t)st->train_bytes));
+	json_object_set_new(m, "checkpoint_writing_ranks", json_integer(st->plan.writers));
+	json_object_set_new(m, "checkpoint_write_bandwidth_MiB_per_second",
+			    json_real(st->train_write_max_s > 0
+					  ? (double)st->train_bytes / MIB / st->train_write_max_s
+					  : 0));
+	json_object_set_new(m, "checkpoint_time_to_durable_seconds",
+			    json_real(st->ntrain ? st->train_block_s / st->ntrain : 0));
+	json_object_set_new(m, "checkpoint_blocked_seconds", json_real(st->train_block_s));
+	json_object_set_new(m, "checkpoint_training_steps_lost", json_real(st->train_steps_lost));
+	json_object_set_new(m, "checkpoint_delete_seconds", json_real(st->train_delete_s));
+	json_object_set_new(summary, "checkpoint",
+			    json_pack("{s:s, s:I, s:i, s:s, s:I}", "mode", "blocking",
+				      "every_epochs", (json_int_t)run->cfg.checkpoint.every_epochs,
+				      "writing_ranks", st->plan.writers, "folder", st->folder,
+				      "total_bytes", (json_int_t)st->plan.total));
+}
+
+void checkpoint_train_finish(struct run *run)
+{
+	ckpt_finish(run, 0);
+}
+
 const struct workload_ops checkpoint_workload = {
     .version = WORKLOAD_OPS_VERSION,
     .name = "checkpoint",
     .help = "model checkpoints (DCP or one shared file): write to durable, restore, verify; "
 	    "MiB/s, time to durable, per-rank skew",
     .caps = 0,
-    .check = ckpt_check,
+    .check = checkpoint_check,
     .prepare = ckpt_prepare,
     .run = ckpt_rep,
     .write = ckpt_write,

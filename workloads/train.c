@@ -13,6 +13,7 @@
  * transfers) the trainer reads each batch itself, because collective calls must be made in
  * the same order by every rank: there are no reader threads then.
  */
+#include "checkpoint.h"
 #include "workloads.h"
 
 #include <errno.h>
@@ -1128,8 +1129,13 @@ int train_run(struct run *run, struct train_result *res)
 		struct epoch_ctx e = {run, &p, &s, res,
 				      (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank};
 		p.s = &s;
-		for (int ep = 0; ep < res->epochs && rc == 0; ep++)
+		for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
 			rc = epoch_run(&e, ep, &res->per_epoch[ep]);
+			/* Between epochs every rank agreed: the checkpoint's collectives match. */
+			if (rc == 0)
+				rc = checkpoint_train_epoch(run, ep, res->per_epoch[ep].wall_s,
+							    res->per_epoch[ep].steps);
+		}
 		timeline_collect(&p, res);
 	}
 	pool_free(run, &p);

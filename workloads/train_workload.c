@@ -13,6 +13,7 @@
 #include "../bench/run.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
+#include "checkpoint.h"
 #include "dataset.h"
 #include "sampler.h"
 #include "workload.h"
@@ -71,7 +72,9 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 	if (run->ds.generated && (rc = generate_dataset(run, false)) < 0)
 		return rc;
 	ctx->gen_s = run->dataset_regenerated ? timer_ns_to_s(timer_now_ns() - g0) : 0;
-	return agree(run, stripe_readback_dataset(run));
+	if ((rc = agree(run, stripe_readback_dataset(run))) < 0)
+		return rc;
+	return checkpoint_train_prepare(run);
 }
 
 static int train_rep(struct run *run, int repetition, void **out)
@@ -153,9 +156,19 @@ static void remove_dataset(struct run *run)
 
 static void train_finish(struct run *run, int rc)
 {
+	checkpoint_train_finish(run);
 	if (rc == 0 && !run->cfg.dataset.keep_files && run->ds.generated)
 		remove_dataset(run);
 	dataset_free(run, &run->ds);
+}
+
+static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	int rc = cfg_validate_dataset(cfg, nranks, err);
+
+	if (rc == 0 && checkpoint_in_training(cfg))
+		rc = checkpoint_check(cfg, nranks, err);
+	return rc;
 }
 
 const struct workload_ops train_workload = {
@@ -163,7 +176,7 @@ const struct workload_ops train_workload = {
     .name = "train",
     .help = "training reads (DLIO-like): samples/s, AU, read bandwidth and latency",
     .caps = WORKLOAD_CAP_COMPUTE | WORKLOAD_CAP_DATASET,
-    .check = cfg_validate_dataset,
+    .check = train_check,
     .prepare = train_prepare,
     .run = train_rep,
     .write = train_write,

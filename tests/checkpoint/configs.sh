@@ -21,10 +21,12 @@ fail() {
 case $NAME in
 llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=() ;;
 llama3_70b_checkpoint) full=64 params=70553706496 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2) ;;
+train_with_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set dataset.num_files_train=28
+	--set dataset.record_length_bytes=64KiB --set train.epochs=3 --set train.computation_time=2ms) ;;
 *) fail "no scaled-down settings for $NAME" ;;
 esac
 # Full size: validates on 2 ranks (70B: with tensor 2 instead of 8, which 2 ranks cannot hold).
-if [ ${#extra[@]} -gt 0 ]; then
+if [ "$NAME" = llama3_70b_checkpoint ]; then
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$INI" >"$T/out" 2>"$T/err" &&
 		fail "tensor_parallelism = 8 validated on 2 ranks"
 	grep -q "must divide the 2 ranks" "$T/err" || fail "no reason given for tensor 8 on 2 ranks"
@@ -42,7 +44,19 @@ s = json.load(open(sys.argv[1]))
 params, scale, ck = int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 want = round(params * 2 * scale) + round(params * 12 * scale)
 m = s["metric"]
-assert s["workload_type"] == "checkpoint" and s["num_ranks"] == 2
+assert s["num_ranks"] == 2
+if s["workload_type"] == "train":
+    # 3 epochs, a checkpoint after each, the last two kept
+    assert m["checkpoint_count"] == 3 and m["checkpoint_size_bytes"] == want, m
+    assert m["checkpoint_bytes_written"] == 3 * want, m
+    assert m["checkpoint_training_steps_lost"] > 0 and m["train_samples"] == 28 * 3, m
+    assert sorted(os.listdir(ck)) == ["step-2", "step-3"], os.listdir(ck)
+    for d in ("step-2", "step-3"):
+        assert sorted(os.listdir(os.path.join(ck, d))) == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+    print("ok: %s, 3 checkpoints of %d bytes, %.2f steps lost" % (
+        s["workload"], want, m["checkpoint_training_steps_lost"]))
+    sys.exit(0)
+assert s["workload_type"] == "checkpoint"
 assert m["checkpoint_size_bytes"] == want, (m["checkpoint_size_bytes"], want)
 assert m["checkpoint_bytes_written"] == want and m["checkpoint_bytes_read"] == want, m
 assert m["checkpoint_restore_verified"] is True

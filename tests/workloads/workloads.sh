@@ -23,8 +23,8 @@ fail() {
 fb2() { "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; }
 
 [ -f "$INI" ] || fail "no $INI"
-# Checkpoint configs have their own checks (no dataset, no DLIO workload YAML of their own).
-if grep -qE '^type *= *checkpoint' "$INI"; then
+# Checkpoint configs have their own checks (no DLIO workload YAML of their own).
+if grep -qE '^\[checkpoint\]' "$INI"; then
 	exec bash "$FEEDBENCH_SOURCE_DIR/tests/checkpoint/configs.sh" "$NAME"
 fi
 # Every number cites its source: each key = value line follows a comment or sits in a file
