@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,21 +269,99 @@ int safe_check_owned(const char *path, const char **what)
 	return -FB_ENOTREG;
 }
 
+/* Reads the whole regular file fd into a buffer: one read per chunk of the size fstat gives
+ * (and one more to see the end), never more than SAFE_JSON_MAX bytes. */
+#define SAFE_JSON_MAX ((size_t)256 << 20)
+
+static int read_whole(int fd, char **out, size_t *outlen)
+{
+	struct stat st;
+	size_t cap, len = 0;
+	char *buf;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > SAFE_JSON_MAX)
+		return -EFBIG;
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) { /* the file grew while read */
+			char *nb;
+			if (cap > SAFE_JSON_MAX) {
+				free(buf);
+				return -EFBIG;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+			free(buf);
+			return err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+static void load_error(json_error_t *err, const char *path, const char *why)
+{
+	if (!err)
+		return;
+	memset(err, 0, sizeof(*err));
+	snprintf(err->source, sizeof(err->source), "%s", path);
+	snprintf(err->text, sizeof(err->text), "%s: %s", path, why);
+}
+
 json_t *safe_json_load(const char *path, size_t flags, json_error_t *err)
 {
-	int fd = safe_open_read(path, 0, false);
+	return safe_json_load_at(path, flags, false, err);
+}
+
+json_t *safe_json_load_at(const char *path, size_t flags, bool nofollow, json_error_t *err)
+{
+	int fd = safe_open_read(path, 0, nofollow);
+	size_t len = 0;
+	char *buf = NULL;
 	json_t *j;
+	int rc;
 
 	if (fd < 0) {
-		if (err) {
-			memset(err, 0, sizeof(*err));
-			snprintf(err->source, sizeof(err->source), "%s", path);
-			snprintf(err->text, sizeof(err->text), "%s: %s", path,
-				 fd == -FB_ENOTREG ? "not a regular file" : strerror(-fd));
-		}
+		load_error(err, path,
+			   fd == -FB_ENOTREG
+			       ? (nofollow ? "not a regular file (links are not followed)"
+					   : "not a regular file")
+			       : strerror(-fd));
 		return NULL;
 	}
-	j = json_loadfd(fd, flags, err);
+	rc = read_whole(fd, &buf, &len);
 	close(fd);
+	if (rc < 0) {
+		load_error(err, path,
+			   rc == -EFBIG ? "larger than 256 MiB, not a feedbench JSON file"
+					: strerror(-rc));
+		return NULL;
+	}
+	j = json_loadb(buf, len, flags, err);
+	if (!j && err)
+		snprintf(err->source, sizeof(err->source), "%s", path);
+	free(buf);
 	return j;
 }

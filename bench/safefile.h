@@ -66,8 +66,14 @@ int safe_check_owned(const char *path, const char **what);
 /* "a symbolic link", "a FIFO", "a folder", "a socket", "a device", "a regular file". */
 const char *safe_kind(unsigned mode);
 
-/* json_load_file through safe_open_read (links followed: input paths are the user's). NULL
- * with err filled on any failure; a FIFO or folder is refused without blocking. */
+/* json_load_file through safe_open_read (links followed: input paths are the user's). The
+ * file is read whole with a few read() calls (not one per byte) and parsed with json_loadb;
+ * files over 256 MiB are refused. NULL with err filled on any failure; a FIFO or folder is
+ * refused without blocking. */
 json_t *safe_json_load(const char *path, size_t flags, json_error_t *err);
+
+/* safe_json_load, with nofollow: a symbolic link in the last component is refused (files
+ * inside our own run, sweep and baseline folders). */
+json_t *safe_json_load_at(const char *path, size_t flags, bool nofollow, json_error_t *err);
 
 #endif
