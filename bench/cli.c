@@ -98,6 +98,7 @@ static const struct cli_cmd {
 } cli_cmds[] = {
     {"run", CLI_RUN,
      "usage: feedbench run CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
+     "                    [--strict]\n"
      "\n"
      "Generates the dataset when needed (see [dataset] generate), trains for the configured\n"
      "epochs and repetitions, and writes a run folder (summary.json, CSVs, report, plots)\n"
@@ -106,6 +107,11 @@ static const struct cli_cmd {
      "  --set, -s section.key=value   override one key (repeatable; see feedbench keys)\n"
      "  --output, -o DIR              parent folder of the run folder\n"
      "  --quiet, -q                   no table on stdout (the files are written)\n"
+     "  --strict                      MLPerf Storage rules are errors, not warnings: a\n"
+     "                                dataset under 5 x RAM without direct I/O or eviction\n"
+     "                                (exit 2 before reading), too few steps per epoch for a\n"
+     "                                steady state, an AU threshold not the workload's own\n"
+     "                                (exit 1 after the run; the results are written)\n"
      "\n"
      "Run under MPI, one rank per emulated accelerator:\n"
      "  mpiexec -n 2 feedbench run configs/quickstart.ini\n"
@@ -257,6 +263,8 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			c->opts.output_dir = argv[++i];
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			c->opts.quiet = true;
+		} else if (strcmp(a, "--strict") == 0) {
+			c->opts.strict = true;
 		} else if (a[0] == '-') {
 			fprintf(stderr,
 				"feedbench: unknown or incomplete option '%s' (see feedbench "

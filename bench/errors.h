@@ -25,7 +25,8 @@
 	X(FB_EDATASET, 1, "dataset missing or does not match")                                     \
 	X(FB_ECUDA, 1, "CUDA error")                                                               \
 	X(FB_ENOTREG, 1, "not a regular file")                                                     \
-	X(FB_EINTERNAL, 1, "internal error")
+	X(FB_EINTERNAL, 1, "internal error")                                                       \
+	X(FB_ESTRICT, 1, "MLPerf Storage rule broken (--strict)")
 
 enum fb_error {
 	FB_EBASE = 4000,

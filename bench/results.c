@@ -221,7 +221,7 @@ static json_t *config_json(const struct config *cfg)
 	return root;
 }
 
-static uint64_t host_memory(void)
+uint64_t results_host_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 
@@ -328,6 +328,8 @@ struct report_data {
 	double au_min, au_max;	  /* per-rank AU range (ranks with included steps) */
 	double dlio_au, dlio_sps; /* DLIO-comparable: mean over epochs, as DLIO computes them */
 	struct lost_time lost;	  /* run level: mean over ranks */
+	double min_steps;	  /* measured steps of an epoch on the rank with the fewest */
+	json_t *rules;		  /* MLPerf Storage rules broken: their reasons */
 	bool cache_resident;
 	const char *verdict;
 	char verdict_why[512];
@@ -740,6 +742,36 @@ static void verdict_figures(struct report_data *d)
 				      d->verdict_why, sizeof(d->verdict_why));
 }
 
+/* The MLPerf Storage rules (verdict.h): each one broken is a warning (the dataset rule only
+ * when the cache-resident warning does not already say it) and a reason in
+ * summary.json "mlperf_rules_broken"; --strict turns them into a failed run. Rank 0. */
+static json_t *mlperf_rules(struct run *run, const struct report_data *d)
+{
+	const struct config *cfg = &run->cfg;
+	json_t *rules = json_array();
+	char why[512];
+	bool bypassed = cfg->storage.direct || cfg->storage.page_cache != PAGE_CACHE_KEEP;
+
+	if (!verdict_rule_dataset((double)run->ds.data_bytes, d->host_mem, run->nnodes, bypassed,
+				  why, sizeof(why))) {
+		json_array_append_new(rules, json_string(why));
+		if (!d->cache_resident)
+			run_warn(run, "%s", why);
+	}
+	if (!verdict_rule_steps(isfinite(d->min_steps) ? d->min_steps : 0,
+				(double)cfg->reader.prefetch_size, why, sizeof(why))) {
+		json_array_append_new(rules, json_string(why));
+		run_warn(run, "%s", why);
+	}
+	if (!verdict_rule_threshold(cfg->workload.name, cfg->train.au_threshold, why,
+				    sizeof(why))) {
+		json_array_append_new(rules, json_string(why));
+		run_warn(run, "%s", why);
+	}
+	run->rules_broken = (int)json_array_size(rules);
+	return rules;
+}
+
 static void add_cpu_metrics(json_t *m, const struct report_data *d)
 {
 	double cpu = d->tot_cpu_user + d->tot_cpu_sys;
@@ -1035,6 +1067,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(s, "verdict", json_string(d->verdict));
 	json_object_set_new(s, "verdict_reason", json_string(d->verdict_why));
 	json_object_set_new(s, "lost_time", lost_json(&d->lost));
+	json_object_set(s, "mlperf_rules_broken", d->rules);
 	json_object_set_new(s, "warnings", json_deep_copy(run->warnings));
 	return s;
 }
@@ -1249,7 +1282,7 @@ static void gather_warnings(struct run *run)
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
-	struct report_data d = {.run = run};
+	struct report_data d = {.run = run, .min_steps = INFINITY};
 	int nep = 0, rc = 0;
 	uint64_t stopped = __atomic_load_n(&run->stopped_ns, __ATOMIC_RELAXED);
 
@@ -1337,6 +1370,10 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				t->copy_bytes += w[R_COPYB];
 				if (stt)
 					stt[q] = step_totals_of(w);
+				d.min_steps =
+				    fmin(d.min_steps,
+					 fmax(0, w[R_STEPS] -
+						     (double)run->cfg.train.exclude_start_steps));
 			}
 			if (stt)
 				verdict_mean(stt, run->nranks, &t->au, &t->lost, NULL, NULL,
@@ -1380,7 +1417,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 
 	if (run->rank == 0) {
 		const struct config *cfg = &run->cfg;
-		d.host_mem = (double)host_memory();
+		d.host_mem = (double)results_host_memory();
 		d.cache_resident = !cfg->storage.direct &&
 				   cfg->storage.page_cache == PAGE_CACHE_KEEP &&
 				   (double)run->ds.data_bytes < d.host_mem;
@@ -1408,13 +1445,16 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
 		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
 		verdict_figures(&d);
+		d.rules = mlperf_rules(run, &d);
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
 		struct train_files tf = {&d, summary, tl, tlc, tld};
 		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
 				  ctx->unique, train_fill, &tf, quiet, ctx->plots);
 		json_decref(summary);
+		json_decref(d.rules);
 	}
+	MPI_Bcast(&run->rules_broken, 1, MPI_INT, 0, run->comm);
 out_nodes:
 	free(d.nodes);
 	free(d.node_of);

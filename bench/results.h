@@ -25,6 +25,8 @@ struct results_ctx {
  * (all or nothing: complete under its final name, or what was measured under
  * "<final_dir>.unfinished" and an error) and prints the table unless quiet. On rank 0,
  * run->results_dir gets the name the folder took. Returns the agreed code. */
+/* Physical memory of this node in bytes (0 when unknown). */
+uint64_t results_host_memory(void);
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet);
 

@@ -87,6 +87,7 @@ struct run {
 	uint64_t stopped_ns;	/* time this rank was seen stopped (SIGSTOP), by the watchdog */
 	char results_dir[4096]; /* rank 0: the run folder's name once written (results.c) */
 	int verbose;
+	int rules_broken; /* MLPerf Storage rules the run broke (results.c; every rank) */
 };
 
 /* Adds a warning once (same text twice is kept once). Rank 0 prints it when the run ends. */

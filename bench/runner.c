@@ -15,6 +15,7 @@
 #include "run.h"
 #include "timer.h"
 #include "util.h"
+#include "verdict.h"
 #include "storage/fs.h"
 #include "../workloads/workload.h"
 
@@ -233,12 +234,39 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 		if (!o->quiet)
 			printf("\nresults: %s\n", dir);
 	}
+	if (rc == 0 && o->strict && run->rules_broken) {
+		fflush(stdout);
+		rc = agree(run, run_fail(run, -FB_ESTRICT,
+					 "--strict: %d MLPerf Storage rule%s broken (the warnings "
+					 "say which; the results are in the run folder)",
+					 run->rules_broken, run->rules_broken == 1 ? "" : "s"));
+	}
 out:
 	for (int r = 0; r < done; r++)
 		if (reps[r])
 			w->free_rep(reps[r]);
 	free(reps);
 	return rc;
+}
+
+/* --strict: what can be known before reading is refused before reading (exit 2): a training
+ * dataset under 5 x RAM with the page cache kept. The other rules need the run's steps. */
+static int strict_before(struct run *run, const struct runner_opts *o)
+{
+	const struct config *cfg = &run->cfg;
+	char why[512] = "";
+
+	if (!o->strict || strcmp(run->workload->name, "train") != 0)
+		return 0;
+	/* Rank 0's node decides, so every rank gives the same answer and rank 0 the reason. */
+	int ok = verdict_rule_dataset(
+	    (double)run->ds.data_bytes, (double)results_host_memory(), run->nnodes,
+	    cfg->storage.direct || cfg->storage.page_cache != PAGE_CACHE_KEEP, why, sizeof(why));
+	MPI_Bcast(&ok, 1, MPI_INT, 0, run->comm);
+	MPI_Bcast(why, sizeof(why), MPI_CHAR, 0, run->comm);
+	if (ok)
+		return 0;
+	return agree(run, run_fail(run, -FB_ECONFIG, "--strict: %s", why));
 }
 
 int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, size_t len)
@@ -273,6 +301,8 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 	if (run->workload->prepare && (rc = run->workload->prepare(run, &ctx)) < 0)
 		goto out;
 	if (o->generate_only)
+		goto out;
+	if ((rc = strict_before(run, o)) < 0)
 		goto out;
 	rc = runner_workload(run, o, &ctx, run_dir_out, len);
 out:

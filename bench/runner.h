@@ -20,6 +20,7 @@ struct runner_opts {
 	bool generate_only;   /* `feedbench generate` */
 	bool quiet;	      /* no table on stdout (sweeps print their own) */
 	bool no_plots;	      /* sweeps plot once at the end */
+	bool strict;	      /* --strict: MLPerf Storage rules are errors */
 	bool say_accelerator; /* quiet runs too: say which accelerator and why (a sweep's first) */
 };
 

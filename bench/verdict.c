@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 double verdict_rank_au(const struct step_totals *t)
 {
@@ -92,4 +93,55 @@ const char *verdict_classify(double au_pct, double threshold_pct, const struct l
 		snprintf(why + n, len - (size_t)n,
 			 "; no lost time measured (computation_time = 0?)");
 	return "below threshold, not storage-bound";
+}
+
+bool verdict_rule_dataset(double data_bytes, double ram_per_node, int nnodes, bool bypassed,
+			  char *why, size_t len)
+{
+	double need = MLPERF_DATASET_RAM_FACTOR * ram_per_node * (nnodes > 0 ? nnodes : 1);
+
+	if (bypassed || !(ram_per_node > 0) || data_bytes >= need)
+		return true;
+	snprintf(why, len,
+		 "MLPerf Storage rule: the dataset (%.2f GiB) is smaller than %d x the RAM of the "
+		 "%d node%s reading it (%.2f GiB) and the page cache is not bypassed (direct = "
+		 "true or page_cache = evict | drop): reads may come from memory",
+		 data_bytes / 1073741824.0, MLPERF_DATASET_RAM_FACTOR, nnodes > 0 ? nnodes : 1,
+		 nnodes > 1 ? "s" : "", need / 1073741824.0);
+	return false;
+}
+
+bool verdict_rule_steps(double min_steps, double prefetch_batches, char *why, size_t len)
+{
+	double need = fmax(MLPERF_MIN_STEADY_STEPS, 2 * prefetch_batches);
+
+	if (min_steps >= need)
+		return true;
+	snprintf(why, len,
+		 "MLPerf Storage rule: %.0f measured steps per epoch on the rank with the fewest, "
+		 "fewer than %.0f (at least %d and twice the %.0f batches the readers prefetch): "
+		 "the epoch may end before the readers reach a steady state; use more files or "
+		 "samples, or fewer ranks",
+		 min_steps, need, MLPERF_MIN_STEADY_STEPS, prefetch_batches);
+	return false;
+}
+
+bool verdict_rule_threshold(const char *workload, double threshold, char *why, size_t len)
+{
+	static const struct {
+		const char *prefix;
+		double au;
+	} own[] = {{"unet3d", 0.90}, {"resnet50", 0.90}, {"cosmoflow", 0.70}};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i].prefix);
+		if (strncmp(workload, own[i].prefix, n) != 0 || fabs(threshold - own[i].au) < 1e-9)
+			continue;
+		snprintf(why, len,
+			 "MLPerf Storage rule: au_threshold = %.2f, but %s's own is %.2f: the "
+			 "verdict is not MLPerf Storage's",
+			 threshold, own[i].prefix, own[i].au);
+		return false;
+	}
+	return true;
 }

@@ -43,4 +43,18 @@ int verdict_mean(const struct step_totals *t, int n, double *au, struct lost_tim
 const char *verdict_classify(double au_pct, double threshold_pct, const struct lost_time *l,
 			     char *why, size_t len);
 
+/* MLPerf Storage rules, checked on every training run (warnings; errors with --strict). Each
+ * returns true when the rule holds, else false with the reason in why. */
+#define MLPERF_DATASET_RAM_FACTOR 5  /* dataset >= 5 x the clients' RAM */
+#define MLPERF_MIN_STEADY_STEPS	  20 /* included steps per rank and epoch, at the least */
+/* The dataset is at least 5 x the RAM of the nodes it is read on, or the page cache is bypassed
+ * (direct I/O, page_cache = evict or drop). */
+bool verdict_rule_dataset(double data_bytes, double ram_per_node, int nnodes, bool bypassed,
+			  char *why, size_t len);
+/* Enough steps per epoch for a steady state: after the excluded warm-up steps, at least
+ * MLPERF_MIN_STEADY_STEPS and at least twice the batches the reader pool prefetches. */
+bool verdict_rule_steps(double min_steps, double prefetch_batches, char *why, size_t len);
+/* The AU threshold is the workload's own where MLPerf Storage names one (unet3d and resnet50
+ * 90 %, cosmoflow 70 %; matched by the start of [workload] name). */
+bool verdict_rule_threshold(const char *workload, double threshold, char *why, size_t len);
 #endif

@@ -117,6 +117,29 @@ static void test_classify(void **state)
 	}
 }
 
+/* The MLPerf Storage rules at their edges. */
+static void test_mlperf_rules(void **state)
+{
+	(void)state;
+	const double gib = 1073741824.0;
+	char why[512] = "";
+
+	assert_true(verdict_rule_dataset(5 * 16 * gib, 16 * gib, 1, false, why, sizeof(why)));
+	assert_false(verdict_rule_dataset(5 * 16 * gib - 1, 16 * gib, 1, false, why, sizeof(why)));
+	assert_non_null(strstr(why, "smaller than 5 x the RAM"));
+	assert_false(verdict_rule_dataset(100 * gib, 16 * gib, 2, false, why, sizeof(why)));
+	assert_non_null(strstr(why, "2 nodes"));
+	assert_true(verdict_rule_dataset(1, 16 * gib, 1, true, why, sizeof(why)));
+	assert_true(verdict_rule_steps(20, 2, why, sizeof(why)));
+	assert_false(verdict_rule_steps(19, 2, why, sizeof(why)));
+	assert_false(verdict_rule_steps(30, 16, why, sizeof(why)));
+	assert_non_null(strstr(why, "fewer than 32"));
+	assert_true(verdict_rule_threshold("unet3d_h100", 0.90, why, sizeof(why)));
+	assert_false(verdict_rule_threshold("cosmoflow", 0.90, why, sizeof(why)));
+	assert_non_null(strstr(why, "cosmoflow's own is 0.70"));
+	assert_true(verdict_rule_threshold("bert", 0.5, why, sizeof(why)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +147,7 @@ int main(void)
 	    cmocka_unit_test(test_rank_without_steps),
 	    cmocka_unit_test(test_lost_split),
 	    cmocka_unit_test(test_classify),
+	    cmocka_unit_test(test_mlperf_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
