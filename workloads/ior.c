@@ -9,7 +9,9 @@
  * -e, inside the timed write) and closes; the read phase reopens and reads back what the rank
  * `shift` places over wrote (IOR -C: shift = ranks per node, so another node's data; on one
  * node the next rank's). Every byte read is checked against the seeded pattern (verify), the
- * time of the check taken out of the phase.
+ * time of the check taken out of the phase. With backend = mpiio and [storage.mpiio]
+ * collective = true (shared file only) every transfer is an MPI_File_write_at_all /
+ * read_at_all that all ranks join (IOR -a MPIIO -c), so the MPI library may aggregate them.
  *
  * Timing per phase and rank, from a start barrier (CLOCK_MONOTONIC): open, transfers (wr/rd),
  * close; a phase's time is the slowest rank's. bw = bytes of all ranks / total time; IOPS =
@@ -30,6 +32,7 @@
 #include "../bench/rng.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
+#include "../bench/storage/mpiio.h"
 #include "workload.h"
 
 #define MIB	    1048576.0
@@ -73,10 +76,14 @@ static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "%s: direct = true needs [ior] block_size and transfer_size to be "
 			       "multiples of %d",
 			       src, IOR_ALIGN);
-	if (cfg->mpiio.collective)
+	if (cfg->mpiio.collective && cfg->storage.backend != BACKEND_MPIIO)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: [storage.mpiio] collective = true needs [storage] backend = mpiio", src);
+	if (cfg->mpiio.collective && cfg->ior.file_per_process)
 		return fb_fail(err, -FB_ECONFIG,
-			       "%s: [workload] type = ior moves independent transfers only; "
-			       "[storage.mpiio] collective = true is not built for it yet",
+			       "%s: [storage.mpiio] collective = true moves the transfers of one "
+			       "shared file; set [ior] file_per_process = false",
 			       src);
 	if (cfg->storage.backend == BACKEND_NULL && cfg->ior.verify && cfg->ior.read)
 		return fb_fail(err, -FB_ECONFIG,
@@ -177,6 +184,49 @@ static int ior_open(struct run *run, struct io *io, int phase, const char *path,
 	return rc;
 }
 
+/* One collective transfer (MPI_File_write_at_all / read_at_all) on the shared MPI-IO handle:
+ * every rank makes the same number of calls, so a rank that already failed keeps joining with
+ * an empty transfer (len 0) until the phase ends and the failure is agreed. Counted like the
+ * io_* wrappers count independent calls: bytes, calls and the latency of each call. */
+static int ior_coll(struct run *run, struct io *io, struct sfile *f, const char *path, int phase,
+		    void *buf, size_t len, uint64_t off)
+{
+	MPI_File fh;
+	MPI_Status st;
+	int got = 0, mrc;
+
+	if (mpiio_file_handle(f, &fh))
+		return run_fail(run, -FB_EINTERNAL,
+				"collective transfer on '%s' without an MPI-IO handle", path);
+	uint64_t t0 = timer_now_ns();
+	mrc = phase == IOR_WRITE
+		  ? MPI_File_write_at_all(fh, (MPI_Offset)off, buf, (int)len, MPI_BYTE, &st)
+		  : MPI_File_read_at_all(fh, (MPI_Offset)off, buf, (int)len, MPI_BYTE, &st);
+	uint64_t ns = timer_now_ns() - t0;
+	if (len == 0)
+		return 0;
+	if (mrc != MPI_SUCCESS) {
+		char text[MPI_MAX_ERROR_STRING + 64];
+		int rc = mpiio_error_code(mrc, text, sizeof(text));
+		return run_fail(run, rc, "cannot %s '%s' at offset %" PRIu64 " collectively: %s",
+				phase == IOR_WRITE ? "write" : "read", path, off, text);
+	}
+	if (MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != len)
+		return run_fail(run, phase == IOR_WRITE ? -EIO : -FB_EEOF,
+				"collective %s of '%s' at offset %" PRIu64 " moved %d of %zu bytes",
+				phase == IOR_WRITE ? "write" : "read", path, off, got, len);
+	if (!io->stats)
+		return 0;
+	if (phase == IOR_WRITE) {
+		io->stats->wbytes += len;
+		io->stats->wops++;
+		hist_add(&io->stats->wlatency, ns);
+	} else {
+		io_account(io, len, ns);
+	}
+	return 0;
+}
+
 static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 {
 	const struct config *cfg = &run->cfg;
@@ -200,18 +250,27 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 	uint64_t t0 = timer_now_ns();
 	rc = ior_open(run, &io, phase, path, &f);
 	uint64_t t1 = timer_now_ns();
-	for (int64_t s = 0; rc == 0 && s < cfg->ior.segments; s++) {
+	/* Collective transfers: every rank joins every call; a failed open fails all alike
+	 * (the shared open is collective), so the loop runs on every rank or on none. */
+	bool coll = cfg->mpiio.collective && f;
+	for (int64_t s = 0; (rc == 0 || coll) && s < cfg->ior.segments; s++) {
 		ior_order(run, owner, s, ord, n);
-		for (uint64_t k = 0; rc == 0 && k < n; k++) {
+		for (uint64_t k = 0; (rc == 0 || coll) && k < n; k++) {
 			uint64_t off = ior_offset(run, owner, s, ord[k]);
+			if (coll && rc != 0) {
+				ior_coll(run, &io, f, path, phase, buf, 0, off);
+				continue;
+			}
 			if (phase == IOR_WRITE) {
 				uint64_t v0 = timer_now_ns();
 				ior_fill(run, owner, off, buf, t);
 				verify_ns += timer_now_ns() - v0;
-				rc = io_pwrite(&io, f, buf, t, off);
+				rc = coll ? ior_coll(run, &io, f, path, phase, buf, t, off)
+					  : io_pwrite(&io, f, buf, t, off);
 				continue;
 			}
-			rc = io_pread(&io, f, buf, t, off);
+			rc = coll ? ior_coll(run, &io, f, path, phase, buf, t, off)
+				  : io_pread(&io, f, buf, t, off);
 			if (rc == 0 && cfg->ior.verify) {
 				uint64_t v0 = timer_now_ns();
 				rc = ior_verify(run, path, owner, off, buf, want, t);
@@ -406,6 +465,8 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 					     ? (run->nnodes > 1 ? run->local_size : 1)
 					     : 0));
 	json_object_set_new(ior, "fsync", json_boolean(cfg->ior.fsync));
+	json_object_set_new(ior, "transfers",
+			    json_string(cfg->mpiio.collective ? "collective" : "independent"));
 	json_object_set_new(ior, "results", rows);
 	json_object_set_new(s, "ior", ior);
 	json_object_set_new(s, "repetitions", rj);
@@ -418,12 +479,13 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 		json_t *o;
 		fprintf(tf,
 			"\nIOR-style results: %d rank%s, %s, %s, block %" PRIu64
-			" bytes, transfer %" PRIu64 " bytes, %" PRId64 " segment%s%s\n\n",
+			" bytes, transfer %" PRIu64 " bytes, %" PRId64 " segment%s%s%s\n\n",
 			run->nranks, run->nranks == 1 ? "" : "s",
 			cfg->ior.file_per_process ? "file per process" : "one shared file",
 			run->storage->name, cfg->ior.block_size, cfg->ior.transfer_size,
 			cfg->ior.segments, cfg->ior.segments == 1 ? "" : "s",
-			cfg->ior.random ? ", random offsets" : "");
+			cfg->ior.random ? ", random offsets" : "",
+			cfg->mpiio.collective ? ", collective transfers" : "");
 		fprintf(tf, "| access | bw(MiB/s) | IOPS | Latency(s) | block(KiB) | xfer(KiB) | "
 			    "open(s) | wr/rd(s) | close(s) | total(s) | iter |\n"
 			    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

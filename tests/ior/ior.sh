@@ -83,6 +83,32 @@ mpiio_shared)
 	[ "$RC" -eq 0 ] || fail "exit status $RC"
 	check 2 1
 	;;
+mpiio_collective)
+	# collective transfers: exact bytes both ways, every byte read back checked (verify)
+	fb 2 --set storage.backend=mpiio --set storage.mpiio.collective=true \
+		--set ior.random=true --set ior.keep_files=true
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check 2 1
+	python3 - "$T" <<'PY' || fail "summary.json does not say collective"
+import glob, json, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/results/*/summary.json")[0]))
+assert s["ior"]["transfers"] == "collective", s["ior"]
+PY
+	[ "$(stat -c %s "$T/data/ior_testfile")" -eq $((2 * 3 * 262144)) ] || fail "shared file size"
+	grep -q "collective transfers" "$T/out" || fail "table does not say collective"
+	# verify really checks: flip one byte of the file and read it back only
+	printf '\xff' | dd of="$T/data/ior_testfile" bs=1 seek=300000 conv=notrunc status=none
+	rm -rf "$T/results"
+	fb 2 --set storage.backend=mpiio --set storage.mpiio.collective=true \
+		--set ior.write=false --set ior.keep_files=true
+	[ "$RC" -eq 1 ] || fail "corrupted byte: exit status $RC, want 1"
+	grep -q "ior_testfile' byte at offset 300000" "$T/err" || fail "verify names no offset"
+	;;
+collective_posix)
+	fb 1 --set storage.mpiio.collective=true
+	[ "$RC" -eq 2 ] || fail "exit status $RC, want 2"
+	grep -q "collective = true needs \[storage\] backend = mpiio" "$T/err" || fail "message"
+	;;
 enospc)
 	fb 2 --set storage.backend=faulty --set storage.faulty.fail_op=write \
 		--set storage.faulty.fail_nth=5 --set storage.faulty.fail_rank=1 \
