@@ -325,11 +325,12 @@ struct report_data {
 	struct hist lat, wait;
 	double tot_bytes, tot_ops, tot_samples, tot_wall, tot_cpu_user, tot_cpu_sys;
 	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
-	double au_min, au_max;	  /* per-rank AU range (ranks with included steps) */
-	double dlio_au, dlio_sps; /* DLIO-comparable: mean over epochs, as DLIO computes them */
-	struct lost_time lost;	  /* run level: mean over ranks */
-	double min_steps;	  /* measured steps of an epoch on the rank with the fewest */
-	json_t *rules;		  /* MLPerf Storage rules broken: their reasons */
+	double au_min, au_max;	      /* per-rank AU range (ranks with included steps) */
+	double dlio_au, dlio_sps;     /* DLIO-comparable: mean over epochs, as DLIO computes them */
+	struct lost_time lost;	      /* run level: mean over ranks */
+	double min_steps;	      /* measured steps of an epoch on the rank with the fewest */
+	json_t *rules;		      /* MLPerf Storage rules broken: their reasons */
+	struct step_totals *rep_rank; /* [repetition][rank]: step totals, for per-repetition AU */
 	bool cache_resident;
 	const char *verdict;
 	char verdict_why[512];
@@ -873,6 +874,12 @@ static void add_repetitions(json_t *summary, const struct report_data *d, int nr
 		io[r] = wall > 0 ? ops / wall : 0;
 		sp[r] = wall > 0 ? samples / wall : 0;
 		au[r] = n ? ausum / n : 0;
+		/* The same AU as the headline: mean over ranks of each rank's AU in this
+		 * repetition. */
+		struct lost_time lt = {0};
+		if (d->rep_rank)
+			verdict_mean(d->rep_rank + (size_t)r * (size_t)d->run->nranks,
+				     d->run->nranks, &au[r], &lt, NULL, NULL, NULL);
 		w99[r] = hist_quantile(&wait, 0.99);
 		l99[r] = hist_quantile(&lat, 0.99);
 		json_t *o = json_object();
@@ -881,6 +888,7 @@ static void add_repetitions(json_t *summary, const struct report_data *d, int nr
 		json_object_set_new(o, "iops", json_real(io[r]));
 		json_object_set_new(o, "samples_per_second", json_real(sp[r]));
 		json_object_set_new(o, "au_percentage", json_real(au[r]));
+		json_object_set_new(o, "lost_time", lost_json(&lt));
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(w99[r]));
 		json_object_set_new(o, "latency_p99_seconds", json_real(l99[r]));
 		json_object_set_new(o, "latency_seconds", latency_json(&lat));
@@ -1299,6 +1307,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	if (run->rank == 0) {
 		d.ep = calloc((size_t)nep, sizeof(*d.ep));
 		d.ranks = calloc((size_t)run->nranks, sizeof(*d.ranks));
+		d.rep_rank = calloc((size_t)nreps * (size_t)run->nranks, sizeof(*d.rep_rank));
 	}
 	double *vall = run->rank == 0 ? calloc((size_t)run->nranks * R_NF, sizeof(double)) : NULL;
 	/* Start-up before the first read (index files, shared handles): the slowest rank's, per
@@ -1311,6 +1320,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		free(vall);
 		free(d.ep);
 		free(d.ranks);
+		free(d.rep_rank);
 		return run_fail(run, -ENOMEM, "out of memory");
 	}
 	for (int r = 0; r < nreps; r++)
@@ -1370,6 +1380,17 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 				t->copy_bytes += w[R_COPYB];
 				if (stt)
 					stt[q] = step_totals_of(w);
+				if (d.rep_rank) {
+					struct step_totals *a =
+					    &d.rep_rank[(size_t)r * (size_t)run->nranks +
+							(size_t)q];
+					a->busy += w[R_COMPUTE];
+					a->conf += w[R_CONF];
+					a->step += w[R_STEP];
+					a->wait += w[R_WAIT];
+					a->copy += w[R_COPY];
+					a->barrier += w[R_BARRIER];
+				}
 				d.min_steps =
 				    fmin(d.min_steps,
 					 fmax(0, w[R_STEPS] -
@@ -1463,6 +1484,7 @@ out_nodes:
 	free(tld);
 	free(d.ep);
 	free(d.ranks);
+	free(d.rep_rank);
 	return agree(run, rc);
 }
 

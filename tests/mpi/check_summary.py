@@ -135,6 +135,9 @@ def main():
     raus = [r["au_percentage"] for r in ranks]
     check(min(raus) - 1e-6 <= m["train_au_mean_percentage"] <= max(raus) + 1e-6,
           f"headline AU {m['train_au_mean_percentage']} outside the per-rank range {raus}")
+    if a.reps == 1:
+        check(close(s["repetitions"][0]["au_percentage"], m["train_au_mean_percentage"]),
+              "repetition AU != headline AU")
     check(close(m["train_au_rank_min_percentage"], min(raus)) and
           close(m["train_au_rank_max_percentage"], max(raus)), "per-rank AU range fields")
     check(0 <= m["train_au_mean_percentage"] <= 100, "AU mean outside [0, 100]")
