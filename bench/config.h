@@ -45,6 +45,7 @@ enum { ACCEL_AUTO, ACCEL_CPU, ACCEL_CUDA };
 enum { HDF5_TRANSFER_INDEPENDENT, HDF5_TRANSFER_COLLECTIVE };
 enum { NPZ_READ_SAMPLE, NPZ_READ_WHOLE };
 enum { CKPT_LAYOUT_DCP, CKPT_LAYOUT_SINGLE };
+enum { CKPT_MODE_BLOCKING, CKPT_MODE_ASYNC };
 
 struct cfg_hint {
 	char key[CFG_NAME_MAX];
@@ -177,6 +178,8 @@ struct config {
 		bool verify;		/* compare what is read back byte for byte */
 		int64_t keep_last;	/* checkpoints kept on disk; 0: all */
 		int64_t every_epochs;	/* inside training (type = train): 0 never */
+		int64_t every_steps;	/* inside training, every N global steps: 0 never */
+		int mode;		/* CKPT_MODE_* (inside training) */
 	} checkpoint;
 	struct {
 		char dir[CFG_PATH_MAX];

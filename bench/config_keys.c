@@ -25,6 +25,7 @@ static const char *const transfer_choices[] = {"independent", "collective", NULL
 static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
+static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
 static const char *const format_choices[] = {"raw", "npy", "npz", "hdf5", "tfrecord", "wds", NULL};
 
 #define D CFG_F_DATASET
@@ -257,8 +258,17 @@ const struct cfg_key cfg_keys[] = {
      "Checkpoints kept on disk; older ones are deleted (timed). 0: keep all."},
     {"checkpoint", "checkpoint_every_epochs", CFG_INT, OFF(checkpoint.every_epochs), "0", 0, 1e6,
      NULL, 0,
-     "type = train: save a checkpoint after every N epochs, blocking (training waits until "
-     "it is durable; summary.json says the steps it cost). 0: never."},
+     "type = train: save a checkpoint after every N epochs (summary.json says the steps it "
+     "cost). 0: never."},
+    {"checkpoint", "checkpoint_every_steps", CFG_INT, OFF(checkpoint.every_steps), "0", 0, 1e12,
+     NULL, 0,
+     "type = train: save a checkpoint after every N training steps, counted over the steps "
+     "every rank has (all epochs), once every rank agreed it is healthy. 0: never."},
+    {"checkpoint", "mode", CFG_CHOICE, OFF(checkpoint.mode), "blocking", NOLIM, ckpt_mode_choices,
+     0,
+     "type = train: blocking (training waits until the checkpoint is durable) or async (the "
+     "state is copied to a staging buffer, a writer thread writes it while training goes on, "
+     "as DCP async_save; one checkpoint in flight)."},
 
     {"output", "dir", CFG_STRING, OFF(output.dir), "results", NOLIM, NULL, N,
      "Folder that receives run folders.", SZ(output.dir)},

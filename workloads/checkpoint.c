@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,19 @@ struct ckpt_state {
 	double train_steps_lost;  /* blocked time / mean step time, summed */
 	uint64_t train_bytes;	  /* bytes written, all ranks */
 	double train_delete_s;
+	double train_durable_s; /* barrier to durable, summed */
+	double train_end_s;	/* async: waiting for the last checkpoint at the end */
+	int nsaves;		/* checkpoints started */
+	double train_staging_s; /* async: copying the state to the staging buffer, summed */
+	double train_wait_s;	/* async: waiting for the previous checkpoint, summed */
+	/* async: the checkpoint in flight (at most one), written by a writer thread. */
+	unsigned char *staging; /* this rank's bytes, headers included */
+	pthread_t writer;
+	bool inflight;
+	int writer_rc;
+	uint64_t inflight_t0; /* ns: its start (the barrier before the staging copy) */
+	struct ckpt_one pending;
+	struct run *run;
 	struct io_stats *wst; /* this rank's checkpoint writes (all checkpoints of the run) */
 	struct io_stats *rst; /* and restores */
 };
@@ -285,7 +299,8 @@ static int ckpt_open_write(struct run *run, struct io *io, const char *path, str
 /* Writes this rank's bytes at [base, base + len) of path: transfers of transfer_size, each
  * with its header, then fsync and close. */
 static int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_one *c,
-			    const char *path, uint64_t base, uint64_t len)
+			    const char *path, uint64_t base, uint64_t len,
+			    const unsigned char *staged)
 {
 	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
 	bool shared = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE &&
@@ -301,8 +316,10 @@ static int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_
 	c->files += run->cfg.checkpoint.layout == CKPT_LAYOUT_DCP;
 	for (uint64_t done = 0; done < len && rc == 0; done += xfer) {
 		size_t n = (size_t)(len - done < xfer ? len - done : xfer);
-		ckpt_header(st->pattern, n, c->step, run->rank, base + done);
-		rc = io_pwrite(&io, f, st->pattern, n, base + done);
+		const unsigned char *src = staged ? staged + done : st->pattern;
+		if (!staged)
+			ckpt_header(st->pattern, n, c->step, run->rank, base + done);
+		rc = io_pwrite(&io, f, src, n, base + done);
 		c->wbytes += rc == 0 ? n : 0;
 		c->wcalls += rc == 0;
 	}
@@ -423,7 +440,7 @@ static int ckpt_save(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
-	rc = ckpt_write_range(run, st, c, path, single ? p->offset : 0, p->mine);
+	rc = ckpt_write_range(run, st, c, path, single ? p->offset : 0, p->mine, NULL);
 	c->write_s = timer_ns_to_s(timer_now_ns() - t0);
 	watchdog_kick(run);
 	if ((rc = agree(run, rc)) < 0) {
@@ -1054,6 +1071,9 @@ static void ckpt_finish(struct run *run, int rc)
 	(void)rc;
 	if (!st)
 		return;
+	if (st->inflight) /* a run that failed before its last agreement */
+		pthread_join(st->writer, NULL);
+	free(st->staging);
 	free(st->plan.bytes_of);
 	free(st->pattern);
 	free(st->rbuf);
@@ -1067,47 +1087,262 @@ static void ckpt_finish(struct run *run, int rc)
 
 bool checkpoint_in_training(const struct config *cfg)
 {
-	return cfg->checkpoint.every_epochs > 0;
+	return cfg->checkpoint.every_epochs > 0 || cfg->checkpoint.every_steps > 0;
+}
+
+int checkpoint_train_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	int rc = checkpoint_check(cfg, nranks, err);
+
+	if (rc == 0 && cfg->checkpoint.mode == CKPT_MODE_ASYNC &&
+	    cfg->storage.backend == BACKEND_MPIIO)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] mode = async writes from a writer thread with "
+			       "plain I/O calls: use [storage] backend = posix (MPI-IO handles "
+			       "are shared with the training's collective calls)",
+			       cfg->source);
+	return rc;
 }
 
 int checkpoint_train_prepare(struct run *run)
 {
-	return checkpoint_in_training(&run->cfg) ? ckpt_setup(run) : 0;
-}
-
-int checkpoint_train_epoch(struct run *run, int epoch, double epoch_s, uint64_t steps)
-{
-	struct ckpt_state *st = ckpt_of(run);
-	struct ckpt_one c = {0};
-	double wmax = 0, bytes = 0, in[2];
 	int rc;
 
-	if (!st || (epoch + 1) % run->cfg.checkpoint.every_epochs != 0)
+	if (!checkpoint_in_training(&run->cfg))
 		return 0;
-	c.step = st->step + 1;
-	if ((rc = ckpt_save(run, st, &c)) < 0)
+	if ((rc = ckpt_setup(run)) < 0)
 		return rc;
-	rc = ckpt_prune(run, st, &c);
-	in[0] = c.write_s;
-	in[1] = (double)c.wbytes;
+	struct ckpt_state *st = ckpt_of(run);
+	st->run = run;
+	if (run->cfg.checkpoint.mode == CKPT_MODE_ASYNC && st->plan.mine) {
+		st->staging = malloc(st->plan.mine);
+		if (!st->staging)
+			rc = run_fail(run, -ENOMEM,
+				      "mode = async needs a staging buffer of %" PRIu64
+				      " bytes (this rank's part of the checkpoint): out of memory",
+				      st->plan.mine);
+		else /* fault the pages in now, not during the first copy */
+			memset(st->staging, 0, st->plan.mine);
+	}
+	return agree(run, rc);
+}
+
+bool checkpoint_train_due_step(const struct run *run, uint64_t global_step)
+{
+	int64_t n = run->cfg.checkpoint.every_steps;
+
+	return ckpt_of((struct run *)run) && n > 0 && global_step > 0 &&
+	       global_step % (uint64_t)n == 0;
+}
+
+/* Rank 0's totals for one durable checkpoint (collective: the reductions). */
+static void ckpt_train_count(struct run *run, struct ckpt_state *st, const struct ckpt_one *c)
+{
+	double wmax = 0, bytes = 0, in[2] = {c->write_s, (double)c->wbytes};
+
 	MPI_Reduce(&in[0], &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
 	MPI_Reduce(&in[1], &bytes, 1, MPI_DOUBLE, MPI_SUM, 0, run->comm);
 	if (run->rank == 0) {
 		st->ntrain++;
-		st->train_block_s += c.durable_s;
 		st->train_write_max_s += wmax;
 		st->train_bytes += (uint64_t)bytes;
-		st->train_delete_s += c.delete_s;
-		if (steps > 0 && epoch_s > 0)
-			st->train_steps_lost += c.durable_s / (epoch_s / (double)steps);
+		st->train_delete_s += c->delete_s;
+		st->train_durable_s += c->durable_s;
+	}
+}
+
+/* The writer thread of mode = async: this rank's staged bytes to its file, fsync, close. No
+ * MPI: the agreement and .metadata wait for the trainer's next agreement point. */
+static void *ckpt_writer_main(void *arg)
+{
+	struct ckpt_state *st = arg;
+	struct run *run = st->run;
+	struct ckpt_one *c = &st->pending;
+	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
+	char path[CFG_PATH_MAX + 96];
+
+	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
+	st->writer_rc = ckpt_write_range(run, st, c, path, single ? st->plan.offset : 0,
+					 st->plan.mine, st->staging);
+	c->write_s = timer_ns_to_s(timer_now_ns() - st->inflight_t0);
+	return NULL;
+}
+
+/* Collective: waits for the checkpoint in flight (that wait is blocked time), agrees on its
+ * write (a failed write is reported here, naming the rank and its file), and rank 0 makes it
+ * durable (.metadata last), then keep_last. */
+static int ckpt_async_finish(struct run *run, struct ckpt_state *st, int rc)
+{
+	struct ckpt_one *c = &st->pending;
+	uint64_t t0 = timer_now_ns();
+	bool had = st->inflight;
+	int wrc = 0;
+
+	if (had) {
+		pthread_join(st->writer, NULL);
+		st->inflight = false;
+		wrc = st->writer_rc;
+	}
+	if (run->rank == 0)
+		st->train_wait_s += timer_ns_to_s(timer_now_ns() - t0);
+	watchdog_kick(run);
+	if (rc == 0)
+		rc = wrc;
+	if (!had) /* nothing in flight (on every rank, or a failure that every rank agreed) */
+		return agree(run, rc);
+	if ((rc = agree(run, rc)) < 0) {
+		if (run->rank == 0 && wrc) {
+			char dir[CFG_PATH_MAX + 64];
+			ckpt_step_dir(st, c->step, dir, sizeof(dir));
+			run_warn(run, "checkpoint %s is incomplete (no " CKPT_META ")", dir);
+		}
+		return rc;
+	}
+	if (run->rank == 0) {
+		rc = ckpt_write_metadata(run, st, c->step);
+		c->durable_s = timer_ns_to_s(timer_now_ns() - st->inflight_t0);
+	}
+	st->step = c->step;
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	rc = ckpt_prune(run, st, c);
+	ckpt_train_count(run, st, c);
+	return rc;
+}
+
+/* Collective: async: wait for the previous checkpoint, copy this rank's state to the staging
+ * buffer (the copy is blocked time, as DCP async_save's copy to CPU memory), start the writer. */
+static int ckpt_async_start(struct run *run, struct ckpt_state *st)
+{
+	struct ckpt_one *c = &st->pending;
+	const uint64_t xfer = run->cfg.checkpoint.transfer_size;
+	const uint64_t base =
+	    run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE ? st->plan.offset : 0;
+	int64_t step;
+	int rc;
+
+	if ((rc = ckpt_async_finish(run, st, 0)) < 0)
+		return rc;
+	step = st->step + 1;
+	memset(c, 0, sizeof(*c));
+	c->step = step;
+	ckpt_pattern(&run->cfg, step, run->rank, st->pattern, xfer);
+	if (run->rank == 0)
+		rc = ckpt_make_step(run, st, step);
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	MPI_Barrier(run->comm);
+	uint64_t t0 = timer_now_ns();
+	for (uint64_t done = 0; done < st->plan.mine; done += xfer) {
+		size_t n = (size_t)(st->plan.mine - done < xfer ? st->plan.mine - done : xfer);
+		ckpt_header(st->pattern, n, step, run->rank, base + done);
+		memcpy(st->staging + done, st->pattern, n);
+	}
+	if (run->rank == 0)
+		st->train_staging_s += timer_ns_to_s(timer_now_ns() - t0);
+	st->inflight_t0 = t0;
+	st->writer_rc = 0;
+	int err = pthread_create(&st->writer, NULL, ckpt_writer_main, st);
+	if (err)
+		rc = run_fail(run, -err, "cannot start the checkpoint writer thread: %s",
+			      strerror(err));
+	st->inflight = err == 0;
+	return agree(run, rc);
+}
+
+static int ckpt_blocking(struct run *run, struct ckpt_state *st)
+{
+	struct ckpt_one c = {0};
+	int rc;
+
+	c.step = st->step + 1;
+	if ((rc = ckpt_save(run, st, &c)) < 0)
+		return rc;
+	rc = ckpt_prune(run, st, &c);
+	ckpt_train_count(run, st, &c);
+	return rc;
+}
+
+/* One checkpoint inside training, blocking or async; the time training stood still is counted
+ * (rank 0) and returned in *blocked_s (every rank its own). */
+static int ckpt_train_save(struct run *run, double mean_step_s, double *blocked_s)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	uint64_t t0 = timer_now_ns();
+	int rc = run->cfg.checkpoint.mode == CKPT_MODE_ASYNC ? ckpt_async_start(run, st)
+							     : ckpt_blocking(run, st);
+	double b = timer_ns_to_s(timer_now_ns() - t0);
+
+	watchdog_kick(run);
+	if (blocked_s)
+		*blocked_s = b;
+	if (run->rank == 0) {
+		st->train_block_s += b;
+		st->nsaves++;
+		if (mean_step_s > 0)
+			st->train_steps_lost += b / mean_step_s;
 	}
 	return rc;
+}
+
+int checkpoint_train_step(struct run *run, int rc, double mean_step_s, double *blocked_s)
+{
+	if (blocked_s)
+		*blocked_s = 0;
+	/* Every rank healthy before any rank starts writing. */
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	return ckpt_train_save(run, mean_step_s, blocked_s);
+}
+
+int checkpoint_train_catchup(struct run *run, int rc, uint64_t global_next, uint64_t global_end)
+{
+	int64_t n = run->cfg.checkpoint.every_steps;
+
+	if (!ckpt_of(run) || n <= 0)
+		return rc;
+	/* The next due step, 1-based: the first multiple of n at or after global_next + 1. */
+	uint64_t due = (global_next / (uint64_t)n + 1) * (uint64_t)n;
+	if (due > global_end)
+		return rc;
+	int arc = agree(run, rc);
+	return rc ? rc : arc;
+}
+
+int checkpoint_train_epoch(struct run *run, int epoch, double epoch_s, uint64_t steps,
+			   double *blocked_s)
+{
+	struct ckpt_state *st = ckpt_of(run);
+
+	if (blocked_s)
+		*blocked_s = 0;
+	if (!st || run->cfg.checkpoint.every_epochs <= 0 ||
+	    (epoch + 1) % run->cfg.checkpoint.every_epochs != 0)
+		return 0;
+	return ckpt_train_save(run, steps > 0 ? epoch_s / (double)steps : 0, blocked_s);
+}
+
+int checkpoint_train_end(struct run *run, int rc)
+{
+	struct ckpt_state *st = ckpt_of(run);
+
+	if (!st || run->cfg.checkpoint.mode != CKPT_MODE_ASYNC)
+		return rc;
+	uint64_t t0 = timer_now_ns();
+	int frc = ckpt_async_finish(run, st, rc);
+	if (run->rank == 0) {
+		double b = timer_ns_to_s(timer_now_ns() - t0);
+		st->train_block_s += b;
+		st->train_end_s = b;
+	}
+	return rc ? rc : frc;
 }
 
 void checkpoint_train_json(struct run *run, json_t *summary)
 {
 	struct ckpt_state *st = ckpt_of(run);
 	json_t *m = json_object_get(summary, "metric");
+	bool async = run->cfg.checkpoint.mode == CKPT_MODE_ASYNC;
 
 	if (!st || !m || run->rank != 0)
 		return;
@@ -1121,15 +1356,23 @@ void checkpoint_train_json(struct run *run, json_t *summary)
 					  ? (double)st->train_bytes / MIB / st->train_write_max_s
 					  : 0));
 	json_object_set_new(m, "checkpoint_time_to_durable_seconds",
-			    json_real(st->ntrain ? st->train_block_s / st->ntrain : 0));
+			    json_real(st->ntrain ? st->train_durable_s / st->ntrain : 0));
 	json_object_set_new(m, "checkpoint_blocked_seconds", json_real(st->train_block_s));
 	json_object_set_new(m, "checkpoint_training_steps_lost", json_real(st->train_steps_lost));
 	json_object_set_new(m, "checkpoint_delete_seconds", json_real(st->train_delete_s));
+	if (async) {
+		json_object_set_new(m, "checkpoint_staging_seconds",
+				    json_real(st->train_staging_s));
+		json_object_set_new(m, "checkpoint_wait_seconds", json_real(st->train_wait_s));
+		json_object_set_new(m, "checkpoint_end_wait_seconds", json_real(st->train_end_s));
+	}
 	json_object_set_new(summary, "checkpoint",
-			    json_pack("{s:s, s:I, s:i, s:s, s:I}", "mode", "blocking",
-				      "every_epochs", (json_int_t)run->cfg.checkpoint.every_epochs,
-				      "writing_ranks", st->plan.writers, "folder", st->folder,
-				      "total_bytes", (json_int_t)st->plan.total));
+			    json_pack("{s:s, s:I, s:I, s:i, s:s, s:I, s:I}", "mode",
+				      async ? "async" : "blocking", "every_epochs",
+				      (json_int_t)run->cfg.checkpoint.every_epochs, "every_steps",
+				      (json_int_t)run->cfg.checkpoint.every_steps, "writing_ranks",
+				      st->plan.writers, "folder", st->folder, "total_bytes",
+				      (json_int_t)st->plan.total, "saves", (json_int_t)st->nsaves));
 }
 
 void checkpoint_train_finish(struct run *run)

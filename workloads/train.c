@@ -668,7 +668,8 @@ struct epoch_ctx {
 	struct pool *pool;
 	struct sampler *s;
 	struct train_result *res;
-	uint64_t rng; /* compute-time variates */
+	uint64_t rng;	 /* compute-time variates */
+	uint64_t gstep0; /* checkpoint_every_steps: steps every rank had in earlier epochs */
 };
 
 /* Step barrier: the allreduce a data-parallel step ends with; it also carries failure. */
@@ -767,6 +768,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	struct worker *tw = &p->workers[0]; /* collective mode reads on the trainer */
 	struct progress pg;
 	uint64_t total, step = 0;
+	double ck_s = 0; /* checkpoints inside this epoch: blocked time */
+	bool ck_agreed = false;
 	char what[64];
 	int rc;
 
@@ -836,6 +839,19 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		} else if (rc == 0 && !coll && agree_peer_failed(run)) {
 			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
 		}
+		if (step < s->min_steps && checkpoint_train_due_step(run, e->gstep0 + step + 1)) {
+			/* A step every rank has: all agree they are healthy, then save; the step's
+			 * time includes the checkpoint (AU's denominator, the epoch's wall). */
+			double b,
+			    mean = (timer_ns_to_s(timer_now_ns() - t0) - ck_s) / (double)(step + 1);
+			rc = checkpoint_train_step(run, rc, mean, &b);
+			ck_s += b;
+			ck_agreed = rc < 0;
+			if (rc < 0 && coll) {
+				step++;
+				break;
+			}
+		}
 		uint64_t t_end = timer_now_ns();
 		if (mine)
 			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
@@ -852,6 +868,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	}
 	if (rc < 0 && !coll)
 		agree_notify_failure(run);
+	if (rc < 0 && !coll && !ck_agreed) /* the others may wait at a checkpoint's agreement */
+		rc = checkpoint_train_catchup(run, rc, e->gstep0 + step, e->gstep0 + s->min_steps);
 	if (!coll)
 		pool_stop(p);
 	uint64_t t1 = timer_now_ns();
@@ -1126,18 +1144,26 @@ int train_run(struct run *run, struct train_result *res)
 	rc = pool_init(run, &p, res);
 	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
 	if ((rc = agree(run, rc)) == 0) {
-		struct epoch_ctx e = {run, &p, &s, res,
-				      (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank};
+		struct epoch_ctx e = {
+		    run, &p, &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
+		    0};
 		p.s = &s;
 		for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
-			rc = epoch_run(&e, ep, &res->per_epoch[ep]);
-			/* Between epochs every rank agreed: the checkpoint's collectives match. */
+			struct epoch_rank *er = &res->per_epoch[ep];
+			double b = 0;
+			rc = epoch_run(&e, ep, er);
+			e.gstep0 += s.min_steps;
+			/* Between epochs every rank agreed: the checkpoint's collectives match. Its
+			 * blocked time counts in the epoch's wall time and its last step's time. */
 			if (rc == 0)
-				rc = checkpoint_train_epoch(run, ep, res->per_epoch[ep].wall_s,
-							    res->per_epoch[ep].steps);
+				rc = checkpoint_train_epoch(run, ep, er->wall_s, er->steps, &b);
+			er->wall_s += b;
+			er->step_s += b;
 		}
 		timeline_collect(&p, res);
 	}
+	/* Async checkpoints: the last one is made durable before the run ends. */
+	rc = checkpoint_train_end(run, rc);
 	pool_free(run, &p);
 	sampler_free(&s);
 	int crc = close_shared(run);

@@ -167,7 +167,7 @@ static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *e
 	int rc = cfg_validate_dataset(cfg, nranks, err);
 
 	if (rc == 0 && checkpoint_in_training(cfg))
-		rc = checkpoint_check(cfg, nranks, err);
+		rc = checkpoint_train_check(cfg, nranks, err);
 	return rc;
 }
 

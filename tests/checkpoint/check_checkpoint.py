@@ -99,6 +99,39 @@ def killed_ok(ck, total):
     return True
 
 
+def train_ok(s, ck, count, kept, total, mode):
+    """Checkpoints inside training: count saved and durable, the last `kept` on disk and
+    complete, the blocked time in the epochs' wall time, the fields consistent."""
+    x = s["metric"]
+    assert s["checkpoint"]["mode"] == mode, s["checkpoint"]
+    assert x["checkpoint_count"] == count and s["checkpoint"]["saves"] == count, x
+    assert x["checkpoint_bytes_written"] == count * total, x
+    assert sorted(os.listdir(ck)) == ["step-%d" % n for n in kept], os.listdir(ck)
+    for n in kept:
+        d = os.path.join(ck, "step-%d" % n)
+        assert sorted(os.listdir(d)) == [".metadata", "__0_0.distcp", "__1_0.distcp"], d
+        m = meta(ck, n)
+        assert m["step"] == n and m["total_bytes"] == total, m
+        for f in m["files"]:
+            assert os.path.getsize(os.path.join(d, f["file"])) == f["bytes"], f
+        shards_before_metadata(d)
+    b = x["checkpoint_blocked_seconds"]
+    assert b > 0 and x["checkpoint_training_steps_lost"] > 0, x
+    assert x["checkpoint_time_to_durable_seconds"] > 0, x
+    # the time training stood still is inside the epochs' wall time (rank 0's, the blocked
+    # time's): the checkpoints here cost more than the steps' computation
+    walls = sum(e["wall_seconds"] for e in s["epochs"])
+    if mode == "async":
+        st, w, end = (x["checkpoint_staging_seconds"], x["checkpoint_wait_seconds"],
+                      x["checkpoint_end_wait_seconds"])
+        assert 0 < st < b and 0 <= w < b and 0 <= end <= b, x
+        assert st + w + end <= b, x
+        assert walls >= b - end, (walls, b, end)
+    else:
+        assert walls >= b, (walls, b)
+    return True
+
+
 def main():
     path, ck, expr = sys.argv[1], sys.argv[2], sys.argv[3]
     s = json.load(open(path)) if path else None

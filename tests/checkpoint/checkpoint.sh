@@ -62,6 +62,39 @@ check() {
 
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 
+# train_config NAME [more INI]: a training run (raw, 13 files x 5 samples of 64 KiB, batch 4,
+# 2 epochs, 2 ms steps) with the checkpoint above, zero_stage 3; the text is appended to
+# [checkpoint].
+train_config() {
+	local name=$1
+	shift
+	cat >"$T/$name.ini" <<INI
+[workload]
+name = $name
+type = train
+[dataset]
+data_dir = $T/data
+format = raw
+num_files_train = 13
+num_samples_per_file = 5
+record_length_bytes = 64KiB
+[reader]
+batch_size = 4
+read_threads = 2
+[train]
+epochs = 2
+computation_time = 2ms
+[output]
+dir = $T/results
+plots = false
+[checkpoint]
+num_parameters = 1000003
+transfer_size = 256KiB
+zero_stage = 3
+$*
+INI
+}
+
 CKPT="[checkpoint]
 num_parameters = 1000003
 transfer_size = 256KiB"
@@ -222,6 +255,68 @@ watchdog = 10s"
 	RC=$?
 	[ "$RC" -ne 0 ] || fail "exit status 0 after a rank was killed"
 	check "killed_ok(ck, total=14000042)"
+	[ -z "$(summary)" ] || fail "results were written"
+	;;
+train_steps | train_async)
+	# Training (13 files x 5 samples of 64 KiB, batch 4, 2 epochs): rank 0 has 9 steps per
+	# epoch, rank 1 has 8; a checkpoint every 3 steps counts the 8 steps both have: after
+	# global steps 3, 6, 9, 12, 15: 5 checkpoints, the last 2 kept, all durable.
+	mode=blocking
+	[ "$CASE" = train_async ] && mode=async
+	train_config tr "checkpoint_every_steps = 3
+keep_last = 2
+mode = $mode"
+	run 2 tr
+	expect_rc 0
+	check "train_ok(s, ck, count=5, kept=[4, 5], total=14000042, mode='$mode')"
+	;;
+train_steps_fail)
+	# Rank 1 reads 30 samples per epoch; its 40th read fails (sample 10 of epoch 2: global
+	# step 11, not a checkpoint step) while rank 0, which does not wait for it between
+	# steps, may already wait at the checkpoint after global step 12: rank 1 makes that
+	# agreement too, both leave together (no hang), exit 1 naming rank 1; only complete
+	# checkpoints (step-1 .. step-3, after steps 3, 6, 9) are on disk.
+	train_config gen ""
+	run 2 gen
+	expect_rc 0
+	train_config trf "checkpoint_every_steps = 3
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = read
+fail_rank = 1
+fail_nth = 40
+fail_errno = EIO"
+	rm -rf "$CK" "$T/results"
+	run 2 trf
+	expect_rc 1
+	grep -q "rank 1: .*Input/output error" "$T/err" || fail "the message does not name rank 1"
+	check "sorted(os.listdir(ck)) == ['step-1', 'step-2', 'step-3'] and all(os.path.exists(os.path.join(ck, d, '.metadata')) for d in os.listdir(ck))"
+	[ -z "$(summary)" ] || fail "results were written"
+	;;
+train_async_fail)
+	# Async: rank 1's writer thread fails (ENOSPC) writing checkpoint 2 while training goes
+	# on: reported at the next agreement point, exit 1 naming rank 1 and its file; checkpoint
+	# 1 stays complete, checkpoint 2 has no .metadata.
+	train_config gen ""
+	run 2 gen
+	expect_rc 0
+	train_config taf "checkpoint_every_steps = 3
+mode = async
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = write
+fail_rank = 1
+fail_nth = 30
+fail_errno = ENOSPC"
+	rm -rf "$CK" "$T/results"
+	run 2 taf
+	expect_rc 1
+	grep -q "rank 1: cannot write '$CK/step-2/__1_0.distcp' at offset 524288: No space left on device" "$T/err" ||
+		fail "the message does not name rank 1, its file and the offset"
+	[ -e "$CK/step-1/.metadata" ] || fail "the previous checkpoint lost its .metadata"
+	[ ! -e "$CK/step-2/.metadata" ] || fail "the failed checkpoint looks complete"
 	[ -z "$(summary)" ] || fail "results were written"
 	;;
 sweep)

@@ -23,6 +23,9 @@ llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=() ;;
 llama3_70b_checkpoint) full=64 params=70553706496 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2) ;;
 train_with_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set dataset.num_files_train=28
 	--set dataset.record_length_bytes=64KiB --set train.epochs=3 --set train.computation_time=2ms) ;;
+train_with_async_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set dataset.num_files_train=28
+	--set dataset.record_length_bytes=64KiB --set train.epochs=3 --set train.computation_time=2ms
+	--set checkpoint.checkpoint_every_steps=2) ;;
 *) fail "no scaled-down settings for $NAME" ;;
 esac
 # Full size: validates on 2 ranks (70B: with tensor 2 instead of 8, which 2 ranks cannot hold).
@@ -46,7 +49,9 @@ want = round(params * 2 * scale) + round(params * 12 * scale)
 m = s["metric"]
 assert s["num_ranks"] == 2
 if s["workload_type"] == "train":
-    # 3 epochs, a checkpoint after each, the last two kept
+    # 3 epochs of 2 steps, a checkpoint after each epoch (blocking) or every 2 steps (async),
+    # the last two kept
+    assert s["checkpoint"]["mode"] == ("async" if "async" in s["workload"] else "blocking")
     assert m["checkpoint_count"] == 3 and m["checkpoint_size_bytes"] == want, m
     assert m["checkpoint_bytes_written"] == 3 * want, m
     assert m["checkpoint_training_steps_lost"] > 0 and m["train_samples"] == 28 * 3, m
