@@ -460,7 +460,7 @@ static int bl_list(const char *dir)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/fingerprint.json", dir, e->d_name);
-		fp = safe_json_load(path, 0, NULL);
+		fp = safe_json_load_at(path, 0, true, NULL);
 		if (!fp)
 			continue;
 		if (n++ == 0)

@@ -38,14 +38,20 @@ void cmp_point_free(struct cmp_point *p)
 
 /* Opens a JSON file: -ENOENT when it is not there, -FB_EFORMAT with the parser's line and
  * column when it is not JSON. */
-static int cmp_load_json(const char *path, json_t **out, char *why, size_t len)
+static int cmp_load_json(const char *path, bool nofollow, json_t **out, char *why, size_t len)
 {
 	json_error_t jerr;
 	struct stat sb;
 
-	*out = safe_json_load(path, 0, &jerr);
+	*out = safe_json_load_at(path, 0, nofollow, &jerr);
 	if (*out)
 		return 0;
+	if (nofollow && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		snprintf(why, len,
+			 "'%s' is a symbolic link, not a file this folder holds (not followed)",
+			 path);
+		return -FB_ENOTREG;
+	}
 	if (stat(path, &sb) < 0) {
 		int rc = -errno;
 		snprintf(why, len, "cannot read '%s': %s", path, strerror(errno));
@@ -56,7 +62,8 @@ static int cmp_load_json(const char *path, json_t **out, char *why, size_t len)
 	return -FB_EFORMAT;
 }
 
-int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len)
+static int cmp_point_load_at(struct cmp_point *p, const char *path, bool nofollow, char *why,
+			     size_t len)
 {
 	static const char *const needed[] = {"config_hash", "num_ranks", "metric", "storage",
 					     "config"};
@@ -64,7 +71,7 @@ int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len)
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	rc = cmp_load_json(path, &root, why, len);
+	rc = cmp_load_json(path, nofollow, &root, why, len);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
@@ -102,6 +109,11 @@ int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len)
 	return 0;
 }
 
+int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len)
+{
+	return cmp_point_load_at(p, path, false, why, len);
+}
+
 /* ---- a side ----------------------------------------------------------------------------- */
 
 void cmp_side_free(struct cmp_side *s)
@@ -115,8 +127,9 @@ void cmp_side_free(struct cmp_side *s)
 	s->fingerprint = NULL;
 }
 
-static int cmp_side_add(struct cmp_side *s, const char *path, const char *label, char *why,
-			size_t len)
+/* nofollow: path is a file inside a folder we read (a sweep's point), not the user's. */
+static int cmp_side_add(struct cmp_side *s, const char *path, bool nofollow, const char *label,
+			char *why, size_t len)
 {
 	struct cmp_point *p = realloc(s->points, (size_t)(s->npoints + 1) * sizeof(*p));
 	int rc;
@@ -124,7 +137,7 @@ static int cmp_side_add(struct cmp_side *s, const char *path, const char *label,
 	if (!p)
 		return -ENOMEM;
 	s->points = p;
-	rc = cmp_point_load(&p[s->npoints], path, why, len);
+	rc = cmp_point_load_at(&p[s->npoints], path, nofollow, why, len);
 	if (rc < 0)
 		return rc;
 	snprintf(p[s->npoints].label, sizeof(p->label), "%s", label);
@@ -141,7 +154,7 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 	size_t i;
 	int rc;
 
-	rc = cmp_load_json(results, &root, why, len);
+	rc = cmp_load_json(results, false, &root, why, len);
 	if (rc < 0)
 		return rc;
 	points = json_object_get(root, "points");
@@ -154,9 +167,9 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 	{
 		const char *sub = summary_str(pt, "dir", NULL),
 			   *label = summary_str(pt, "label", "");
-		if (!sub) {
-			snprintf(why, len, "'%s' is corrupt: point %zu has no \"dir\"", results,
-				 i + 1);
+		char bad[CMP_REASON_LEN];
+		if (safe_point_dir_check(sub, i, bad, sizeof(bad)) < 0) {
+			snprintf(why, len, "'%s' is corrupt: %s", results, bad);
 			rc = -FB_EFORMAT;
 			break;
 		}
@@ -168,7 +181,7 @@ static int cmp_side_sweep(struct cmp_side *s, const char *dir, const char *resul
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s/summary.json", dir, sub);
-		rc = cmp_side_add(s, path, label, why, len);
+		rc = cmp_side_add(s, path, true, label, why, len);
 		if (rc < 0)
 			break;
 	}
@@ -188,7 +201,7 @@ static int cmp_side_walk_one(void *ctx, const char *path)
 {
 	struct cmp_walk *w = ctx;
 
-	return cmp_side_add(w->s, path, "", w->why, w->len);
+	return cmp_side_add(w->s, path, true, "", w->why, w->len);
 }
 
 /* Every summary.json below dir. */
@@ -272,7 +285,7 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 			snprintf(file, sizeof(file), "%s/summary.json", path);
 			s->kind = "run";
 			if (cmp_is_file(file)) {
-				rc = cmp_side_add(s, file, "", msg, sizeof(msg));
+				rc = cmp_side_add(s, file, true, "", msg, sizeof(msg));
 			} else {
 				/* A folder of runs: repeated runs, or a baseline saved from them.
 				 */
@@ -291,7 +304,7 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 		}
 		snprintf(file, sizeof(file), "%s/fingerprint.json", path);
 		if (rc == 0 && cmp_is_file(file))
-			rc = cmp_load_json(file, &s->fingerprint, msg, sizeof(msg));
+			rc = cmp_load_json(file, true, &s->fingerprint, msg, sizeof(msg));
 	} else {
 		const char *base = strrchr(path, '/');
 		base = base ? base + 1 : path;
@@ -305,7 +318,7 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 			rc = cmp_side_sweep(s, dir, path, msg, sizeof(msg));
 		} else {
 			s->kind = "summary";
-			rc = cmp_side_add(s, path, "", msg, sizeof(msg));
+			rc = cmp_side_add(s, path, false, "", msg, sizeof(msg));
 		}
 	}
 	if (rc == 0 && s->npoints == 0) {

@@ -78,7 +78,10 @@ static void hy_point_label(const char *summary, char *label, size_t len)
 	{
 		const char *d = json_string_value(json_object_get(pt, "dir"));
 		const char *l = json_string_value(json_object_get(pt, "label"));
-		if (d && l && strcmp(d, sub) == 0)
+		char bad[200];
+		if (safe_point_dir_check(d, i, bad, sizeof(bad)) < 0)
+			continue; /* a folder outside the sweep is never this point's */
+		if (l && strcmp(d, sub) == 0)
 			snprintf(label, len, "%s", l);
 	}
 	json_decref(root);

@@ -588,17 +588,10 @@ static int plot_check_sweep(json_t *res, char *why, size_t len)
 	}
 	json_array_foreach(points, i, p)
 	{
-		const char *dir = json_string_value(json_object_get(p, "dir"));
-		if (!dir) {
-			snprintf(why, len, "points[%zu] has no dir", i);
-			return -FB_EFORMAT;
-		}
-		if (safe_name_check(dir, bad, sizeof(bad)) < 0) {
-			snprintf(why, len,
-				 "points[%zu].dir '%.80s' is not a folder inside the sweep: %s", i,
-				 dir, bad);
-			return -FB_EFORMAT;
-		}
+		int rc =
+		    safe_point_dir_check(json_string_value(json_object_get(p, "dir")), i, why, len);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

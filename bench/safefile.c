@@ -269,6 +269,22 @@ int safe_check_owned(const char *path, const char **what)
 	return -FB_ENOTREG;
 }
 
+int safe_point_dir_check(const char *dir, size_t i, char *why, size_t len)
+{
+	char bad[160];
+
+	if (!dir) {
+		snprintf(why, len, "points[%zu] has no dir", i);
+		return -FB_EFORMAT;
+	}
+	if (safe_name_check(dir, bad, sizeof(bad)) < 0) {
+		snprintf(why, len, "points[%zu].dir '%.80s' is not a folder inside the sweep: %s",
+			 i, dir, bad);
+		return -FB_EFORMAT;
+	}
+	return 0;
+}
+
 /* Reads the whole regular file fd into a buffer: one read per chunk of the size fstat gives
  * (and one more to see the end), never more than SAFE_JSON_MAX bytes. */
 #define SAFE_JSON_MAX ((size_t)256 << 20)

@@ -72,6 +72,11 @@ const char *safe_kind(unsigned mode);
  * refused without blocking. */
 json_t *safe_json_load(const char *path, size_t flags, json_error_t *err);
 
+/* The check of a sweep point's folder (points[i].dir of a sweep_results.json) shared by plot,
+ * compare and history: one name inside the sweep folder (safe_name_check). 0, or
+ * -FB_EFORMAT with the reason naming the point in why. */
+int safe_point_dir_check(const char *dir, size_t i, char *why, size_t len);
+
 /* safe_json_load, with nofollow: a symbolic link in the last component is refused (files
  * inside our own run, sweep and baseline folders). */
 json_t *safe_json_load_at(const char *path, size_t flags, bool nofollow, json_error_t *err);

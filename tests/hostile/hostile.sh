@@ -204,6 +204,37 @@ PY
 	expect_msg "$want"
 	[ "$(cat "$T/outside/report.md")" = precious ] || fail "report.md outside was rewritten"
 	;;
+compare_point_escape | compare_summary_link)
+	# Files inside folders feedbench reads as its own (a sweep's points, a run folder's
+	# summary.json) are not followed out of them; a path the user gives may be a link.
+	config ce
+	fb run "$T/ce.ini" -q
+	expect_rc 0
+	R=$(echo "$T"/results/ce-*)
+	mkdir -p "$T/outside"
+	cp "$R/summary.json" "$T/outside/summary.json"
+	case $CASE in
+	compare_point_escape)
+		S=$T/sweep
+		mkdir -p "$S"
+		echo '{"keys": [], "points": [{"dir": "../outside", "label": "x", "done": true}]}' \
+			>"$S/sweep_results.json"
+		fb compare "$S" "$R" --allow-cached
+		expect_rc 3 # compare's status for an input it cannot use
+		expect_msg "points[0].dir '../outside' is not a folder inside the sweep"
+		;;
+	compare_summary_link)
+		mv "$R/summary.json" "$T/real.json"
+		ln -s "$T/outside/summary.json" "$R/summary.json"
+		fb compare "$R" "$T/real.json" --allow-cached
+		expect_rc 3
+		expect_msg "is a symbolic link"
+		# The user's own path to a link is followed.
+		fb compare "$R/summary.json" "$T/real.json" --allow-cached
+		[ "$RC" -eq 0 ] || fail "compare of a user-given link exited $RC"
+		;;
+	esac
+	;;
 output_is_file)
 	# --output naming an existing regular file is refused before anything is measured.
 	config of
