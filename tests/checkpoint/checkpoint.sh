@@ -275,7 +275,8 @@ train_steps_fail)
 	# step 11, not a checkpoint step) while rank 0, which does not wait for it between
 	# steps, may already wait at the checkpoint after global step 12: rank 1 makes that
 	# agreement too, both leave together (no hang), exit 1 naming rank 1; only complete
-	# checkpoints (step-1 .. step-3, after steps 3, 6, 9) are on disk.
+	# checkpoints are on disk: after steps 3 and 6 (epoch 1), and after step 9 unless the
+	# reader threads, reading ahead, met the failure before the trainer reached step 9.
 	train_config gen ""
 	run 2 gen
 	expect_rc 0
@@ -291,7 +292,7 @@ fail_errno = EIO"
 	run 2 trf
 	expect_rc 1
 	grep -q "rank 1: .*Input/output error" "$T/err" || fail "the message does not name rank 1"
-	check "sorted(os.listdir(ck)) == ['step-1', 'step-2', 'step-3'] and all(os.path.exists(os.path.join(ck, d, '.metadata')) for d in os.listdir(ck))"
+	check "sorted(os.listdir(ck)) in (['step-1', 'step-2'], ['step-1', 'step-2', 'step-3']) and killed_ok(ck, total=14000042) and all(os.path.exists(os.path.join(ck, d, '.metadata')) for d in os.listdir(ck))"
 	[ -z "$(summary)" ] || fail "results were written"
 	;;
 train_async_fail)
