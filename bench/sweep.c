@@ -706,7 +706,8 @@ struct sweep_state {
 	struct sweep_plan plan;
 	char *text; /* config text, identical on every rank */
 	size_t text_len;
-	char dir[CFG_PATH_MAX];
+	char dir[CFG_PATH_MAX];	      /* where the points are written: <final>.partial until done */
+	char final_dir[CFG_PATH_MAX]; /* the name the sweep takes once every file is written */
 	int rank, nranks;
 	MPI_Comm comm;
 	struct fb_errbuf err;
@@ -764,12 +765,22 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 	if ((rc = util_mkdirs(parent, 0755)) < 0)
 		return fb_fail(&s->err, rc, "cannot create '%s': %s", parent, strerror(-rc));
 	/* Two sweeps started in the same second get -2, -3: never share a folder. */
+	/* The sweep works in <name>.partial and takes its final name only when every point,
+	 * table, report and picture was written: a folder under a final name is a finished
+	 * sweep. A final name already taken (an earlier sweep) is skipped too. */
 	for (int n = 1; n < 100; n++) {
 		if (n == 1)
-			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s", parent, name, stamp);
+			snprintf(s->final_dir, sizeof(s->final_dir), "%s/%s-sweep-%s", parent, name,
+				 stamp);
 		else
-			snprintf(s->dir, sizeof(s->dir), "%s/%s-sweep-%s-%d", parent, name, stamp,
-				 n);
+			snprintf(s->final_dir, sizeof(s->final_dir), "%s/%s-sweep-%s-%d", parent,
+				 name, stamp, n);
+		if ((size_t)snprintf(s->dir, sizeof(s->dir), "%s.partial", s->final_dir) >=
+		    sizeof(s->dir))
+			return fb_fail(&s->err, -ENAMETOOLONG, "cannot create '%s': %s",
+				       s->final_dir, strerror(ENAMETOOLONG));
+		if (access(s->final_dir, F_OK) == 0)
+			continue;
 		if (mkdir(s->dir, 0755) == 0)
 			break;
 		if (errno != EEXIST || n == 99)
@@ -793,6 +804,12 @@ static int sweep_setup_rank0(struct sweep_state *s)
 		/* Trailing slashes would double in point paths. */
 		for (size_t n = strlen(s->dir); n > 1 && s->dir[n - 1] == '/'; n--)
 			s->dir[n - 1] = '\0';
+		/* An unfinished sweep (<name>.partial) takes its final name when it completes;
+		 * a finished one keeps its name. */
+		snprintf(s->final_dir, sizeof(s->final_dir), "%s", s->dir);
+		size_t fl = strlen(s->final_dir), sl = strlen(".partial");
+		if (fl > sl && strcmp(s->final_dir + fl - sl, ".partial") == 0)
+			s->final_dir[fl - sl] = '\0';
 		return sweep_check_resume(s);
 	}
 	if ((rc = sweep_create_dir(s, created, sizeof(created))) < 0)
@@ -1063,6 +1080,14 @@ static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
 		else if (prc < 0)
 			return fb_fail(&s->err, prc, "cannot draw the plots of '%s': %s", s->dir,
 				       why);
+	}
+	if (strcmp(s->dir, s->final_dir) != 0) {
+		if ((rc = safe_rename_noreplace(s->dir, s->final_dir)) < 0)
+			return fb_fail(&s->err, rc,
+				       "cannot rename the finished sweep '%s' to '%s': %s (its "
+				       "points and report are complete under the first name)",
+				       s->dir, s->final_dir, strerror(-rc));
+		snprintf(s->dir, sizeof(s->dir), "%s", s->final_dir);
 	}
 	printf("\nsweep folder: %s\n", s->dir);
 	return 0;

@@ -122,6 +122,27 @@ resume)
 	expect_err "the sweep ran with 2 ranks, this job has 1"
 	[ -e "$P1/marker" ] || fail "a refused resume touched point 1"
 	;;
+unfinished)
+	# A sweep that cannot write its pictures fails (exit 1) and never takes its final name:
+	# its points stay in <name>.partial, which --resume finishes and renames.
+	printf '#!/bin/sh\nexit 1\n' >"$T/gnuplot-fails"
+	chmod +x "$T/gnuplot-fails"
+	CFG=$SRC/configs/sweeps/loader-small.ini
+	FEEDBENCH_GNUPLOT="$T/gnuplot-fails" fb 2 sweep "$CFG" --output "$T/results" --quiet
+	expect_rc 1
+	expect_err "cannot draw the plots"
+	D=$(sweep_dir)
+	case $D in *.partial) ;; *) fail "a failed sweep took a final name: $D" ;; esac
+	[ "$(ls -d "$T"/results/*-sweep-* | wc -l)" -eq 1 ] || fail "more than one sweep folder"
+	ls "$D"/point-00[1-4]-*/summary.json >/dev/null || fail "the measured points were not kept"
+	fb 2 sweep --resume "$D"
+	expect_rc 0
+	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 4 ] || fail "expected 4 skipped points"
+	[ ! -e "$D" ] || fail "the finished sweep kept its .partial name"
+	F=${D%.partial}
+	expect_out "sweep folder: $F"
+	python3 "$HERE/check_sweep.py" "$F" 4 --plots || fail "check_sweep.py after the resume"
+	;;
 bad_value)
 	sed 's/^reader.read_threads = .*/reader.read_threads = 1, two/' \
 		"$SRC/configs/sweeps/loader-small.ini" >"$T/bad.ini"
