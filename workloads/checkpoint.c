@@ -102,6 +102,9 @@ struct ckpt_state {
 	uint64_t inflight_t0; /* ns: its start (the barrier before the staging copy) */
 	struct ckpt_one pending;
 	struct run *run;
+	/* The writer's copy of the run: its own error buffer, read by the trainer only after
+	 * joining the writer (the trainer's run->err is read without a lock elsewhere). */
+	struct run *wrun;
 	struct io_stats *wst; /* this rank's checkpoint writes (all checkpoints of the run) */
 	struct io_stats *rst; /* and restores */
 };
@@ -1074,6 +1077,7 @@ static void ckpt_finish(struct run *run, int rc)
 	if (st->inflight) /* a run that failed before its last agreement */
 		pthread_join(st->writer, NULL);
 	free(st->staging);
+	free(st->wrun);
 	free(st->plan.bytes_of);
 	free(st->pattern);
 	free(st->rbuf);
@@ -1114,9 +1118,12 @@ int checkpoint_train_prepare(struct run *run)
 		return rc;
 	struct ckpt_state *st = ckpt_of(run);
 	st->run = run;
-	if (run->cfg.checkpoint.mode == CKPT_MODE_ASYNC && st->plan.mine) {
-		st->staging = malloc(st->plan.mine);
-		if (!st->staging)
+	if (run->cfg.checkpoint.mode == CKPT_MODE_ASYNC) {
+		st->wrun = malloc(sizeof(*st->wrun));
+		st->staging = malloc(st->plan.mine ? st->plan.mine : 1);
+		if (!st->wrun)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+		else if (!st->staging)
 			rc = run_fail(run, -ENOMEM,
 				      "mode = async needs a staging buffer of %" PRIu64
 				      " bytes (this rank's part of the checkpoint): out of memory",
@@ -1156,7 +1163,7 @@ static void ckpt_train_count(struct run *run, struct ckpt_state *st, const struc
 static void *ckpt_writer_main(void *arg)
 {
 	struct ckpt_state *st = arg;
-	struct run *run = st->run;
+	struct run *run = st->wrun;
 	struct ckpt_one *c = &st->pending;
 	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
 	char path[CFG_PATH_MAX + 96];
@@ -1182,6 +1189,9 @@ static int ckpt_async_finish(struct run *run, struct ckpt_state *st, int rc)
 		pthread_join(st->writer, NULL);
 		st->inflight = false;
 		wrc = st->writer_rc;
+		if (wrc < 0) /* the writer's message, now the trainer's: agree() reports it */
+			run_fail(run, wrc, "%s",
+				 st->wrun->err.msg[0] ? st->wrun->err.msg : fb_strerror(wrc));
 	}
 	if (run->rank == 0)
 		st->train_wait_s += timer_ns_to_s(timer_now_ns() - t0);
@@ -1242,6 +1252,8 @@ static int ckpt_async_start(struct run *run, struct ckpt_state *st)
 		st->train_staging_s += timer_ns_to_s(timer_now_ns() - t0);
 	st->inflight_t0 = t0;
 	st->writer_rc = 0;
+	*st->wrun = *run;
+	fb_errbuf_init(&st->wrun->err);
 	int err = pthread_create(&st->writer, NULL, ckpt_writer_main, st);
 	if (err)
 		rc = run_fail(run, -err, "cannot start the checkpoint writer thread: %s",
