@@ -70,6 +70,8 @@ static void usage(FILE *f)
 	    "  validate CONFIG [--set ...]   check the config and print the effective config\n"
 	    "  sweep CONFIG [--set ...] [--output DIR] [--resume DIR] [--dry-run]\n"
 	    "                   run every point of the [sweep] section\n"
+	    "  search CONFIG [--set ...] [--output DIR] [--quiet]\n"
+	    "                   largest number of accelerators (ranks) keeping AU >= threshold\n"
 	    "  plot RESULT_FOLDER            re-render the plots of a run or sweep folder\n"
 	    "  compare BASELINE CURRENT [--baseline NAME] [--metric LIST] [--tolerance PCT]\n"
 	    "          [--junit FILE] [--markdown FILE] [--json FILE] ...\n"
@@ -130,6 +132,20 @@ static const struct cli_cmd {
      "count it runs with) and prints the effective config, every key, as INI. Touches no file.\n"
      "Exit status: 0 valid, 2 invalid (the message names the file and line).\n"},
     {"sweep", CLI_SWEEP, NULL},
+    {"search", CLI_SEARCH,
+     "usage: feedbench search CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
+     "\n"
+     "How many accelerators can this storage feed? Launched with the largest rank count P,\n"
+     "it runs the training workload on the first n ranks (the others wait) and finds the\n"
+     "largest n whose mean AU over [output] repetitions is >= [train] au_threshold: n = P\n"
+     "first, then bisection over [1, P] (AU is assumed to fall as n grows). One emulated\n"
+     "accelerator per rank. Writes <output>/<name>-search-<stamp>/ with one run folder per\n"
+     "trial, search_results.json and report.md (AU and bandwidth per tried count, the\n"
+     "answer and its noise margin: AU stddev / distance to the threshold).\n"
+     "\n"
+     "  mpiexec -n 8 feedbench search configs/workloads/unet3d.ini\n"
+     "Exit status: 0 success (also when the answer is 0), 1 a trial failed, 2 usage or\n"
+     "config error.\n"},
     {"plot", CLI_PLOT, NULL},
     {"compare", CLI_COMPARE, NULL},
     {"baseline", CLI_BASELINE, NULL},
@@ -245,7 +261,8 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	}
 	c->argc = argc - 1;
 	c->argv = argv + 1;
-	if (c->cmd != CLI_RUN && c->cmd != CLI_GENERATE && c->cmd != CLI_VALIDATE)
+	if (c->cmd != CLI_RUN && c->cmd != CLI_GENERATE && c->cmd != CLI_VALIDATE &&
+	    c->cmd != CLI_SEARCH)
 		return 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
@@ -364,7 +381,7 @@ int cli_check_same_command(int argc, char **argv)
 bool cli_needs_mpi(const struct cli *c)
 {
 	return c->cmd == CLI_RUN || c->cmd == CLI_GENERATE || c->cmd == CLI_VALIDATE ||
-	       c->cmd == CLI_SWEEP;
+	       c->cmd == CLI_SWEEP || c->cmd == CLI_SEARCH;
 }
 
 static const char *caps_modes(unsigned caps)
@@ -465,6 +482,8 @@ int cli_dispatch(struct cli *c)
 		return cli_validate(c);
 	case CLI_SWEEP:
 		return sweep_main(c->argc, c->argv, &world);
+	case CLI_SEARCH:
+		return search_main(c);
 	case CLI_PLOT:
 		return plot_main(c->argc, c->argv);
 	case CLI_COMPARE:

@@ -14,6 +14,7 @@ enum cli_command {
 	CLI_KEYS,
 	CLI_LIST,
 	CLI_SWEEP,
+	CLI_SEARCH,
 	CLI_PLOT,
 	CLI_COMPARE,
 	CLI_BASELINE,
@@ -35,6 +36,8 @@ struct cli {
 int cli_parse(struct cli *c, int argc, char **argv);
 /* True when the command runs under MPI (run, generate, validate, sweep). */
 bool cli_needs_mpi(const struct cli *c);
+/* feedbench search (bench/search.c): collective over MPI_COMM_WORLD; the exit status. */
+int search_main(const struct cli *c);
 /* True when a launcher (mpiexec, srun) started this process as one of several ranks. */
 bool cli_launched(void);
 /* Collective over MPI_COMM_WORLD, before any other: 0 when every rank was started with the

@@ -119,6 +119,7 @@ struct config {
 		char inner[16];	      /* posix */
 		double read_slowdown; /* reads deliver this fraction less (0.2: 1.25x the time) */
 		double read_latency;  /* s: every read takes at least this long (emulated device) */
+		bool shared_device;   /* read_latency serialised over the ranks of a node */
 	} faulty;
 	struct {
 		uint64_t block_size;	/* bytes each rank writes per segment */

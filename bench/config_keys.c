@@ -135,6 +135,11 @@ const struct cfg_key cfg_keys[] = {
     {"storage.faulty", "read_latency", CFG_DURATION, OFF(faulty.read_latency), "0", 0, 10, NULL, N,
      "Tests: every read call takes at least this long, an emulated device's service time: runs "
      "on memory-backed folders become storage-bound and steady."},
+    {"storage.faulty", "shared_device", CFG_BOOL, OFF(faulty.shared_device), "false", NOLIM, NULL,
+     N,
+     "Tests: the reads of all ranks of a node queue for one emulated device (a lock file beside "
+     "data_dir), each holding it read_latency: a fixed capacity of 1/read_latency reads/s per "
+     "node, what feedbench search needs to find a known answer."},
 
     {"ior", "block_size", CFG_SIZE, OFF(ior.block_size), "1MiB", 1, 1099511627776.0, NULL, 0,
      "[workload] type = ior: bytes each rank writes per segment (IOR -b)."},

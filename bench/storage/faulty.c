@@ -18,16 +18,25 @@
  * tests of `feedbench compare` need to prove its verdicts.
  *
  * Calls are counted per rank, per operation, over all files and threads (atomic counters in
+ * shared_device = true (with read_latency) makes the ranks of a node share one emulated device:
+ * every read takes an exclusive flock(2) on "<data_dir>.faulty-device" (beside the dataset
+ * folder, one open per read so threads queue too) for the inner read and read_latency. The
+ * node then serves at most 1/read_latency reads/s whatever the rank count, so the largest
+ * rank count that keeps AU above a threshold is known in advance (tests of feedbench search).
+ *
  * run->storage_priv), so "fail the 3rd read on rank 1" is deterministic whatever the threads do.
  */
 #include "storage.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "../run.h"
 #include "../timer.h"
@@ -250,10 +259,27 @@ static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, u
 		return -ENOMEM;
 	if (s > 0)
 		faulty_pace_enter(st, s);
+	int lockfd = -1;
+	if (cfg->faulty.shared_device && cfg->faulty.read_latency > 0) {
+		char lpath[CFG_PATH_MAX + 32];
+
+		snprintf(lpath, sizeof(lpath), "%s.faulty-device", cfg->dataset.data_dir);
+		lockfd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (lockfd < 0)
+			return -errno;
+		while (flock(lockfd, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				int e = -errno;
+				close(lockfd);
+				return e;
+			}
+	}
 	t0 = timer_now_ns();
 	n = f->inner_ops->pread(f->inner, buf, len, off);
 	if (cfg->faulty.read_latency > 0)
 		faulty_sleep_until(t0 + (uint64_t)(cfg->faulty.read_latency * 1e9));
+	if (lockfd >= 0)
+		close(lockfd); /* releases the device */
 	if (s > 0)
 		faulty_pace_exit(st);
 	return n;

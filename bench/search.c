@@ -1,0 +1,271 @@
+/* feedbench search: how many accelerators can this storage feed (MLPerf Storage's question)?
+ *
+ * Launched once with the largest rank count P, it runs the configured training workload on the
+ * first n ranks (MPI_Comm_split; the other ranks wait at a barrier of the whole job) and looks
+ * for the largest n whose mean AU over [output] repetitions is at or above [train]
+ * au_threshold: n = P first; when it fails, bisection over [1, P] assuming AU falls as n grows.
+ * runner_run() works on the communicator it is given (run->comm is a duplicate of it), so a
+ * trial is an ordinary run of n ranks with its own run folder.
+ *
+ * The search folder "<output>/<name>-search-<stamp>" is built under a hidden temporary name and
+ * renamed into place at the end (safefile.h): trial-NNN/ (each trial's run folder),
+ * search_results.json and report.md. The noise margin of the answer is the AU standard
+ * deviation over its repetitions divided by its distance to the threshold (below 1: the answer
+ * is clear of the noise). */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "errors.h"
+#include "runner.h"
+#include "safefile.h"
+#include "sweep.h"
+#include "util.h"
+#include "../workloads/workload.h"
+
+struct search_trial {
+	int n;
+	int ok; /* run succeeded */
+	double au_mean, au_sd, bw_mean, bw_sd;
+	int reps;
+	bool pass;
+};
+
+/* The barrier the idle ranks wait at while a trial runs: polled with 5 ms sleeps, so ranks
+ * that wait take no CPU from those that measure (MPI's blocking wait spins). */
+static void search_wait(MPI_Comm comm)
+{
+	struct timespec ts = {0, 5000000};
+	MPI_Request req;
+	int done = 0;
+
+	MPI_Ibarrier(comm, &req);
+	MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+	while (!done) {
+		nanosleep(&ts, NULL);
+		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+	}
+}
+
+static int search_trial_run(const struct runner_opts *base, const char *dir, int n, int rank,
+			    struct search_trial *t)
+{
+	struct runner_opts o = *base;
+	char tdir[4096 + 32], why[256];
+	MPI_Comm sub;
+	int rc = 0;
+
+	snprintf(tdir, sizeof(tdir), "%s/trial-%03d", dir, n);
+	o.run_dir = tdir;
+	o.quiet = true;
+	o.no_plots = true;
+	o.output_dir = NULL;
+	MPI_Comm_split(MPI_COMM_WORLD, rank < n ? 0 : MPI_UNDEFINED, rank, &sub);
+	if (sub != MPI_COMM_NULL) {
+		rc = runner_run(&o, sub, NULL, 0);
+		MPI_Comm_free(&sub);
+	}
+	search_wait(MPI_COMM_WORLD);
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* did the trial run? */
+	memset(t, 0, sizeof(*t));
+	t->n = n;
+	if (rc < 0)
+		return rc;
+	if (rank == 0) {
+		struct sweep_result r;
+		char path[sizeof(tdir) + 16];
+
+		snprintf(path, sizeof(path), "%s/summary.json", tdir);
+		if (sweep_read_summary(path, &r, why, sizeof(why)) == 0 && r.m[SWM_AU].n > 0) {
+			t->ok = 1;
+			t->reps = r.m[SWM_AU].n;
+			t->au_mean = r.m[SWM_AU].mean;
+			t->au_sd = r.m[SWM_AU].stddev;
+			t->bw_mean = r.m[SWM_BANDWIDTH].mean;
+			t->bw_sd = r.m[SWM_BANDWIDTH].stddev;
+		} else {
+			fprintf(stderr, "feedbench: search: trial with %d ranks: %s\n", n, why);
+		}
+	}
+	MPI_Bcast(t, (int)sizeof(*t), MPI_BYTE, 0, MPI_COMM_WORLD);
+	return t->ok ? 0 : -FB_EFORMAT;
+}
+
+static void search_write(const char *dir, const struct config *cfg, int P,
+			 const struct search_trial *tr, int ntr, int answer, double margin,
+			 FILE *term)
+{
+	double thr = cfg->train.au_threshold * 100.0;
+	json_t *root = json_object(), *arr = json_array();
+	char path[4096 + 32], *text;
+	size_t cap = 4096 + (size_t)ntr * 256, len = 0;
+
+	json_object_set_new(root, "workload", json_string(cfg->workload.name));
+	json_object_set_new(root, "max_ranks", json_integer(P));
+	json_object_set_new(root, "au_threshold_pct", json_real(thr));
+	json_object_set_new(root, "answer_accelerators", json_integer(answer));
+	json_object_set_new(root, "noise_margin",
+			    isfinite(margin) ? json_real(margin) : json_null());
+	json_object_set_new(root, "accelerators_per_rank", json_integer(1));
+	for (int i = 0; i < ntr; i++) {
+		json_t *o = json_object();
+		char name[32];
+
+		snprintf(name, sizeof(name), "trial-%03d", tr[i].n);
+		json_object_set_new(o, "accelerators", json_integer(tr[i].n));
+		json_object_set_new(o, "run_dir", json_string(name));
+		json_object_set_new(o, "repetitions", json_integer(tr[i].reps));
+		json_object_set_new(o, "au_pct_mean", json_real(tr[i].au_mean));
+		json_object_set_new(o, "au_pct_stddev", json_real(tr[i].au_sd));
+		json_object_set_new(o, "bandwidth_mib_s_mean", json_real(tr[i].bw_mean));
+		json_object_set_new(o, "bandwidth_mib_s_stddev", json_real(tr[i].bw_sd));
+		json_object_set_new(o, "pass", json_boolean(tr[i].pass));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "trials", arr);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	json_decref(root);
+	snprintf(path, sizeof(path), "%s/search_results.json", dir);
+	if (text)
+		safe_write_atomic(path, text, strlen(text));
+	free(text);
+
+	text = malloc(cap);
+	if (!text)
+		return;
+	len +=
+	    (size_t)snprintf(text + len, cap - len,
+			     "# Accelerator-count search: %s\n\nAU threshold %.1f %%, up to %d "
+			     "ranks, one emulated accelerator per rank. Trials in the order "
+			     "run (n = %d first, then bisection).\n\n"
+			     "| accelerators | AU %% (mean +- sd) | bandwidth MiB/s (mean +- sd) | "
+			     "reps | pass |\n|---:|---:|---:|---:|:---|\n",
+			     cfg->workload.name, thr, P, P);
+	for (int i = 0; i < ntr && len < cap; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"| %d | %.2f +- %.2f | %.1f +- %.1f | %d | %s |\n", tr[i].n,
+					tr[i].au_mean, tr[i].au_sd, tr[i].bw_mean, tr[i].bw_sd,
+					tr[i].reps, tr[i].pass ? "yes" : "no");
+	if (len < cap) {
+		if (answer > 0)
+			len += (size_t)snprintf(
+			    text + len, cap - len,
+			    "\n**Answer: %d accelerator%s** keep AU >= %.1f %%. Noise margin %.2f "
+			    "(AU stddev / distance to the threshold; below 1 the answer is clear "
+			    "of "
+			    "the noise).\n",
+			    answer, answer == 1 ? "" : "s", thr, margin);
+		else
+			len += (size_t)snprintf(text + len, cap - len,
+						"\n**Answer: 0**: even one accelerator stays below "
+						"AU %.1f %%.\n",
+						thr);
+	}
+	snprintf(path, sizeof(path), "%s/report.md", dir);
+	safe_write_atomic(path, text, len < cap ? len : cap - 1);
+	if (term)
+		fputs(text, term);
+	free(text);
+}
+
+int search_main(const struct cli *c)
+{
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct search_trial *tr = NULL;
+	struct fb_errbuf err;
+	char tmp[4096] = "", final[4096] = "", base[4096];
+	int rank, P, rc, ntr = 0, answer = 0;
+	double margin = NAN;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &P);
+	fb_errbuf_init(&err);
+	if (!cfg)
+		return fb_exit_status(-ENOMEM);
+	rc = runner_load_config(cfg, &c->opts, MPI_COMM_WORLD, &err);
+	if (rc == 0 && (!workload_of(cfg) || strcmp(workload_of(cfg)->name, "train") != 0))
+		rc = fb_fail(&err, -FB_ECONFIG,
+			     "feedbench search needs [workload] type = train (it searches the AU "
+			     "of emulated accelerators)");
+	if (rc < 0) {
+		if (rank == 0)
+			fprintf(stderr, "feedbench: error: %s\n", err.msg);
+		free(cfg);
+		return fb_exit_status(rc);
+	}
+	tr = calloc((size_t)P + 2, sizeof(*tr));
+	if (rank == 0) {
+		const char *parent = c->opts.output_dir ? c->opts.output_dir : cfg->output.dir;
+		char stamp[32];
+
+		util_utc_compact(stamp, sizeof(stamp));
+		rc = util_mkdirs(parent, 0755);
+		snprintf(base, sizeof(base), "%s/%s-search-%s", parent,
+			 cfg->output.name[0] ? cfg->output.name : cfg->workload.name, stamp);
+		if (rc == 0)
+			rc = safe_tmpdir(parent, "search", tmp, sizeof(tmp));
+		if (rc < 0)
+			fprintf(stderr,
+				"feedbench: error: cannot make the search folder in '%s': %s\n",
+				parent, strerror(-rc));
+	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Bcast(tmp, sizeof(tmp), MPI_CHAR, 0, MPI_COMM_WORLD);
+	if (rc < 0 || !tr)
+		goto out;
+
+	/* lo: largest count known to pass (0: none); hi: smallest known to fail. */
+	int lo = 0, hi = P + 1, n = P;
+	while (rc == 0 && hi - lo > 1) {
+		struct search_trial *t = &tr[ntr];
+
+		if (rank == 0 && !c->opts.quiet)
+			fprintf(stderr, "search: trial %d: %d of %d ranks\n", ntr + 1, n, P);
+		rc = search_trial_run(&c->opts, tmp, n, rank, t);
+		if (rc < 0)
+			break;
+		t->pass = t->au_mean >= cfg->train.au_threshold * 100.0;
+		if (rank == 0 && !c->opts.quiet)
+			fprintf(stderr,
+				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n", n,
+				t->au_mean, t->au_sd, t->bw_mean, t->pass ? "pass" : "fail");
+		if (t->pass)
+			lo = n;
+		else
+			hi = n;
+		ntr++;
+		n = (lo + hi) / 2;
+		if (n <= lo)
+			n = lo + 1;
+	}
+	answer = lo;
+	for (int i = 0; i < ntr; i++)
+		if (tr[i].n == answer) {
+			double dist = tr[i].au_mean - cfg->train.au_threshold * 100.0;
+			margin = dist > 0 ? tr[i].au_sd / dist : INFINITY;
+		}
+	if (rc == 0 && rank == 0) {
+		search_write(tmp, cfg, P, tr, ntr, answer, margin, c->opts.quiet ? NULL : stdout);
+		rc = safe_rename_unique(tmp, base, final, sizeof(final));
+		if (rc < 0)
+			fprintf(stderr, "feedbench: error: cannot rename the search folder: %s\n",
+				strerror(-rc));
+		else if (!c->opts.quiet)
+			printf("\nresults: %s\n", final);
+	} else if (rc < 0 && rank == 0) {
+		fprintf(stderr,
+			"feedbench: search stopped: the trial with %d ranks failed; its partial "
+			"folder is %s\n",
+			ntr < P + 2 ? tr[ntr].n : 0, tmp);
+	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+out:
+	free(tr);
+	free(cfg);
+	return fb_exit_status(rc);
+}

@@ -1,0 +1,81 @@
+#!/bin/bash
+# `feedbench search` at 4 ranks on tests/search/search.ini: a shared emulated device (one read
+# at a time per node, 2 ms each) feeds a number of accelerators computed here from the config;
+# the search must land within one accelerator of it. Then the same search with the device not
+# shared (capacity grows with the ranks) must answer 4: the limit found is the device's.
+#
+# Environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC, FEEDBENCH_SOURCE_DIR.
+set -u
+: "${FEEDBENCH:?FEEDBENCH not set}"
+: "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+: "${MPIEXEC:=mpiexec}"
+INI=$FEEDBENCH_SOURCE_DIR/tests/search/search.ini
+T=$(mktemp -d /tmp/fb_search_XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+fail() {
+	echo "FAIL: $*" >&2
+	cat "$T/out" "$T/err" >&2 2>/dev/null
+	exit 1
+}
+
+# The analytic answer: n ranks need n x batch_size x read_latency of device time per step of
+# computation_time; AU = min(1, C / (n B L)) >= T up to n = floor(C / (T B L)).
+expected=$(python3 - "$INI" <<'PY'
+import configparser, math, sys
+c = configparser.ConfigParser(inline_comment_prefixes=(";",))
+c.read(sys.argv[1])
+ms = lambda v: float(v.strip().removesuffix("ms"))
+C = ms(c["train"]["computation_time"])
+T = float(c["train"]["au_threshold"])
+B = int(c["reader"]["batch_size"])
+L = ms(c["storage.faulty"]["read_latency"])
+print(min(4, math.floor(C / (T * B * L) + 1e-9)))
+PY
+) || fail "cannot compute the expected answer"
+
+"$MPIEXEC" --oversubscribe -n 4 "$FEEDBENCH" search "$INI" --output "$T/res" >"$T/out" 2>"$T/err" ||
+	fail "feedbench search exited $?"
+dir=$(ls -d "$T"/res/search-search-* 2>/dev/null | head -1)
+[ -n "$dir" ] || fail "no search folder under $T/res"
+[ -z "$(ls -A "$T/res" | grep '^\.')" ] || fail "a temporary folder was left in $T/res"
+grep -q "^\*\*Answer: " "$dir/report.md" || fail "report.md has no answer"
+grep -q "results: $dir" "$T/out" || fail "stdout does not name the folder"
+python3 - "$dir" "$expected" <<'PY' || fail "search_results.json check failed"
+import json, os, sys
+d, exp = sys.argv[1], int(sys.argv[2])
+r = json.load(open(os.path.join(d, "search_results.json")))
+ans = r["answer_accelerators"]
+tried = [t["accelerators"] for t in r["trials"]]
+print(f"expected {exp}, search answered {ans}, tried {tried}, margin {r['noise_margin']}")
+assert tried[0] == 4, "the first trial must use every rank"
+assert abs(ans - exp) <= 1, f"answer {ans} is not within one of {exp}"
+for t in r["trials"]:
+    assert os.path.isfile(os.path.join(d, t["run_dir"], "summary.json")), t["run_dir"]
+    assert t["pass"] == (t["au_pct_mean"] >= r["au_threshold_pct"])
+    assert t["repetitions"] == 2 and t["bandwidth_mib_s_mean"] > 0
+    if t["accelerators"] <= ans:
+        assert t["pass"]
+    else:
+        assert not t["pass"]
+PY
+
+# Not shared: every rank has its own 2 ms device, four ranks are fed as well as one.
+"$MPIEXEC" --oversubscribe -n 4 "$FEEDBENCH" search "$INI" --output "$T/res2" \
+	--set storage.faulty.shared_device=false -q >"$T/out" 2>"$T/err" ||
+	fail "feedbench search (not shared) exited $?"
+python3 -c "
+import glob, json, sys
+r = json.load(open(glob.glob('$T/res2/*/search_results.json')[0]))
+print('not shared: answered', r['answer_accelerators'])
+sys.exit(0 if r['answer_accelerators'] == 4 and len(r['trials']) == 1 else 1)" ||
+	fail "with a device per rank the answer must be 4 after one trial"
+
+# A workload that is not training is refused before anything runs.
+"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" search "$INI" --set workload.type=ior \
+	--output "$T/res3" >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "search of an ior workload exited $rc, expected 2"
+grep -q "needs \[workload\] type = train" "$T/err" || fail "no message for a non-train search"
+echo "search: ok"
