@@ -40,6 +40,7 @@ struct cmp_opts {
 	int metrics[CMP_MAX_METRICS];				   /* indices into metric_table */
 	bool tol_set[CMP_MAX_METRICS], noise_set[CMP_MAX_METRICS]; /* METRIC=PCT given */
 	int nmetrics;
+	bool all_metrics;	     /* --metric all: skip a metric neither side recorded */
 	double tol[CMP_MAX_METRICS]; /* % per metric_table index */
 	double alpha;
 	double run_noise[CMP_MAX_METRICS]; /* % per metric_table index */
@@ -167,7 +168,8 @@ static int cmp_opt_metrics(struct cmp_opts *o, const char *arg)
 	char buf[512], *save = NULL;
 
 	o->nmetrics = 0;
-	if (strcmp(arg, "all") == 0) {
+	o->all_metrics = strcmp(arg, "all") == 0;
+	if (o->all_metrics) {
 		for (int i = 0; i < metric_count; i++)
 			o->metrics[o->nmetrics++] = i;
 		return 0;
@@ -408,9 +410,20 @@ static int cmp_judge_all(struct cmp_report *r)
 		r->labelled |= r->cur.points[c0].label[0] != '\0';
 		for (int k = 0; k < o->nmetrics; k++) {
 			const struct metric *m = &metric_table[o->metrics[k]];
-			struct cmp_row *row = &r->rows[r->nrows++];
+			struct cmp_row *row = &r->rows[r->nrows];
 			int nb = cmp_side_values(&r->base, b0, m->m, by_runs, vb);
 			int nc = cmp_side_values(&r->cur, c0, m->m, by_runs, vc);
+			bool any = false;
+
+			for (int i = 0; i < nb; i++)
+				any |= !isnan(vb[i]);
+			for (int i = 0; i < nc; i++)
+				any |= !isnan(vc[i]);
+			/* --metric all: the metrics of other workloads (ior's write bandwidth in a
+			 * training comparison) are left out, not reported as missing */
+			if (o->all_metrics && !any)
+				continue;
+			r->nrows++;
 
 			row->pair = p;
 			row->metric = o->metrics[k];

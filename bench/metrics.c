@@ -36,6 +36,22 @@ const struct metric metric_table[] = {
     {"latency_p999", SWM_LAT_P999, "latency_p999_seconds", "latency_seconds.p999",
      "train_latency_seconds.p999", "latency p99.9 (µs)", "us", "µs", 1e6, false, false, 20,
      "99.9th percentile of the time of one I/O call"},
+    {"write_bandwidth", SWM_WRITE_BW, "write_bandwidth_MiB_per_second", NULL,
+     "ior_write_bandwidth_MiB_per_second", "write bandwidth (MiB/s)", "MiB/s", "MiB/s", 1.0, true,
+     false, 5, "bytes of all ranks written (and fsynced when asked) over the write phase's time"},
+    {"read_bandwidth", SWM_READ_BW, "read_bandwidth_MiB_per_second", NULL,
+     "ior_read_bandwidth_MiB_per_second", "read bandwidth (MiB/s)", "MiB/s", "MiB/s", 1.0, true,
+     false, 5, "bytes of all ranks read back over the read phase's time"},
+    {"create_rate", SWM_CREATE, "create_per_second", NULL, "mdtest_create_per_second", "creates/s",
+     "ops/s", "creates/s", 1.0, true, false, 5,
+     "files created (open for create, write, close) per second, all ranks"},
+    {"stat_rate", SWM_STAT, "stat_per_second", NULL, "mdtest_stat_per_second", "stats/s", "ops/s",
+     "stats/s", 1.0, true, false, 5, "stat calls per second, all ranks"},
+    {"read_rate", SWM_READ_OPS, "read_per_second", NULL, "mdtest_read_per_second", "file reads/s",
+     "ops/s", "file reads/s", 1.0, true, false, 5,
+     "open-read-close of a whole file per second, all ranks"},
+    {"remove_rate", SWM_REMOVE, "remove_per_second", NULL, "mdtest_remove_per_second", "removes/s",
+     "ops/s", "removes/s", 1.0, true, false, 5, "files removed per second, all ranks"},
 };
 const int metric_count = (int)(sizeof(metric_table) / sizeof(metric_table[0]));
 

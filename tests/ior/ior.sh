@@ -104,6 +104,31 @@ PY
 	[ "$RC" -eq 1 ] || fail "corrupted byte: exit status $RC, want 1"
 	grep -q "ior_testfile' byte at offset 300000" "$T/err" || fail "verify names no offset"
 	;;
+compare)
+	# ior write/read bandwidths are rows of the metric table: compare reads them by name
+	for d in a b; do
+		fb 2 --set ior.file_per_process=true --set output.repetitions=2 \
+			--set "output.dir=$T/$d"
+		[ "$RC" -eq 0 ] || fail "run $d: exit status $RC"
+	done
+	"$FEEDBENCH" compare "$T"/a/* "$T"/b/* --metric write_bandwidth,read_bandwidth \
+		--json "$T/cmp.json" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "compare exit status $RC"
+	python3 - "$T" <<'PY' || fail "compare.json lacks the ior rows"
+import glob, json, sys
+t = sys.argv[1]
+c = json.load(open(t + "/cmp.json"))
+rows = {r["metric"]: r for r in c["comparisons"]}
+assert set(rows) == {"write_bandwidth", "read_bandwidth"}, rows.keys()
+for side in "ab":
+    s = json.load(open(glob.glob(t + "/" + side + "/*/summary.json")[0]))
+    got = rows["write_bandwidth"]["baseline" if side == "a" else "current"]["values"]
+    want = [r["bw_MiB_per_second"] for r in s["ior"]["results"] if r["access"] == "write"]
+    assert len(got) == 2 and all(abs(g - w) <= 1e-6 * w for g, w in zip(got, want)), (got, want)
+PY
+	grep -q "^write_bandwidth" "$T/out" || fail "compare table has no write_bandwidth row"
+	;;
 collective_posix)
 	fb 1 --set storage.mpiio.collective=true
 	[ "$RC" -eq 2 ] || fail "exit status $RC, want 2"
