@@ -1096,9 +1096,8 @@ static int write_pictures(const char *tmp, bool plots, char *why, size_t len)
 		snprintf(why, len, "cannot write report.md: %s", fb_strerror(rc));
 		return rc;
 	}
-	/* The pictures' names in the folder, before it is renamed. */
-	if ((rc = util_fsync_dir(tmp)) < 0)
-		snprintf(why, len, "cannot sync the folder: %s", strerror(-rc));
+	/* No folder fsync here: sync_folder() runs next and syncs every file and the folder
+	 * (the pictures' names included) before the rename, in one journal commit. */
 	return rc;
 }
 
