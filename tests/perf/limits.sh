@@ -17,6 +17,7 @@
 #   O_DIRECT 128 KiB      feedbench direct, 1 thread vs fio psync direct=1      0.97 - 1.03
 #   io_uring O_DIRECT     backend = uring, io_depth D vs fio io_uring iodepth D  0.97 - 1.03
 #   start-up + teardown   a tiny run (mpiexec -n 2) vs a bare MPI program       <= 50 ms more
+#                         (plots = false; results fsynced as always; bare = MPI_Init + MPI_Finalize)
 #   memory at 10 M samples  peak RSS per rank, shared, null back-end (mpiexec -n 2), against the
 #                         same config at 1000 samples
 #   IOR (POSIX, 1 MiB)    only with IOR_SRC=<IOR source folder>; else "skipped: no IOR source"
