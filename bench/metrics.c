@@ -52,6 +52,9 @@ const struct metric metric_table[] = {
      "open-read-close of a whole file per second, all ranks"},
     {"remove_rate", SWM_REMOVE, "remove_per_second", NULL, "mdtest_remove_per_second", "removes/s",
      "ops/s", "removes/s", 1.0, true, false, 5, "files removed per second, all ranks"},
+    {"opens", SWM_OPENS, "opens_per_second", NULL, "train_opens_per_second", "opens/s", "opens/s",
+     "opens/s", 1.0, true, false, 5,
+     "files opened for reading per second of wall time, all ranks (one metadata operation each)"},
 };
 const int metric_count = (int)(sizeof(metric_table) / sizeof(metric_table[0]));
 

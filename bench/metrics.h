@@ -25,6 +25,7 @@ enum sweep_metric {
 	SWM_STAT,     /* stat calls per second (metadata) */
 	SWM_READ_OPS, /* open-read-close of a file per second (metadata) */
 	SWM_REMOVE,   /* files removed per second (metadata) */
+	SWM_OPENS,    /* files opened for reading per second (train: io_stats opens) */
 	SWM_COUNT
 };
 

@@ -78,7 +78,7 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 	json_t *e;
 
 	for (int rep = 1; n < max; rep++) {
-		double bytes = 0, ops = 0, samples = 0, wall = 0, au = 0, ep[SWM_COUNT];
+		double bytes = 0, ops = 0, samples = 0, opens = 0, wall = 0, au = 0, ep[SWM_COUNT];
 		int count = 0;
 
 		for (int m = 0; m < SWM_COUNT; m++)
@@ -91,6 +91,7 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 			bytes += summary_num(e, "bytes_read");
 			ops += summary_num(e, "read_ops");
 			samples += summary_num(e, "samples");
+			opens += summary_num(e, "opens");
 			wall += summary_num(e, "wall_seconds");
 			report_metrics_of(e, ep);
 			au += ep[SWM_AU];
@@ -107,6 +108,8 @@ static int report_reps_from_epochs(json_t *epochs, double (*v)[SWM_COUNT], int m
 			v[n][SWM_BANDWIDTH] = bytes / wall / 1048576.0;
 			v[n][SWM_IOPS] = ops / wall;
 			v[n][SWM_SAMPLES] = samples / wall;
+			if (!isnan(opens))
+				v[n][SWM_OPENS] = opens / wall;
 		}
 		v[n][SWM_AU] = au / count;
 		n++;

@@ -797,8 +797,18 @@ PY
 	[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "exit status $RC, expected 0 or 1"
 	jcheck "$T/all.json" '
 assert sorted(c["metric"] for c in d["comparisons"]) == sorted(["bandwidth", "samples", "au",
-    "iops", "latency_p99", "wait_p99", "latency_p50", "latency_p90", "latency_p999"]), d
+    "iops", "latency_p99", "wait_p99", "latency_p50", "latency_p90", "latency_p999", "opens"]), d
 '
+	# opens/s: the files opened for reading over the wall time of the epochs (io_stats opens)
+	python3 - "$T/all.json" "$C1/summary.json" <<'PY' || fail "opens/s is not opens over wall time"
+import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+r = [c for c in d["comparisons"] if c["metric"] == "opens"][0]
+for rep, got in enumerate(r["baseline"]["values"], 1):
+    e = [x for x in s["epochs"] if x.get("repetition", 1) == rep]
+    want = sum(x["opens"] for x in e) / sum(x["wall_seconds"] for x in e)
+    assert want > 0 and abs(got - want) <= 1e-6 * want, (got, want)
+PY
 	cmp "$T/base" "$T/down20" --metric bandwidth,iops --json "$T/two.json" --quiet
 	expect_rc 1
 	jcheck "$T/two.json" 'assert sorted(c["metric"] for c in d["comparisons"]) == ["bandwidth", "iops"]'
