@@ -168,7 +168,10 @@ static void ior_order(const struct run *run, int owner, int64_t s, uint64_t *ord
 static int ior_open(struct run *run, struct io *io, int phase, const char *path, struct sfile **f)
 {
 	bool shared = !run->cfg.ior.file_per_process;
-	bool collective = shared && (run->storage->caps & STORAGE_CAP_SHARED);
+	/* Only a back-end that opens shared files collectively (MPI-IO) may create the file on
+	 * every rank; STORAGE_CAP_SHARED says a file can be shared, not how it is opened. With
+	 * posix every rank creating it would truncate what a faster rank already wrote. */
+	bool collective = shared && (run->storage->caps & STORAGE_CAP_COLLECTIVE);
 	int rc = 0;
 
 	if (phase == IOR_READ)

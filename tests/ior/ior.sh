@@ -152,6 +152,20 @@ shipped_config)
 	[ "$RC" -eq 0 ] || fail "exit status $RC"
 	check 2 1
 	;;
+shared_repeated)
+	# One shared file on posix, three repetitions with verify, five times: every rank
+	# creating the file truncated what a faster rank had already written (0x00 read back).
+	for i in 1 2 3 4 5; do
+		rm -rf "$T/results"
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run \
+			"${FEEDBENCH_SOURCE_DIR:?}/configs/workloads/ior.ini" \
+			--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+			--set ior.block_size=256KiB --set ior.transfer_size=64KiB --set ior.segments=3 \
+			--set ior.verify=true --set output.repetitions=3 >"$T/out" 2>"$T/err"
+		RC=$?
+		[ "$RC" -eq 0 ] || fail "run $i: exit status $RC: $(grep error "$T/err" | head -1)"
+	done
+	;;
 bad_transfer)
 	fb 1 --set ior.transfer_size=100KiB
 	[ "$RC" -eq 2 ] || fail "exit status $RC, want 2"
