@@ -25,8 +25,7 @@ struct ds_file {
 };
 
 /* A rank holds an entry only for the files it opens: files[k] is dataset file
- * held_first + k * held_step, k < nheld (per_rank: its files i % P == r; shared and
- * unshuffled: the files of its block of samples; shuffled or collective: all of them).
+ * held_first + k * held_step, k < nheld (per_rank: its files i % P == r; shared: all of them).
  * Any file's name, sample count and first sample are computed on demand (dataset_path,
  * dataset_file_samples, dataset_file_first): generated names follow a pattern; discovered
  * names are kept whole only where a rank needs them all (rank 0, and a node's first rank

@@ -13,22 +13,8 @@
 #include "../bench/run.h"
 #include "../formats/sample.h"
 
-/* Shared files read independently and in list order (no shuffle): this rank's contiguous
- * block of samples [N r / P, N (r + 1) / P) is all it reads (workloads/sampler.h). */
-static bool hold_block(const struct run *run, const struct dataset *ds)
-{
-	const struct config *cfg = &run->cfg;
-	bool owns_io = run->format->caps & FORMAT_CAP_OWNS_IO;
-
-	return ds->spf && cfg->reader.file_shuffle == SHUFFLE_OFF &&
-	       cfg->reader.sample_shuffle == SHUFFLE_OFF &&
-	       !(cfg->storage.backend == BACKEND_MPIIO && !owns_io) &&
-	       !(owns_io && cfg->hdf5.transfer == HDF5_TRANSFER_COLLECTIVE);
-}
-
 /* The files this rank opens: per_rank (and stream formats, whose shards are owned the same
- * way) its files i % P == r; shared and unshuffled, the files its block of samples touches;
- * all of them when shared files are shuffled, opened collectively or read collectively (every
+ * way) its files i % P == r; all of them when ranks share files or read collectively (every
  * rank then takes part in every file's collective calls). */
 static void dataset_hold(const struct run *run, struct dataset *ds)
 {
@@ -36,24 +22,16 @@ static void dataset_hold(const struct run *run, struct dataset *ds)
 	bool stream = run->format->caps & FORMAT_CAP_STREAM;
 	uint32_t p = (uint32_t)run->nranks, r = (uint32_t)run->rank;
 
-	ds->held_first = 0;
-	ds->held_step = 1;
-	ds->nheld = ds->nfiles;
-	if (p <= 1 || cfg->mpiio.collective)
-		return;
-	if (cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream) {
-		uint64_t n = ds->nfiles * ds->spf, idx;
-		uint64_t lo = (uint64_t)(((unsigned __int128)n * r) / p);
-		uint64_t hi = (uint64_t)(((unsigned __int128)n * (r + 1)) / p);
-		if (!hold_block(run, ds))
-			return;
-		ds->held_first = hi > lo ? dataset_index_of(ds, lo, &idx) : 0;
-		ds->nheld = hi > lo ? dataset_index_of(ds, hi - 1, &idx) - ds->held_first + 1 : 0;
-		return;
+	if (p <= 1 || (cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream) ||
+	    cfg->mpiio.collective) {
+		ds->held_first = 0;
+		ds->held_step = 1;
+		ds->nheld = ds->nfiles;
+	} else {
+		ds->held_first = r;
+		ds->held_step = p;
+		ds->nheld = r < ds->nfiles ? (ds->nfiles - r + p - 1) / p : 0;
 	}
-	ds->held_first = r;
-	ds->held_step = p;
-	ds->nheld = r < ds->nfiles ? (ds->nfiles - r + p - 1) / p : 0;
 }
 
 static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles)
@@ -101,9 +79,9 @@ int dataset_layout(struct run *run, struct dataset *ds)
 		nfiles *= spf;
 		spf = 1;
 	}
-	ds->spf = spf; /* before the allocation: it decides the files this rank holds */
 	if ((rc = dataset_alloc(run, ds, nfiles)) < 0)
 		return rc;
+	ds->spf = spf;
 	if (!spf && !(ds->first = calloc(nfiles + 1, sizeof(*ds->first))))
 		return run_fail(run, -ENOMEM, "out of memory for %" PRIu64 " files", nfiles);
 	/* Names are made from the index when needed: "<data_dir>/<format>-<index>-of-<n><ext>",
