@@ -232,11 +232,13 @@ verify = false
 watchdog = 10s"
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/killed.ini" --quiet >"$T/out" 2>"$T/err" &
 	MPIPID=$!
-	for _ in $(seq 1 200); do
+	# A wait, not a time limit: under the sanitizers the checkpoints come several times
+	# slower, so it waits up to 60 s for the third one.
+	for _ in $(seq 1 1200); do
 		[ -e "$CK/step-3/.metadata" ] && break
 		sleep 0.05
 	done
-	[ -e "$CK/step-3/.metadata" ] || fail "no third checkpoint after 10 s"
+	[ -e "$CK/step-3/.metadata" ] || fail "no third checkpoint after 60 s"
 	pid=""
 	for p in $(ps -o pid= --ppid "$MPIPID"); do
 		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && pid=$p

@@ -5,5 +5,5 @@ foreach(case dcp single keep_last fsync_fail corrupt enospc killed sweep
   add_test(NAME checkpoint.${case}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/checkpoint.sh ${case})
   set_tests_properties(checkpoint.${case} PROPERTIES
-    LABELS "checkpoint;mpi" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+    LABELS "checkpoint;mpi" TIMEOUT 150 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endforeach()
