@@ -174,8 +174,10 @@ static void fuzz_read_file(struct run *run, struct ds_file *file)
 			size_t len = 0;
 			if (run->format->read_sample(r, i, buf, cap, &len) < 0)
 				break;
-			if (len > cap)
-				abort(); /* a reader claimed more bytes than it may store */
+			FUZZ_EXPECT(len <= cap,
+				    "sample %llu: the reader claimed %zu bytes in a "
+				    "%zu-byte buffer",
+				    (unsigned long long)i, len, cap);
 		}
 		run->format->close(r);
 	}

@@ -9,6 +9,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* An invariant of the code under test, checked on every input: when it does not hold, the
+ * target says which one (file:line and why) and aborts, so libFuzzer keeps the input. The
+ * sanitizers (address, undefined) are the other checks every target makes. */
+#define FUZZ_EXPECT(cond, ...)                                                                     \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond);        \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
 
 /* The scratch folder of this process, created on first use and removed at exit. */
 const char *fuzz_dir(void);

@@ -58,18 +58,14 @@ static void fuzz_round_trip(const struct config *cfg)
 	fclose(f);
 	fb_errbuf_init(&err);
 	cfg_defaults(&again);
-	if (cfg_parse_text(&again, text, len, "effective.ini", &err) < 0) {
-		fprintf(stderr, "the effective config does not parse: %s\n%s\n", err.msg, text);
-		abort();
-	}
+	int prc = cfg_parse_text(&again, text, len, "effective.ini", &err);
+	FUZZ_EXPECT(prc >= 0, "the effective config does not parse: %s\n%s", err.msg, text);
 	cfg_hash(cfg, h1);
 	cfg_hash(&again, h2);
 	cfg_dataset_hash(cfg, d1);
 	cfg_dataset_hash(&again, d2);
-	if (strcmp(h1, h2) != 0 || strcmp(d1, d2) != 0) {
-		fprintf(stderr, "the effective config parses to another config:\n%s\n", text);
-		abort();
-	}
+	FUZZ_EXPECT(strcmp(h1, h2) == 0 && strcmp(d1, d2) == 0,
+		    "the effective config parses to another config:\n%s", text);
 	pthread_mutex_destroy(&err.lock);
 	free(text);
 }

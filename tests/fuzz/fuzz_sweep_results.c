@@ -37,10 +37,8 @@ static void fuzz_check_outside(const char *command)
 	if (f)
 		fclose(f);
 	buf[n] = '\0';
-	if (strcmp(buf, "precious") != 0) {
-		fprintf(stderr, "%s wrote report.md outside the sweep folder\n", command);
-		abort();
-	}
+	FUZZ_EXPECT(strcmp(buf, "precious") == 0, "%s wrote report.md outside the sweep folder",
+		    command);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
