@@ -3,7 +3,8 @@
  * thread has its own ring (read_threads x io_depth reads in flight per rank); the batch buffers
  * are registered with the ring where the kernel lets us pin them (READ_FIXED: no page pinning
  * per read, which is what O_DIRECT pays otherwise). Files are opened with open(2), O_DIRECT when
- * asked, so the file and the page cache are the same as posix's.
+ * asked, so the file and the page cache are the same as posix's: the file calls are posix's
+ * own (fdfile.c).
  *
  * Queued reads come through the io_queue_* wrappers (bench/storage/io.c), which time each read
  * from queueing to completion. Reads made outside a ring (indexing files before the epochs) and
@@ -11,28 +12,18 @@
  * Registered files are not used: a reader thread's files change as its cache of open files
  * turns over, and each registration would cost a syscall where it saves an fget per read.
  */
-#include "storage.h"
+#include "fdfile.h"
 
 #include "build_config.h"
-#include "../safefile.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 extern const struct storage_ops uring_storage;
 
 #if FEEDBENCH_HAVE_URING
 #include <liburing.h>
-
-struct uring_file {
-	struct sfile_base base;
-	int fd;
-};
 
 struct io_queue {
 	struct io_uring ring;
@@ -42,77 +33,8 @@ struct io_queue {
 
 static int uring_open(struct sfile **out, const char *path, int flags, struct run *run)
 {
-	struct uring_file *f = calloc(1, sizeof(*f));
-	int extra = (flags & STORAGE_O_DIRECT) ? O_DIRECT : 0;
-
 	(void)run;
-	if (!f)
-		return -ENOMEM;
-	/* Never through a planted link, never a FIFO or device (safefile.h). */
-	if (flags & STORAGE_O_WRITE)
-		f->fd = safe_open_write(path, extra, !(flags & STORAGE_O_NOTRUNC));
-	else
-		f->fd = safe_open_read(path, extra, false);
-	if (f->fd < 0) {
-		int err = f->fd;
-		free(f);
-		return err;
-	}
-	f->base.ops = &uring_storage;
-	f->base.flags = flags & ~STORAGE_O_SHARED; /* every rank has its own descriptor */
-	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
-	*out = (struct sfile *)f;
-	return 0;
-}
-
-static ssize_t uring_pread(struct sfile *sf, void *buf, size_t len, uint64_t off)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-	ssize_t n = pread(f->fd, buf, len, (off_t)off);
-
-	return n < 0 ? -errno : n;
-}
-
-static ssize_t uring_pwrite(struct sfile *sf, const void *buf, size_t len, uint64_t off)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-	ssize_t n = pwrite(f->fd, buf, len, (off_t)off);
-
-	return n < 0 ? -errno : n;
-}
-
-static int uring_sync(struct sfile *sf)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-
-	return fsync(f->fd) < 0 ? -errno : 0;
-}
-
-static int uring_close(struct sfile *sf)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-	int rc = close(f->fd) < 0 ? -errno : 0;
-
-	free(f);
-	return rc;
-}
-
-static int uring_size(struct sfile *sf, uint64_t *size)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-	struct stat st;
-
-	if (fstat(f->fd, &st) < 0)
-		return -errno;
-	*size = (uint64_t)st.st_size;
-	return 0;
-}
-
-static int uring_evict(struct sfile *sf)
-{
-	struct uring_file *f = (struct uring_file *)sf;
-
-	return -posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return fd_file_open(out, path, flags, &uring_storage);
 }
 
 static int uring_queue_open(struct io_queue **out, unsigned depth, struct run *run)
@@ -172,7 +94,7 @@ static int uring_fixed(const struct io_queue *q, const void *buf, size_t len)
 static int uring_queue_read(struct io_queue *q, struct sfile *sf, void *buf, size_t len,
 			    uint64_t off, uint64_t tag)
 {
-	struct uring_file *f = (struct uring_file *)sf;
+	int fd = fd_file_fd(sf);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
 	int fixed;
 
@@ -188,9 +110,9 @@ static int uring_queue_read(struct io_queue *q, struct sfile *sf, void *buf, siz
 		len = UINT32_MAX; /* a short read: the wrapper sends the rest */
 	fixed = uring_fixed(q, buf, len);
 	if (fixed >= 0)
-		io_uring_prep_read_fixed(sqe, f->fd, buf, (unsigned)len, off, fixed);
+		io_uring_prep_read_fixed(sqe, fd, buf, (unsigned)len, off, fixed);
 	else
-		io_uring_prep_read(sqe, f->fd, buf, (unsigned)len, off);
+		io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
 	io_uring_sqe_set_data64(sqe, tag);
 	return 0;
 }
@@ -227,12 +149,12 @@ const struct storage_ops uring_storage = {
     .name = "uring",
     .caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED,
     .open = uring_open,
-    .pread = uring_pread,
-    .pwrite = uring_pwrite,
-    .sync = uring_sync,
-    .close = uring_close,
-    .size = uring_size,
-    .evict = uring_evict,
+    .pread = fd_file_pread,
+    .pwrite = fd_file_pwrite,
+    .sync = fd_file_sync,
+    .close = fd_file_close,
+    .size = fd_file_size,
+    .evict = fd_file_evict,
     .queue_open = uring_queue_open,
     .queue_register = uring_queue_register,
     .queue_read = uring_queue_read,
