@@ -389,40 +389,74 @@ static const char *caps_modes(unsigned caps)
 	return (caps & FORMAT_CAP_SHARED) ? "per_rank, shared" : "per_rank";
 }
 
+/* The width of the name column of `feedbench list`: the longest plug-in name of any kind, so
+ * every section's columns line up. */
+static int list_name_width(void)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; workload_registry[i]; i++)
+		w = strlen(workload_registry[i]->name) > w ? strlen(workload_registry[i]->name) : w;
+	for (size_t i = 0; format_registry[i]; i++)
+		w = strlen(format_registry[i]->name) > w ? strlen(format_registry[i]->name) : w;
+	for (size_t i = 0; storage_registry[i]; i++)
+		w = strlen(storage_registry[i]->name) > w ? strlen(storage_registry[i]->name) : w;
+	for (size_t i = 0; compute_registry[i].name; i++)
+		w = strlen(compute_registry[i].name) > w ? strlen(compute_registry[i].name) : w;
+	return (int)w;
+}
+
+/* One row: name, status ("built" or "not built"), then the details, in aligned columns. */
+static void list_row(int width, const char *name, const char *status, const char *detail)
+{
+	if (detail[0])
+		printf("  %-*s  %-9s %s\n", width, name, status, detail);
+	else
+		printf("  %-*s  %s\n", width, name, status);
+}
+
 static void list_plugins(void)
 {
+	int w = list_name_width();
+	char d[256];
+
 	printf("workloads ([workload] type):\n");
 	for (size_t i = 0; workload_registry[i]; i++)
-		printf("  %-9s built    %s\n", workload_registry[i]->name,
-		       workload_registry[i]->help);
+		list_row(w, workload_registry[i]->name, "built", workload_registry[i]->help);
 	printf("formats:\n");
 	for (size_t i = 0; format_registry[i]; i++) {
 		const struct format_ops *f = format_registry[i];
-		printf("  %-9s built    access: %-16s%s%s%s%s\n", f->name, caps_modes(f->caps),
-		       (f->caps & FORMAT_CAP_DIRECT) ? "  direct" : "",
-		       (f->caps & (FORMAT_CAP_MPIIO | FORMAT_CAP_OWNS_IO)) ? "  mpiio" : "",
-		       (f->caps & FORMAT_CAP_PARALLEL_WRITE) ? "  parallel-write" : "",
-		       f->probe ? "  existing-files" : "");
+		snprintf(d, sizeof(d), "access: %-16s%s%s%s%s", caps_modes(f->caps),
+			 (f->caps & FORMAT_CAP_DIRECT) ? "  direct" : "",
+			 (f->caps & (FORMAT_CAP_MPIIO | FORMAT_CAP_OWNS_IO)) ? "  mpiio" : "",
+			 (f->caps & FORMAT_CAP_PARALLEL_WRITE) ? "  parallel-write" : "",
+			 f->probe ? "  existing-files" : "");
+		list_row(w, f->name, "built", d);
 	}
 	printf("storage back-ends:\n");
 	for (size_t i = 0; storage_registry[i]; i++) {
 		const struct storage_ops *s = storage_registry[i];
 		if (s->not_built) {
-			printf("  %-9s not built (%s)\n", s->name, s->not_built);
+			snprintf(d, sizeof(d), "(%s)", s->not_built);
+			list_row(w, s->name, "not built", d);
 			continue;
 		}
-		printf("  %-9s built   %s%s\n", s->name,
-		       (s->caps & STORAGE_CAP_DIRECT) ? "  direct" : "",
-		       (s->caps & STORAGE_CAP_COLLECTIVE) ? "  collective" : "");
+		snprintf(d, sizeof(d), "%s%s%s", (s->caps & STORAGE_CAP_DIRECT) ? "direct" : "",
+			 (s->caps & STORAGE_CAP_DIRECT) && (s->caps & STORAGE_CAP_COLLECTIVE) ? "  "
+											      : "",
+			 (s->caps & STORAGE_CAP_COLLECTIVE) ? "collective" : "");
+		list_row(w, s->name, "built", d);
 	}
 	printf("accelerators:\n");
-	for (size_t i = 0; compute_registry[i].name; i++)
-		printf("  %-9s %s\n", compute_registry[i].name,
-		       compute_registry[i].ops ? "built" : "not built");
-	for (size_t i = 0; compute_registry[i].name; i++)
-		if (!compute_registry[i].ops)
-			printf("            (%s: %s)\n", compute_registry[i].name,
-			       compute_registry[i].not_built);
+	for (size_t i = 0; compute_registry[i].name; i++) {
+		const struct compute_entry *c = &compute_registry[i];
+		if (c->ops)
+			list_row(w, c->name, "built", "");
+		else {
+			snprintf(d, sizeof(d), "(%s)", c->not_built);
+			list_row(w, c->name, "not built", d);
+		}
+	}
 }
 
 static int cli_validate(struct cli *c)

@@ -351,12 +351,7 @@ static int plot_run_dir(struct plot_env *env, const char *dir)
 	}
 	plot_run_folder(env, dir, s);
 	json_decref(s);
-	/* report.md embeds the pictures that exist: write it again now that they do. */
-	int rc = report_write_run(dir);
-	if (rc < 0)
-		snprintf(env->bad, sizeof(env->bad), "cannot write '%s/report.md': %s", dir,
-			 fb_strerror(rc));
-	return rc;
+	return 0;
 }
 
 /* ---- sweep folders ------------------------------------------------------------------------ */
@@ -647,12 +642,6 @@ static int plot_sweep_dir(struct plot_env *env, const char *dir)
 	plot_sweep_charts(env, dir, res, sw, isnan(threshold) ? 90.0 : threshold);
 	json_decref(res);
 	json_decref(sw);
-	int wrc = report_write_sweep(dir);
-	if (wrc < 0 && rc == 0) {
-		snprintf(env->bad, sizeof(env->bad), "cannot write '%s/report.md': %s", dir,
-			 fb_strerror(wrc));
-		rc = wrc;
-	}
 	return rc;
 }
 
@@ -774,6 +763,19 @@ int plot_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		int rc = plot_render(argv[i], why, sizeof(why));
 
+		/* report.md embeds the pictures that exist: rewrite it now that they are drawn,
+		 * also when gnuplot is missing or a picture failed (not when the folder itself
+		 * was refused). */
+		if (rc >= 0 || rc == -FB_EINTERNAL) {
+			char rwhy[1024];
+			int wrc = report_write(argv[i], rwhy, sizeof(rwhy));
+
+			if (wrc < 0) {
+				fprintf(stderr, "feedbench: error: %s\n", rwhy);
+				status =
+				    fb_exit_status(wrc) > status ? fb_exit_status(wrc) : status;
+			}
+		}
 		if (rc == 0) {
 			printf("%s: %s\n", argv[i], why);
 		} else if (rc > 0) {

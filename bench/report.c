@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
+#include "errors.h"
 #include "sweep.h"
 #include "safefile.h"
 #include "util.h"
@@ -329,5 +331,61 @@ out_put:
 	json_decref(summary);
 	json_decref(sw);
 	json_decref(res);
+	return rc;
+}
+
+/* The points of a sweep folder whose report.md is rewritten: every point sweep_results.json
+ * names that is one real folder inside the sweep (safe_point_dir_check, lstat: a link is not
+ * followed) holding a summary.json. */
+static int report_write_points(const char *sweep_dir, char *why, size_t len)
+{
+	char path[CFG_PATH_MAX + 64], point[CFG_PATH_MAX + 300];
+	json_t *res, *v;
+	size_t i;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/sweep_results.json", sweep_dir);
+	res = safe_json_load(path, 0, NULL);
+	if (!json_is_array(json_object_get(res, "points"))) {
+		json_decref(res);
+		snprintf(why, len, "cannot read the points of '%s'", path);
+		return -FB_EFORMAT;
+	}
+	json_array_foreach(json_object_get(res, "points"), i, v)
+	{
+		const char *dir = json_string_value(json_object_get(v, "dir"));
+		struct stat st;
+		int wrc;
+
+		if ((rc = safe_point_dir_check(dir, i, why, len)) < 0)
+			break;
+		snprintf(point, sizeof(point), "%s/%s", sweep_dir, dir);
+		snprintf(path, sizeof(path), "%s/summary.json", point);
+		if (lstat(point, &st) < 0 || !S_ISDIR(st.st_mode) || access(path, R_OK) < 0)
+			continue; /* a point that did not run has no report */
+		if ((wrc = report_write_run(point)) < 0) {
+			snprintf(why, len, "cannot write '%s/report.md': %s", point,
+				 fb_strerror(wrc));
+			rc = wrc;
+			break;
+		}
+	}
+	json_decref(res);
+	return rc;
+}
+
+int report_write(const char *dir, char *why, size_t len)
+{
+	char path[CFG_PATH_MAX + 64];
+	bool sweep;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/sweep.json", dir);
+	sweep = access(path, F_OK) == 0;
+	if (sweep && (rc = report_write_points(dir, why, len)) < 0)
+		return rc;
+	rc = sweep ? report_write_sweep(dir) : report_write_run(dir);
+	if (rc < 0)
+		snprintf(why, len, "cannot write '%s/report.md': %s", dir, fb_strerror(rc));
 	return rc;
 }

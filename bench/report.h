@@ -9,6 +9,10 @@
 /* Writes report.md into a finished run folder from its summary.json (rank 0 only).
  * Returns 0 or a negative errno; a failure is a warning, the results stand. */
 int report_write_run(const char *run_dir);
+/* report.md of a run folder, or of a sweep folder and each of its points that ran. Called after
+ * plot_render (which only draws): the reports embed the pictures that exist. 0, or a negative
+ * code with the reason (file named) in why. */
+int report_write(const char *dir, char *why, size_t len);
 
 /* A number as the tables show it: n/a for NAN, fewer decimals for larger values. */
 void report_format_number(double v, char *buf, size_t len);
@@ -18,8 +22,9 @@ struct fb_errbuf;
 int report_save_file(const char *dir, const char *name, char *text, size_t len,
 		     struct fb_errbuf *err);
 
-/* Renders the plots of a run or sweep folder with gnuplot (PNG + SVG). A missing gnuplot is
- * not an error: returns 1 and fills why. */
+/* Renders the plots of a run or sweep folder (and its points) with gnuplot (PNG + SVG); draws
+ * only: the caller writes report.md afterwards (report_write). A missing gnuplot is not an
+ * error: returns 1 and fills why. */
 int plot_render(const char *dir, char *why, size_t len);
 
 /* Runs one gnuplot script of plot/ with vars ("name = 'value'; ..."). 0; 1 when gnuplot or

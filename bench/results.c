@@ -1080,25 +1080,23 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	return s;
 }
 
-/* report.md and the plots, in the temporary folder: a folder that has its final name is
- * complete, pictures included. A missing gnuplot is a warning (the results stand without
- * pictures); a picture or report.md that cannot be written is a failure of the run. */
+/* The plots, then report.md (which embeds the pictures that were drawn), in the temporary
+ * folder: a folder that has its final name is complete, pictures included. A missing gnuplot is
+ * a warning (the results stand without pictures); a picture or report.md that cannot be written
+ * is a failure of the run, and report.md is written first either way. */
 static int write_pictures(const char *tmp, bool plots, char *why, size_t len)
 {
-	int rc = plots ? plot_render(tmp, why, len) : 0;
+	int prc = plots ? plot_render(tmp, why, len) : 0, rc;
 
-	if (rc > 0)
+	if (prc > 0)
 		fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
-	if (rc < 0)
-		return rc;
-	/* plot_render writes report.md once the pictures exist; without plots, here. */
-	if ((!plots || rc != 0) && (rc = report_write_run(tmp)) < 0) {
+	if ((rc = report_write_run(tmp)) < 0) {
 		snprintf(why, len, "cannot write report.md: %s", fb_strerror(rc));
 		return rc;
 	}
 	/* No folder fsync here: sync_folder() runs next and syncs every file and the folder
 	 * (the pictures' names included) before the rename, in one journal commit. */
-	return rc;
+	return prc < 0 ? prc : 0;
 }
 
 /* A run whose results could not all be written keeps what it measured: the temporary

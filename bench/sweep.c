@@ -1069,18 +1069,18 @@ static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
 	if (rc < 0)
 		return rc;
 	/* Every point's results are kept whatever happens here; a report or picture that
-	 * cannot be written is still a failure of the sweep (exit 1, the reason). */
-	if ((rc = report_write_sweep(s->dir)) < 0)
-		return fb_fail(&s->err, rc, "cannot write '%s/report.md': %s", s->dir,
-			       fb_strerror(rc));
-	if (s->cfg->output.plots) {
-		int prc = plot_render(s->dir, why, sizeof(why));
-		if (prc > 0)
-			fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
-		else if (prc < 0)
-			return fb_fail(&s->err, prc, "cannot draw the plots of '%s': %s", s->dir,
-				       why);
-	}
+	 * cannot be written is still a failure of the sweep (exit 1, the reason). The pictures
+	 * come first (the sweep's and every point's), then the reports that embed them, also
+	 * when a picture failed. */
+	int prc = s->cfg->output.plots ? plot_render(s->dir, why, sizeof(why)) : 0;
+	char rwhy[1024];
+
+	if (prc > 0)
+		fprintf(stderr, "feedbench: warning: plots skipped: %s\n", why);
+	if ((rc = report_write(s->dir, rwhy, sizeof(rwhy))) < 0)
+		return fb_fail(&s->err, rc, "%s", rwhy);
+	if (prc < 0)
+		return fb_fail(&s->err, prc, "cannot draw the plots of '%s': %s", s->dir, why);
 	if (strcmp(s->dir, s->final_dir) != 0) {
 		if ((rc = safe_rename_noreplace(s->dir, s->final_dir)) < 0)
 			return fb_fail(&s->err, rc,
