@@ -1,7 +1,6 @@
 /* Dataset layout (generated) and discovery (bring your own data). */
 #include "dataset.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -166,43 +165,62 @@ static uint64_t discover_wanted(const struct run *run)
 	return want;
 }
 
-/* Rank 0 lists and probes, then broadcasts: the other ranks never touch the folder. A
- * num_files_train below the files found reads the first ones in name order (as DLIO does); one
- * above is an error naming both counts. Leaves the paths in *paths (one block, in order) and
- * each file's samples, largest sample and sample bytes in *info (3 per file). */
+/* The names discover_rank0 collects from the listing of the data folder. */
+struct discover_names {
+	struct run *run;
+	char **names;
+	size_t n, cap, foreign;
+	bool failed; /* an entry could not be kept (recorded) */
+};
+
+static int discover_entry(const char *name, void *arg)
+{
+	struct discover_names *dn = arg;
+
+	if (name[0] == '.')
+		return 0;
+	if (!format_matches(dn->run->format, name)) {
+		if (!has_ext(name, ".idx")) /* index files belong to their data files */
+			dn->foreign++;
+		return 0;
+	}
+	if (dn->n == dn->cap) {
+		size_t cap = dn->cap ? dn->cap * 2 : 256;
+		char **nn = realloc(dn->names, cap * sizeof(*nn));
+		if (!nn)
+			goto out_nomem;
+		dn->names = nn;
+		dn->cap = cap;
+	}
+	if (!(dn->names[dn->n] = strdup(name)))
+		goto out_nomem;
+	dn->n++;
+	return 0;
+out_nomem:
+	dn->failed = true;
+	return run_fail(dn->run, -ENOMEM, "out of memory");
+}
+
+/* Rank 0 lists (through the back-end's list_dir) and probes, then broadcasts: the other ranks
+ * never touch the folder. A num_files_train below the files found reads the first ones in name
+ * order (as DLIO does); one above is an error naming both counts. Leaves the paths in *paths
+ * (one block, in order) and each file's samples, largest sample and sample bytes in *info (3
+ * per file). */
 static int discover_rank0(struct run *run, json_t *found, uint64_t *on_disk, uint64_t *nfiles,
 			  char **paths, uint64_t *plen, uint64_t **info)
 {
 	const char *dir = run->cfg.dataset.data_dir;
-	DIR *d = opendir(dir);
-	char **names = NULL;
-	size_t n = 0, cap = 0, foreign = 0;
-	struct dirent *e;
-	int rc = 0;
+	struct discover_names dn = {.run = run};
+	struct io io = {.run = run};
+	int rc = io_list_dir(&io, dir, discover_entry, &dn);
+	char **names = dn.names;
+	size_t n = dn.n, foreign = dn.foreign;
 
-	if (!d)
-		return run_fail(run, -FB_EDATASET, "cannot open data folder '%s': %s", dir,
-				strerror(errno));
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (!format_matches(run->format, e->d_name)) {
-			if (!has_ext(e->d_name,
-				     ".idx")) /* index files belong to their data files */
-				foreign++;
-			continue;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			char **nn = realloc(names, cap * sizeof(*names));
-			if (!nn) {
-				rc = run_fail(run, -ENOMEM, "out of memory");
-				goto out;
-			}
-			names = nn;
-		}
-		names[n++] = strdup(e->d_name);
-	}
+	if (rc < 0 && !dn.failed)
+		rc = run_fail(run, -FB_EDATASET, "cannot open data folder '%s': %s", dir,
+			      strerror(-rc));
+	if (rc < 0)
+		goto out;
 	qsort(names, n, sizeof(*names), name_cmp);
 	if (n == 0) {
 		rc = run_fail(run, -FB_EDATASET,
@@ -256,7 +274,6 @@ static int discover_rank0(struct run *run, json_t *found, uint64_t *on_disk, uin
 	}
 	*nfiles = n;
 out:
-	closedir(d);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

@@ -4,7 +4,6 @@
  */
 #include "workloads.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,25 +28,33 @@ static void manifest_path(const struct run *run, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", run->cfg.dataset.data_dir, MANIFEST_NAME);
 }
 
+struct foreign_count {
+	uint64_t entries, indexes;
+};
+
+static int foreign_entry(const char *name, void *arg)
+{
+	struct foreign_count *fc = arg;
+	size_t n = strlen(name);
+
+	if (name[0] == '.')
+		return 0;
+	fc->entries++;
+	if (n > 4 && strcmp(name + n - 4, ".idx") == 0)
+		fc->indexes++;
+	return 0;
+}
+
 /* Files in the data folder that are not part of the dataset are left alone, with a warning:
  * everything but the dataset's files, their index files and the manifest. */
 static void manifest_foreign_files(struct run *run)
 {
-	DIR *d = opendir(run->cfg.dataset.data_dir);
-	uint64_t entries = 0, indexes = 0;
-	struct dirent *e;
+	struct foreign_count fc = {0};
+	struct io io = {.run = run};
 
-	if (!d)
+	if (io_list_dir(&io, run->cfg.dataset.data_dir, foreign_entry, &fc) < 0)
 		return;
-	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (e->d_name[0] == '.')
-			continue;
-		entries++;
-		if (n > 4 && strcmp(e->d_name + n - 4, ".idx") == 0)
-			indexes++;
-	}
-	closedir(d);
+	uint64_t entries = fc.entries, indexes = fc.indexes;
 	uint64_t foreign = entries - indexes - 1 - run->ds.nfiles;
 	if (entries > indexes + 1 + run->ds.nfiles)
 		run_warn(run, "ignored %" PRIu64 " files in '%s' that are not part of the dataset",

@@ -320,8 +320,10 @@ static void md_finish(struct run *run, int rc)
 		return;
 	MPI_Barrier(run->comm);
 	if (!run->cfg.metadata.shared_dir || run->rank == 0) {
+		struct io io = {.run = run};
 		md_dir(run, dir, sizeof(dir));
-		rmdir(dir);
+		/* Best effort, as before: the results stand when the folder stays. */
+		(void)io_rmdir(&io, dir, true);
 	}
 }
 

@@ -4,6 +4,7 @@
  */
 #include "storage.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -302,6 +303,57 @@ int io_stat(struct io *io, const char *path, struct storage_stat *st)
 			st->is_reg = S_ISREG(sb.st_mode);
 		}
 	}
+	io_meta_done(io, t0);
+	return rc;
+}
+
+int io_rmdir(struct io *io, const char *path, bool missing_ok)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc = ops->rmdir ? ops->rmdir(path, io->run) : (rmdir(path) < 0 ? -errno : 0);
+
+	io_meta_done(io, t0);
+	if (rc == -ENOENT && missing_ok)
+		return 0;
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot remove folder '%s': %s", path,
+				fb_strerror(rc));
+	return 0;
+}
+
+/* The POSIX listing: opendir, readdir until the end (errno tells an error from the end),
+ * closedir. */
+static int io_posix_list_dir(const char *path, storage_dir_fn fn, void *arg)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return -errno;
+	for (;;) {
+		errno = 0;
+		if (!(e = readdir(d))) {
+			rc = errno ? -errno : 0;
+			break;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((rc = fn(e->d_name, arg)) != 0)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc = ops->list_dir ? ops->list_dir(path, fn, arg, io->run)
+			       : io_posix_list_dir(path, fn, arg);
+
 	io_meta_done(io, t0);
 	return rc;
 }

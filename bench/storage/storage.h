@@ -42,6 +42,10 @@ struct storage_stat;
 
 #define STORAGE_OPS_VERSION 1
 
+/* One entry of a folder listing (storage_ops.list_dir, io_list_dir): 0 goes on, anything
+ * else stops the listing and is returned by it. */
+typedef int (*storage_dir_fn)(const char *name, void *arg);
+
 struct sfile;	 /* plug-in private; begins with struct sfile_base */
 struct io_queue; /* plug-in private: one thread's queue of reads (io_uring ring) */
 
@@ -89,6 +93,11 @@ struct storage_ops {
 	int (*mkdir)(const char *path, unsigned mode, struct run *run);
 	int (*unlink)(const char *path, struct run *run);
 	int (*stat)(const char *path, struct storage_stat *st, struct run *run);
+	int (*rmdir)(const char *path, struct run *run);
+	/* Calls fn(name, arg) for every entry of folder path except "." and ".." (in the file
+	 * system's order) and stops at the first non-zero return of fn, which it returns; else 0,
+	 * or a negative errno when the folder cannot be opened or read. */
+	int (*list_dir)(const char *path, storage_dir_fn fn, void *arg, struct run *run);
 	/* Optional: makes the entries of folder path durable (fsync of the folder). */
 	int (*sync_dir)(const char *path, struct run *run);
 	/* Optional state per run (after the back-end is chosen, before any file is touched;
@@ -159,6 +168,14 @@ int io_unlink(struct io *io, const char *path, bool missing_ok);
 /* stat is often a question whose answer may be "not there": its failure is returned as a
  * negative errno and NOT recorded; the caller records what it means. */
 int io_stat(struct io *io, const char *path, struct storage_stat *st);
+/* Removes an empty folder; a missing one is an error unless missing_ok. Recorded with the
+ * path. */
+int io_rmdir(struct io *io, const char *path, bool missing_ok);
+/* Lists folder path (storage_ops.list_dir): fn gets every name but "." and ".."; counted and
+ * timed as one namespace call. A folder that cannot be listed is returned as a negative errno
+ * and NOT recorded (the caller knows what the folder is); fn's own non-zero return is passed
+ * back as it is. */
+int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg);
 /* fsync of a folder: its new and removed entries become durable. Counted as a sync. */
 int io_sync_dir(struct io *io, const char *path);
 /* Per-thread back-end state: call once on each thread that does I/O, before its first call,

@@ -7,7 +7,9 @@
  *   retries, the rest sent on;
  * - an error or an end of file names the file and the offset, and nothing is left in flight
  *   when io_queue_wait() returns;
- * - io_pread() through a queue reads one call at a time and is counted the same way.
+ * - io_pread() through a queue reads one call at a time and is counted the same way;
+ * - folder listing and removal go through the back-end's list_dir and rmdir when it has them
+ *   (POSIX otherwise), each counted as one namespace call, failures naming the folder.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -327,6 +331,107 @@ static void test_sync_path(void **state)
 	rig_free(g);
 }
 
+/* A back-end with its own namespace: lists three names, refuses to remove anything. */
+static unsigned ns_lists, ns_rmdirs;
+
+static int ns_list_dir(const char *path, storage_dir_fn fn, void *arg, struct run *run)
+{
+	static const char *const names[] = {"a", "b", "c"};
+	int rc = 0;
+
+	(void)path;
+	(void)run;
+	ns_lists++;
+	for (size_t i = 0; i < 3 && rc == 0; i++)
+		rc = fn(names[i], arg);
+	return rc;
+}
+
+static int ns_rmdir(const char *path, struct run *run)
+{
+	(void)path;
+	(void)run;
+	ns_rmdirs++;
+	return -EBUSY;
+}
+
+static const struct storage_ops ns_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "ns",
+    .open = fake_open,
+    .pread = fake_pread,
+    .close = fake_close,
+    .list_dir = ns_list_dir,
+    .rmdir = ns_rmdir,
+};
+
+struct names {
+	char seen[8][16];
+	int n, stop_at; /* stop_at: the callback returns 7 at this entry (1-based), 0: never */
+};
+
+static int collect(const char *name, void *arg)
+{
+	struct names *nm = arg;
+
+	if (nm->n < 8)
+		snprintf(nm->seen[nm->n], sizeof(nm->seen[0]), "%s", name);
+	nm->n++;
+	return nm->n == nm->stop_at ? 7 : 0;
+}
+
+static void test_namespace_backend(void **state)
+{
+	struct run run = {0};
+	struct io_stats st;
+	struct io io = {.run = &run, .stats = &st};
+	struct names nm = {0};
+
+	(void)state;
+	fb_errbuf_init(&run.err);
+	io_stats_reset(&st);
+	run.storage = &ns_storage;
+	assert_int_equal(io_list_dir(&io, "/nowhere", collect, &nm), 0);
+	assert_int_equal(nm.n, 3);
+	assert_string_equal(nm.seen[2], "c");
+	nm = (struct names){.stop_at = 2};
+	assert_int_equal(io_list_dir(&io, "/nowhere", collect, &nm), 7); /* fn's stop, as is */
+	assert_int_equal(nm.n, 2);
+	assert_int_equal(io_rmdir(&io, "/nowhere/d", true), -EBUSY);
+	assert_non_null(strstr(run.err.msg, "cannot remove folder '/nowhere/d'"));
+	assert_int_equal(ns_lists, 2);
+	assert_int_equal(ns_rmdirs, 1);
+	assert_int_equal(st.meta_ops, 3);
+}
+
+static void test_namespace_posix(void **state)
+{
+	char dir[] = "/tmp/fb-test-io-XXXXXX", path[64];
+	struct run run = {0};
+	struct io_stats st;
+	struct io io = {.run = &run, .stats = &st};
+	struct names nm = {0};
+
+	(void)state;
+	fb_errbuf_init(&run.err);
+	io_stats_reset(&st);
+	run.storage = &fake_storage; /* no namespace ops: the POSIX calls */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(io_list_dir(&io, dir, collect, &nm), 0);
+	assert_int_equal(nm.n, 1); /* "." and ".." are not entries */
+	assert_string_equal(nm.seen[0], "sub");
+	/* A folder that is not empty is not removed; the message names it. */
+	assert_int_equal(io_rmdir(&io, dir, false), -ENOTEMPTY);
+	assert_non_null(strstr(run.err.msg, dir));
+	assert_int_equal(io_rmdir(&io, path, false), 0);
+	assert_int_equal(io_rmdir(&io, path, true), 0); /* gone: fine when missing_ok */
+	assert_int_equal(io_list_dir(&io, path, collect, &nm), -ENOENT);
+	assert_int_equal(io_rmdir(&io, dir, false), 0);
+	assert_int_equal(st.meta_ops, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +441,8 @@ int main(void)
 	    cmocka_unit_test(test_error),
 	    cmocka_unit_test(test_eof),
 	    cmocka_unit_test(test_sync_path),
+	    cmocka_unit_test(test_namespace_backend),
+	    cmocka_unit_test(test_namespace_posix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
