@@ -9,9 +9,12 @@
  * allows, a whole number per thread: each thread fills its own slots. The trainer consumes
  * steps strictly in order. A slot hands over through one atomic counter (even: free for its
  * next step, odd: filled) and a futex that is woken only when a thread sleeps on it: no lock
- * is shared by the hand-offs. In collective mode (MPI-IO collective or HDF5 collective
- * transfers) the trainer reads each batch itself, because collective calls must be made in
- * the same order by every rank: there are no reader threads then.
+ * is shared by the hand-offs. With queued reads (io_depth > 1, samples that are byte ranges) a
+ * thread keeps io_depth reads in flight across its batches: it starts its next step while the
+ * last reads of the current one complete, when that step's slot is free (batch_window.h). In
+ * collective mode (MPI-IO collective or HDF5 collective transfers) the trainer reads each
+ * batch itself, because collective calls must be made in the same order by every rank: there
+ * are no reader threads then.
  */
 #include "checkpoint.h"
 #include "workloads.h"
@@ -35,6 +38,7 @@
 #include "../bench/run.h"
 #include "../bench/timer.h"
 #include "../formats/sample.h"
+#include "batch_window.h"
 #include "sampler.h"
 
 #define READER_CACHE 8 /* open files kept per reader thread */
@@ -78,6 +82,7 @@ struct worker {
 	struct timeline_event *tl; /* private timeline buffer */
 	int ntl, tlcap;
 	struct spinner spin; /* this reader's, for the slots it waits on */
+	struct bwin win;     /* queued reads: its batches in flight (b NULL: reads one by one) */
 };
 
 /* Collective mode's per-step scratch, allocated once (batch_size entries, one bit per file). */
@@ -336,68 +341,11 @@ static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *byte
 	return verify ? verify_sample(run, file, index, dst, len) : 0;
 }
 
-static bool reader_would_evict(const struct worker *w, const struct ds_file *file)
+/* The epoch ended early (a failure) or the run was interrupted. */
+static bool reader_stopped(const struct pool *p)
 {
-	bool full = true;
-
-	for (unsigned i = 0; i < READER_CACHE; i++) {
-		if (w->cache[i].file == file)
-			return false;
-		full &= w->cache[i].file != NULL;
-	}
-	return full;
-}
-
-/* io_depth > 1 (queued reads, formats whose samples are byte ranges): the batch's reads are
- * queued on this thread's ring, io_depth in flight, then counted and verified once all have
- * landed. A file the reader cache is about to close first sees its reads complete. */
-static int fill_batch_queued(struct worker *w, struct slot *slot, uint64_t first, uint64_t count)
-{
-	struct pool *p = w->pool;
-	struct run *run = p->run;
-	bool verify = run->cfg.dataset.verify;
-	int rc = 0;
-
-	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		char *dst = (char *)slot->buf + j * p->sample_cap;
-		uint64_t index, off, len;
-		struct ds_file *file =
-		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
-		struct freader *r;
-
-		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
-		    (run->stop && __atomic_load_n(run->stop, __ATOMIC_RELAXED)))
-			rc = -FB_EINTR;
-		if (rc == 0 && reader_would_evict(w, file))
-			rc = io_queue_wait(&w->io);
-		if (rc == 0)
-			rc = reader_get(w, file, &r);
-		if (rc == 0)
-			rc = run->format->extent(run, file, index, &off, &len);
-		if (rc == 0 && len > p->sample_cap)
-			rc = run_fail(run, -FB_EINTERNAL,
-				      "sample of %" PRIu64 " bytes exceeds buffer", len);
-		if (rc < 0)
-			break;
-		if (verify)
-			memset(dst, SAMPLE_POISON, file->max_sample);
-		rc = io_queue_read(&w->io, ((struct freader_file *)r)->sf, dst, len, off);
-	}
-	int wrc = io_queue_wait(&w->io);
-	if (rc == 0)
-		rc = wrc;
-	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		uint64_t index, off, len;
-		struct ds_file *file =
-		    dataset_file_of(&run->ds, sampler_sample(p->s, first + j), &index);
-		run->format->extent(run, file, index, &off, &len);
-		slot->bytes += len;
-		w->stats.samples++;
-		if (verify)
-			rc = verify_sample(run, file, index, (char *)slot->buf + j * p->sample_cap,
-					   len);
-	}
-	return rc;
+	return atomic_load_explicit(&p->abort, memory_order_relaxed) ||
+	       (p->run->stop && __atomic_load_n(p->run->stop, __ATOMIC_RELAXED));
 }
 
 static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
@@ -408,11 +356,8 @@ static int fill_batch(struct worker *w, struct slot *slot, uint64_t step)
 
 	sampler_batch(p->s, step, &first, &count);
 	slot->bytes = 0;
-	if (w->io.queue && w->io.depth > 1 && (p->run->format->caps & FORMAT_CAP_BYTE_RANGES))
-		return fill_batch_queued(w, slot, first, count);
 	for (uint64_t j = 0; j < count && rc == 0; j++) {
-		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
-		    (p->run->stop && __atomic_load_n(p->run->stop, __ATOMIC_RELAXED)))
+		if (reader_stopped(p))
 			return -FB_EINTR;
 		rc = read_one(w, sampler_sample(p->s, first + j),
 			      (char *)slot->buf + j * p->sample_cap, &slot->bytes);
@@ -435,10 +380,182 @@ static uint64_t worker_next(const struct worker *w, uint64_t step)
 	return step;
 }
 
+/* Records a batch's read interval on the thread's timeline. */
+static void worker_tl_read(struct worker *w, uint64_t t0, uint64_t t1)
+{
+	const struct pool *p = w->pool;
+
+	atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
+	tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
+	       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
+	       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
+}
+
+/* ---- queued reads across batches (io_depth > 1, samples that are byte ranges) ----------- */
+
+/* When the reader cache is full and file is not in it: the file its next open closes. */
+static struct freader *reader_victim(const struct worker *w, const struct ds_file *file)
+{
+	unsigned victim = 0;
+
+	for (unsigned i = 0; i < READER_CACHE; i++) {
+		if (w->cache[i].file == file || !w->cache[i].file)
+			return NULL;
+		if (w->cache[i].used < w->cache[victim].used)
+			victim = i;
+	}
+	return w->cache[victim].r;
+}
+
+/* Queues the next sample of batch b into its slot. A file the reader cache is about to close
+ * first sees its own reads complete; the other reads stay in flight. */
+static int queue_sample(struct worker *w, struct bwin_batch *b)
+{
+	struct pool *p = w->pool;
+	struct run *run = p->run;
+	char *dst = (char *)p->slots[b->step % p->nslots].buf + b->queued * p->sample_cap;
+	uint64_t index, off, len;
+	struct ds_file *file =
+	    dataset_file_of(&run->ds, sampler_sample(p->s, b->first + b->queued), &index);
+	struct freader *r = reader_victim(w, file);
+	int rc = 0;
+
+	if (reader_stopped(p))
+		return -FB_EINTR;
+	if (r)
+		rc = io_queue_wait_file(&w->io, ((struct freader_file *)r)->sf);
+	if (rc == 0)
+		rc = reader_get(w, file, &r);
+	if (rc == 0)
+		rc = run->format->extent(run, file, index, &off, &len);
+	if (rc == 0 && len > p->sample_cap)
+		rc =
+		    run_fail(run, -FB_EINTERNAL, "sample of %" PRIu64 " bytes exceeds buffer", len);
+	if (rc < 0)
+		return rc;
+	if (run->cfg.dataset.verify) /* a read that leaves the buffer unfilled must not pass */
+		memset(dst, SAMPLE_POISON, file->max_sample);
+	rc = io_queue_read(&w->io, ((struct freader_file *)r)->sf, dst, len, off);
+	b->queued++;
+	b->mark = io_queue_mark(&w->io);
+	return rc;
+}
+
+/* Batch b's reads all landed: counts and verifies its samples, then hands it over (not on a
+ * failure: the caller hands the failure over instead). */
+static int batch_finish(struct worker *w, const struct bwin_batch *b, uint64_t *t_last)
+{
+	struct pool *p = w->pool;
+	struct run *run = p->run;
+	struct slot *slot = &p->slots[b->step % p->nslots];
+	int rc = 0;
+
+	slot->bytes = 0;
+	for (uint64_t j = 0; j < b->count && rc == 0; j++) {
+		uint64_t index, off, len;
+		struct ds_file *file =
+		    dataset_file_of(&run->ds, sampler_sample(p->s, b->first + j), &index);
+		rc = run->format->extent(run, file, index, &off, &len);
+		if (rc < 0)
+			break;
+		slot->bytes += len;
+		w->stats.samples++;
+		if (run->cfg.dataset.verify)
+			rc = verify_sample(run, file, index, (char *)slot->buf + j * p->sample_cap,
+					   len);
+	}
+	if (rc < 0)
+		return rc;
+	/* The batches of one thread overlap in time; the timeline shows each from when the
+	 * previous one was handed over (or its own start, if later), so the bars tile. */
+	uint64_t t1 = timer_now_ns();
+	worker_tl_read(w, b->t0 > *t_last ? b->t0 : *t_last, t1);
+	*t_last = t1;
+	slot->rc = 0;
+	slot_publish(slot);
+	return 0;
+}
+
+/* One epoch of a thread with queued reads: io_depth reads in flight across its batches
+ * (batch_window.h says in which order it works). On a failure the reads in flight land first,
+ * then the oldest batch not handed over carries the failure to the trainer. */
+static void worker_epoch_queued(struct worker *w)
+{
+	struct pool *p = w->pool;
+	struct bwin *win = &w->win;
+	uint64_t next = worker_next(w, UINT64_MAX), t_last = 0;
+	int rc = 0;
+	bool done = false;
+
+	bwin_reset(win);
+	while (rc == 0 && !done) {
+		struct bwin_batch *old = bwin_oldest(win);
+		struct slot *ns = next < p->nsteps ? &p->slots[next % p->nslots] : NULL;
+		struct bwin_view v = {
+		    .oldest_done =
+			old && old->queued == old->count && io_queue_done(&w->io, old->mark),
+		    .room = w->io.inflight<w->io.depth, .inflight = w->io.inflight> 0,
+		    .more_steps = ns != NULL,
+		    .next_free = ns && (atomic_load_explicit(&ns->turn, memory_order_acquire) &
+					TURN_MASK) == step_turn(p, next)};
+
+		switch (bwin_next(win, &v)) {
+		case BWIN_PUBLISH:
+			if ((rc = batch_finish(w, old, &t_last)) == 0)
+				bwin_pop(win);
+			break;
+		case BWIN_QUEUE:
+			rc = queue_sample(w, bwin_newest(win));
+			break;
+		case BWIN_WAIT_SLOT:
+			if (reader_stopped(p) || !slot_wait(p, &w->spin, ns, step_turn(p, next))) {
+				done = true;
+				break;
+			}
+			/* fall through */
+		case BWIN_START: {
+			struct bwin_batch *b = bwin_push(win);
+			b->step = next;
+			sampler_batch(p->s, next, &b->first, &b->count);
+			b->mark = io_queue_mark(&w->io);
+			b->t0 = timer_now_ns();
+			next = worker_next(w, next);
+			break;
+		}
+		case BWIN_REAP:
+			rc = io_queue_poll(&w->io);
+			break;
+		case BWIN_DONE:
+			done = true;
+			break;
+		}
+	}
+	/* Every read in flight lands before its buffer can be handed on or freed. */
+	int wrc = io_queue_wait(&w->io);
+	if (rc == 0)
+		rc = wrc;
+	if (rc < 0) {
+		struct bwin_batch *old = bwin_oldest(win);
+		if (old) {
+			struct slot *slot = &p->slots[old->step % p->nslots];
+			slot->rc = rc;
+			slot_publish(slot);
+		}
+		pool_abort(p);
+	}
+}
+
 static void worker_epoch(struct worker *w)
 {
 	struct pool *p = w->pool;
 	uint64_t t1 = 0;
+
+	if (w->win.b) {
+		worker_epoch_queued(w);
+		if (reader_close_all(w) < 0)
+			pool_abort(p);
+		return;
+	}
 
 	for (uint64_t step = worker_next(w, UINT64_MAX); step < p->nsteps;
 	     step = worker_next(w, step)) {
@@ -454,10 +571,7 @@ static void worker_epoch(struct worker *w)
 		uint64_t t0 = free_now && t1 ? t1 : timer_now_ns();
 		int rc = fill_batch(w, slot, step);
 		t1 = timer_now_ns();
-		atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
-		tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
-		       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
-		       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));
+		worker_tl_read(w, t0, t1);
 		slot->rc = rc;
 		slot_publish(slot);
 		if (rc < 0) {
@@ -962,6 +1076,10 @@ static int queue_init(struct run *run, struct pool *p, struct worker *w, size_t 
 			 "%s: batch buffers not registered with the ring (%s): reads pin pages "
 			 "each time",
 			 run->storage->name, fb_strerror(rc));
+	/* Reads kept in flight across batches: at most every slot of the ring started. */
+	if (depth > 1 && (run->format->caps & FORMAT_CAP_BYTE_RANGES) &&
+	    bwin_init(&w->win, p->nslots) < 0)
+		return run_fail(run, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -1093,6 +1211,7 @@ static void pool_free(struct run *run, struct pool *p)
 			run->compute_ops->free_host(run->compute, p->slots[i].buf);
 	for (unsigned i = 0; p->workers && i < p->nworkers; i++) {
 		io_queue_close(&p->workers[i].io);
+		bwin_free(&p->workers[i].win);
 		free(p->workers[i].tl);
 	}
 	free(p->slots);

@@ -25,6 +25,10 @@
  * rank count that keeps AU above a threshold is known in advance (tests of feedbench search).
  *
  * run->storage_priv), so "fail the 3rd read on rank 1" is deterministic whatever the threads do.
+ *
+ * Queued reads (io_depth, inner = uring) go through the inner back-end's queue; a read chosen
+ * to fail is not sent and completes with the errno at the next reap, among the others in
+ * flight. read_slowdown, read_latency, short_reads and eintr apply to plain reads only.
  */
 #include "storage.h"
 
@@ -352,6 +356,90 @@ static int faulty_evict(struct sfile *sf)
 	return f->inner_ops->evict ? f->inner_ops->evict(f->inner) : 0;
 }
 
+/* Queued reads: the inner back-end's queue, and the failures injected but not yet reaped. */
+struct io_queue {
+	struct io_queue *inner;
+	const struct storage_ops *inner_ops;
+	struct run *run;
+	int fail_op, fail_errno;
+	struct io_completion *failed; /* depth entries */
+	unsigned nfailed;
+};
+
+static int faulty_queue_open(struct io_queue **out, unsigned depth, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	struct io_queue *q;
+	int op, err, rc = faulty_config(run, &op, &err, &inner);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	if (!inner->queue_open)
+		return 0; /* no queue: reads go one at a time, through faulty_pread */
+	q = calloc(1, sizeof(*q));
+	if (q)
+		q->failed = calloc(depth ? depth : 1, sizeof(*q->failed));
+	if (!q || !q->failed) {
+		free(q);
+		return -ENOMEM;
+	}
+	rc = inner->queue_open(&q->inner, depth, run);
+	if (rc < 0) {
+		free(q->failed);
+		free(q);
+		return rc;
+	}
+	q->inner_ops = inner;
+	q->run = run;
+	q->fail_op = op;
+	q->fail_errno = err;
+	*out = q;
+	return 0;
+}
+
+static int faulty_queue_register(struct io_queue *q, void *const *bufs, size_t len, unsigned n)
+{
+	if (!q->inner_ops->queue_register)
+		return -ENOTSUP;
+	return q->inner_ops->queue_register(q->inner, bufs, len, n);
+}
+
+static int faulty_queue_read(struct io_queue *q, struct sfile *sf, void *buf, size_t len,
+			     uint64_t off, uint64_t tag)
+{
+	struct faulty_file *f = (struct faulty_file *)sf;
+	int rc = faulty_hit(q->run, FAULT_READ, q->fail_op, q->fail_errno);
+
+	if (rc) { /* the wrappers never queue more than depth reads */
+		q->failed[q->nfailed++] = (struct io_completion){.tag = tag, .res = rc};
+		return 0;
+	}
+	return q->inner_ops->queue_read(q->inner, f->inner, buf, len, off, tag);
+}
+
+static int faulty_queue_reap(struct io_queue *q, struct io_completion *c, unsigned max,
+			     unsigned min)
+{
+	unsigned n = 0;
+	int rc;
+
+	while (q->nfailed && n < max)
+		c[n++] = q->failed[--q->nfailed];
+	/* The inner queue still sends what is queued, and waits only for what is missing. */
+	rc = q->inner_ops->queue_reap(q->inner, c + n, max - n, min > n ? min - n : 0);
+	if (rc < 0)
+		return n ? (int)n : rc;
+	return (int)n + rc;
+}
+
+static void faulty_queue_close(struct io_queue *q)
+{
+	q->inner_ops->queue_close(q->inner);
+	free(q->failed);
+	free(q);
+}
+
 const struct storage_ops faulty_storage = {
     .version = STORAGE_OPS_VERSION,
     .name = "faulty",
@@ -363,4 +451,9 @@ const struct storage_ops faulty_storage = {
     .close = faulty_close,
     .size = faulty_size,
     .evict = faulty_evict,
+    .queue_open = faulty_queue_open,
+    .queue_register = faulty_queue_register,
+    .queue_read = faulty_queue_read,
+    .queue_reap = faulty_queue_reap,
+    .queue_close = faulty_queue_close,
 };

@@ -460,6 +460,7 @@ struct io_pending {
 	char *buf;
 	size_t len, done;
 	uint64_t off, t0;
+	uint64_t seq;	/* which io_queue_read() call queued it (io_queue_mark) */
 	unsigned calls; /* calls that returned data (more than one: short reads) */
 	bool used;
 };
@@ -471,6 +472,7 @@ int io_queue_open(struct io *io, unsigned depth)
 
 	io->queue = NULL;
 	io->inflight = 0;
+	io->unsent = 0;
 	io->qerr = 0;
 	io->depth = depth ? depth : 1;
 	if (!ops->queue_open)
@@ -506,6 +508,7 @@ void io_queue_close(struct io *io)
 	io->queue = NULL;
 	io->pending = NULL;
 	io->inflight = 0;
+	io->unsent = 0;
 }
 
 static int io_queue_fail(struct io *io, int rc)
@@ -534,7 +537,7 @@ static int io_queue_send(struct io *io, unsigned k)
 }
 
 /* One completion: a read done (counted and timed), a short read sent on, or a failure. */
-static void io_queue_complete(struct io *io, const struct io_completion *c)
+static void io_queue_complete(struct io *io, const struct io_completion *c, uint64_t now)
 {
 	struct io_pending *p = &io->pending[c->tag];
 
@@ -572,29 +575,42 @@ static void io_queue_complete(struct io *io, const struct io_completion *c)
 			io->stats->retries += p->calls - 1;
 		io->stats->bytes += p->len;
 		io->stats->ops++;
-		hist_add(&io->stats->latency, timer_now_ns() - p->t0);
+		hist_add(&io->stats->latency, now - p->t0);
 	}
 }
 
-/* Sends what is queued and handles the completions of at least `min` reads. */
+/* Sends what is queued and handles the completions of at least `min` reads. A read's latency
+ * runs from the call that sends it to the kernel (reads queued since the last call are stamped
+ * here, one clock read for all) to the return of the call that reaps it. */
 static int io_queue_reap(struct io *io, unsigned min)
 {
 	struct io_completion c[64];
 	unsigned max = io->depth < 64 ? io->depth : 64;
-	int n = io->run->storage->queue_reap(io->queue, c, max, min < max ? min : max);
+	uint64_t now;
+	int n;
 
+	if (io->unsent) {
+		now = timer_now_ns();
+		for (unsigned k = 0; k < io->depth; k++)
+			if (io->pending[k].used && !io->pending[k].t0)
+				io->pending[k].t0 = now;
+		io->unsent = 0;
+	}
+	n = io->run->storage->queue_reap(io->queue, c, max, min < max ? min : max);
 	if (n == -EINTR)
 		return 0;
 	if (n < 0)
 		return run_fail(io->run, n, "cannot wait for queued reads: %s", fb_strerror(n));
+	now = timer_now_ns();
 	for (int i = 0; i < n; i++)
-		io_queue_complete(io, &c[i]);
+		io_queue_complete(io, &c[i], now);
 	return 0;
 }
 
 int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
 {
 	size_t piece_max = io->transfer ? io->transfer : len, done = 0;
+	uint64_t seq = io->qseq++;
 
 	while (done < len && !io->qerr) {
 		size_t piece = len - done < piece_max ? len - done : piece_max;
@@ -617,9 +633,10 @@ int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 						     .buf = (char *)buf + done,
 						     .len = piece,
 						     .off = off + done,
-						     .t0 = timer_now_ns(),
+						     .seq = seq,
 						     .used = true};
 		io->inflight++;
+		io->unsent++;
 		if ((rc = io_queue_send(io, k)) < 0)
 			break;
 		done += piece;
@@ -638,10 +655,50 @@ int io_queue_wait(struct io *io)
 			for (unsigned k = 0; k < io->depth; k++)
 				io->pending[k].used = false;
 			io->inflight = 0;
+			io->unsent = 0;
 			break;
 		}
 	}
 	rc = io->qerr;
 	io->qerr = 0;
 	return rc;
+}
+
+uint64_t io_queue_mark(const struct io *io)
+{
+	return io->qseq;
+}
+
+bool io_queue_done(const struct io *io, uint64_t mark)
+{
+	for (unsigned k = 0; io->inflight && k < io->depth; k++)
+		if (io->pending[k].used && io->pending[k].seq < mark)
+			return false;
+	return true;
+}
+
+int io_queue_poll(struct io *io)
+{
+	if (io->inflight > 0 && !io->qerr) {
+		int rc = io_queue_reap(io, 1);
+		if (rc < 0)
+			return io_queue_fail(io, rc);
+	}
+	return io->qerr;
+}
+
+/* A read of f in flight, or -1. */
+static int io_queue_find_file(const struct io *io, const struct sfile *f)
+{
+	for (unsigned k = 0; io->inflight && k < io->depth; k++)
+		if (io->pending[k].used && io->pending[k].f == f)
+			return (int)k;
+	return -1;
+}
+
+int io_queue_wait_file(struct io *io, const struct sfile *f)
+{
+	while (!io->qerr && io_queue_find_file(io, f) >= 0)
+		io_queue_poll(io);
+	return io->qerr;
 }

@@ -133,6 +133,8 @@ struct io {
 	struct io_pending *pending; /* depth slots */
 	unsigned depth;		    /* reads kept in flight ([storage] io_depth) */
 	unsigned inflight;	    /* reads in flight now */
+	uint64_t qseq;		    /* io_queue_read() calls so far (io_queue_mark) */
+	unsigned unsent;	    /* reads queued, not yet sent to the kernel (not timed yet) */
 	int qerr;		    /* first failure of a queued read (recorded in run) */
 };
 
@@ -190,10 +192,11 @@ int io_size(struct io *io, struct sfile *f, uint64_t *size);
 /* Queued reads, for back-ends with queue ops (others: io_queue_open does nothing and
  * io->queue stays NULL). With a queue, io_pread() and friends also go through it, one read at a
  * time. io_queue_read() queues exactly len bytes at off (in pieces of io->transfer), first
- * waiting for a slot when depth reads are in flight; each piece is timed from queueing to
- * completion, and counted like a read call. io_queue_wait() waits for every read in flight and
- * returns the first failure (recorded with file and offset); after a failure, io_queue_read()
- * queues nothing more and returns it. The buffers must stay valid until io_queue_wait(). */
+ * waiting for a slot when depth reads are in flight; each piece is timed from its submission to
+ * the kernel to its completion, and counted like a read call. io_queue_wait() waits for every read
+ * in flight and returns the first failure (recorded with file and offset); after a failure,
+ * io_queue_read() queues nothing more and returns it. The buffers must stay valid until
+ * io_queue_wait(). */
 int io_queue_open(struct io *io, unsigned depth);
 /* Registers the n buffers of len bytes that queued reads will land in; best effort (0: done,
  * negative: not registered, reads still work). */
@@ -201,6 +204,17 @@ int io_queue_register(struct io *io, void *const *bufs, size_t len, unsigned n);
 int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
 int io_queue_wait(struct io *io);
 void io_queue_close(struct io *io);
+/* Keeping reads in flight across several batches: io_queue_mark() is a mark after the reads
+ * queued so far, and io_queue_done(mark) says whether every read queued before it has
+ * completed (or failed), while later ones may still be in flight. io_queue_poll() sends what
+ * is queued and handles at least one completion when any read is in flight (none: returns at
+ * once); io_queue_wait_file() waits until no read of f is in flight (before f is closed). Both
+ * return the first failure of a queued read, which stays until io_queue_wait() hands it back
+ * (after the reads still in flight landed). */
+uint64_t io_queue_mark(const struct io *io);
+bool io_queue_done(const struct io *io, uint64_t mark);
+int io_queue_poll(struct io *io);
+int io_queue_wait_file(struct io *io, const struct sfile *f);
 
 /* Records a read that a format did itself (HDF5): bytes and its duration. */
 void io_account(struct io *io, uint64_t bytes, uint64_t ns);

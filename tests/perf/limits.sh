@@ -16,6 +16,10 @@
 #                         (fio numjobs 1 and 2, the files split between jobs)
 #   O_DIRECT 128 KiB      feedbench direct, 1 thread vs fio psync direct=1      0.97 - 1.03
 #   io_uring O_DIRECT     backend = uring, io_depth D vs fio io_uring iodepth D  0.97 - 1.03
+#                         (4 KiB and 128 KiB, D in URING_DEPTHS; fio with fixedbufs, as
+#                         feedbench registers its batch buffers; feedbench batch max(D, 16) x
+#                         prefetch FB_PREFETCH, 1 reader thread, so the ring holds >= 2 D reads)
+#   io_uring cached       the same, buffered on page-cached files, QD 8         0.97 - 1.03
 #   start-up + teardown   a tiny run (mpiexec -n 2) vs a bare MPI program       <= 50 ms more
 #                         (plots = false; results fsynced as always; bare = MPI_Init + MPI_Finalize)
 #   memory at 10 M samples  peak RSS per rank, shared, null back-end (mpiexec -n 2), against the
@@ -26,9 +30,10 @@
 # is FB_BATCH x FB_PREFETCH (default 4 x 2).
 #
 # Environment: FEEDBENCH (default build/feedbench), BUILD (build), ROUNDS (3), MIB (cached set,
-# 256), EPOCHS (passes over the cached set, 3), DIRECT_MIB (256), DEPTH (8), FB_BATCH (4),
-# FB_PREFETCH (2), WORK (scratch folder on a disk file system, default BUILD/limits-work),
-# IOR_SRC, MPIEXEC (mpiexec). The machine's load average is printed with the table: on a shared
+# 256), EPOCHS (passes over the cached set, 3), DIRECT_MIB (256), DIRECT4K_MIB (O_DIRECT 4 KiB
+# set, 64), URING_DEPTHS ("1 8 32"), FB_BATCH (4), FB_PREFETCH (2), WORK (scratch folder on a
+# disk file system, default BUILD/limits-work), IOR_SRC, MPIEXEC (mpiexec), ROWS (all, or
+# uring: only the io_uring rows), BINDINGS ("bound unbound"). The machine's load average is printed with the table: on a shared
 # machine the spread over rounds says how much to trust a median.
 set -euo pipefail
 
@@ -43,7 +48,10 @@ ROUNDS=${ROUNDS:-3}
 MIB=${MIB:-256}
 EPOCHS=${EPOCHS:-3}
 DIRECT_MIB=${DIRECT_MIB:-256}
-DEPTH=${DEPTH:-8}
+DIRECT4K_MIB=${DIRECT4K_MIB:-64}
+URING_DEPTHS=${URING_DEPTHS:-1 8 32}
+ROWS=${ROWS:-all}
+BINDINGS=${BINDINGS:-bound unbound}
 FB_BATCH=${FB_BATCH:-4}
 FB_PREFETCH=${FB_PREFETCH:-2}
 W=${WORK:-$BUILD/limits-work}
@@ -107,16 +115,21 @@ INI
 		{ cat "$W/gen.err" >&2; exit 1; }
 }
 
-ini small 4KiB 4 $((MIB * 256 / 2 / 4)) # MIB/2 MiB of 4 KiB samples
-ini mid 128KiB 8 $((MIB * 8 / 8))        # MIB MiB of 128 KiB samples
-ini big 1MiB 8 $((MIB / 8))              # MIB MiB of 1 MiB samples
-ini dio 128KiB 4 $((DIRECT_MIB * 8 / 4)) # DIRECT_MIB MiB for O_DIRECT
-ini tiny 4KiB 2 4
-sed -i "s/^batch_size = .*/batch_size = 2/" "$W/tiny.ini"
+ini small 4KiB 4 $((MIB * 256 / 2 / 4))        # MIB/2 MiB of 4 KiB samples
+ini mid 128KiB 8 $((MIB * 8 / 8))               # MIB MiB of 128 KiB samples
+ini dio 128KiB 4 $((DIRECT_MIB * 8 / 4))        # DIRECT_MIB MiB for O_DIRECT
+ini dio4k 4KiB 4 $((DIRECT4K_MIB * 256 / 4))    # DIRECT4K_MIB MiB for O_DIRECT 4 KiB
 mapfile -t SMALL < <(ls "$W"/data/small/raw-*)
 mapfile -t MID < <(ls "$W"/data/mid/raw-*)
-mapfile -t BIG < <(ls "$W"/data/big/raw-*)
 mapfile -t DIO < <(ls "$W"/data/dio/raw-*)
+mapfile -t DIO4K < <(ls "$W"/data/dio4k/raw-*)
+BIG=()
+if [ "$ROWS" = all ]; then
+	ini big 1MiB 8 $((MIB / 8)) # MIB MiB of 1 MiB samples
+	ini tiny 4KiB 2 4
+	sed -i "s/^batch_size = .*/batch_size = 2/" "$W/tiny.ini"
+	mapfile -t BIG < <(ls "$W"/data/big/raw-*)
+fi
 cat "${SMALL[@]}" "${MID[@]}" "${BIG[@]}" >/dev/null # cached rows read from the page cache
 
 # ---- contenders: each prints "<rate> <cpu seconds> <bytes>" ----------------------------------
@@ -176,7 +189,7 @@ loop() {
 # compare ROW FB_FUNC PEER_FUNC: the functions take BIND and print "<rate> <cpu> <bytes>".
 compare() {
 	local row=$1 fbf=$2 peerf=$3 bind r a b
-	for bind in bound unbound; do
+	for bind in $BINDINGS; do
 		for ((r = 1; r <= ROUNDS; r++)); do
 			if ((r % 2)); then
 				a=$($fbf "$bind")
@@ -204,27 +217,52 @@ fb_1m_2() { fb "$1" big mib --set reader.read_threads=2; }
 fio_1m_2() { fio_c "$1" psync 1m 0 2 1 "$EPOCHS" "${BIG[@]}"; }
 fb_dio() { fb "$1" dio mib --set storage.direct=true --set train.epochs=1; }
 fio_dio() { fio_c "$1" psync 128k 1 1 1 1 "${DIO[@]}"; }
-fb_uring() {
-	fb "$1" dio mib --set storage.direct=true --set train.epochs=1 --set storage.backend=uring \
-		--set "storage.io_depth=$DEPTH" --set "reader.batch_size=$((DEPTH > 16 ? DEPTH : 16))"
+# io_uring at equal queue depth: uring_row DATASET DIRECT BS DEPTH LOOPS FILES... sets FB_U and
+# FIO_U, the two contenders of one row.
+uring_row() {
+	local set=$1 direct=$2 bs=$3 depth=$4 loops=$5
+	shift 5
+	URING_SET=$set URING_DIRECT=$direct URING_BS=$bs URING_DEPTH=$depth URING_LOOPS=$loops
+	URING_FILES=("$@")
 }
-fio_uring() { fio_c "$1" io_uring 128k 1 1 "$DEPTH" 1 "${DIO[@]}"; }
+fb_uring() {
+	local dio=true
+	[ "$URING_DIRECT" = 1 ] || dio=false
+	fb "$1" "$URING_SET" mib --set "storage.direct=$dio" --set "train.epochs=$URING_LOOPS" \
+		--set storage.backend=uring --set "storage.io_depth=$URING_DEPTH" \
+		--set "reader.batch_size=$((URING_DEPTH > 16 ? URING_DEPTH : 16))"
+}
+fio_uring() {
+	fio_c "$1" io_uring "$URING_BS" "$URING_DIRECT" 1 "$URING_DEPTH" "$URING_LOOPS" \
+		"${URING_FILES[@]}"
+}
 
-compare "cached 4 KiB vs pread loop (samples/s)" fb_4k loop_4k
-compare "cached 128 KiB, 1 thread vs fio psync" fb_128k_1 fio_128k_1
-compare "cached 128 KiB, 2 threads vs fio psync x2" fb_128k_2 fio_128k_2
-compare "cached 1 MiB, 1 thread vs fio psync" fb_1m_1 fio_1m_1
-compare "cached 1 MiB, 2 threads vs fio psync x2" fb_1m_2 fio_1m_2
-compare "O_DIRECT 128 KiB, QD1 vs fio psync" fb_dio fio_dio
-if "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
-	compare "io_uring O_DIRECT 128 KiB, QD$DEPTH vs fio io_uring" fb_uring fio_uring
-else
-	printf '%s\tskipped\t0\t%s\n' "io_uring O_DIRECT 128 KiB, QD$DEPTH vs fio io_uring" \
-		"uring back-end not built" >>"$RES"
+if [ "$ROWS" = all ]; then
+	compare "cached 4 KiB vs pread loop (samples/s)" fb_4k loop_4k
+	compare "cached 128 KiB, 1 thread vs fio psync" fb_128k_1 fio_128k_1
+	compare "cached 128 KiB, 2 threads vs fio psync x2" fb_128k_2 fio_128k_2
+	compare "cached 1 MiB, 1 thread vs fio psync" fb_1m_1 fio_1m_1
+	compare "cached 1 MiB, 2 threads vs fio psync x2" fb_1m_2 fio_1m_2
+	compare "O_DIRECT 128 KiB, QD1 vs fio psync" fb_dio fio_dio
 fi
-
+if "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
+	for d in $URING_DEPTHS; do
+		uring_row dio4k 1 4k "$d" 1 "${DIO4K[@]}"
+		compare "io_uring O_DIRECT 4 KiB, QD$d vs fio io_uring QD$d" fb_uring fio_uring
+		uring_row dio 1 128k "$d" 1 "${DIO[@]}"
+		compare "io_uring O_DIRECT 128 KiB, QD$d vs fio io_uring QD$d" fb_uring fio_uring
+	done
+	uring_row small 0 4k 8 "$EPOCHS" "${SMALL[@]}"
+	compare "io_uring cached 4 KiB, QD8 vs fio io_uring QD8" fb_uring fio_uring
+	uring_row mid 0 128k 8 "$EPOCHS" "${MID[@]}"
+	compare "io_uring cached 128 KiB, QD8 vs fio io_uring QD8" fb_uring fio_uring
+else
+	printf '%s\tskipped\t0\t%s\n' "io_uring vs fio io_uring" "uring back-end not built" >>"$RES"
+fi
 # ---- IOR: built from source when given --------------------------------------------------------
-if [ -n "${IOR_SRC:-}" ] && [ -d "$IOR_SRC" ]; then
+if [ "$ROWS" != all ]; then
+	:
+elif [ -n "${IOR_SRC:-}" ] && [ -d "$IOR_SRC" ]; then
 	if [ ! -x "$W/ior/bin/ior" ]; then
 		(cd "$IOR_SRC" && { [ -x configure ] || ./bootstrap; } &&
 			./configure --prefix="$W/ior" >"$W/ior-build.log" 2>&1 &&
@@ -250,7 +288,9 @@ else
 fi
 
 # ---- start-up + teardown: a tiny run vs a bare MPI program, both as the README launches ----
+# (ROWS=uring: only the io_uring rows; no start-up or memory rows)
 for bind in bound unbound; do
+	[ "$ROWS" = all ] || break
 	for ((r = 1; r <= ROUNDS + 2; r++)); do
 		s0=$(date +%s%N)
 		rm -rf "$W/results"
@@ -278,9 +318,11 @@ mem_run() { # mem_run NAME FILES SPF: peak RSS per rank, space separated
 		{ cat "$W/fb.err" >&2; exit 1; }
 	python3 -c "import json,glob,sys; s=json.load(open(glob.glob(sys.argv[1])[0])); print(' '.join(str(r['peak_rss_bytes']) for r in s['ranks']))" "$W/results/*/summary.json"
 }
-mem_small=$(mem_run memsmall 100 10)
-mem_big=$(mem_run mem10m 10000 1000)
-printf 'memory\tbound\t1\t%s\t%s\n' "${mem_small// /,}" "${mem_big// /,}" >>"$RES"
+if [ "$ROWS" = all ]; then
+	mem_small=$(mem_run memsmall 100 10)
+	mem_big=$(mem_run mem10m 10000 1000)
+	printf 'memory\tbound\t1\t%s\t%s\n' "${mem_small// /,}" "${mem_big// /,}" >>"$RES"
+fi
 
 # ---- the table ---------------------------------------------------------------------------------
 python3 - "$RES" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(($(date +%s) - T0))" \

@@ -9,7 +9,10 @@
  *   when io_queue_wait() returns;
  * - io_pread() through a queue reads one call at a time and is counted the same way;
  * - folder listing and removal go through the back-end's list_dir and rmdir when it has them
- *   (POSIX otherwise), each counted as one namespace call, failures naming the folder.
+ *   (POSIX otherwise), each counted as one namespace call, failures naming the folder;
+ * - reads kept in flight across batches: a mark is done once every read queued before it
+ *   completed, whatever later reads do, and io_queue_wait_file() leaves other files' reads in
+ *   flight.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -50,6 +53,8 @@ struct io_queue {
 	int answer;	   /* for every call ... */
 	unsigned fail_nth; /* ... except the nth (1-based), which fails with EIO */
 	int odd;	   /* ANSWER_EINTR / ANSWER_SHORT on odd calls only */
+	unsigned reap_max; /* 0: every read in flight completes at each reap; else at most this */
+	int fifo;	   /* complete the oldest reads first (else the newest) */
 };
 
 static struct io_queue *the_queue; /* the test's view of the one queue */
@@ -102,8 +107,13 @@ static int fake_queue_reap(struct io_queue *q, struct io_completion *c, unsigned
 	unsigned k = 0;
 
 	assert_true(min <= q->n);
+	if (q->reap_max && max > (min > q->reap_max ? min : q->reap_max))
+		max = min > q->reap_max ? min : q->reap_max;
 	while (k < max && q->n > 0) {
-		struct fake_req *r = &q->req[--q->n];
+		struct fake_req one = q->req[q->fifo ? 0 : q->n - 1], *r = &one;
+		if (q->fifo)
+			memmove(&q->req[0], &q->req[1], (q->n - 1) * sizeof(q->req[0]));
+		q->n--;
 		uint64_t call = ++q->calls;
 		int answer = q->odd && call % 2 == 0 ? ANSWER_FULL : q->answer;
 		size_t len = r->len;
@@ -432,6 +442,70 @@ static void test_namespace_posix(void **state)
 	assert_int_equal(st.meta_ops, 6);
 }
 
+/* Two batches of four reads in flight at once, the oldest completing first: the first
+ * batch's mark is done while the second's reads are still in flight; completions out of order
+ * (newest first): a mark is not done while an older read is in flight. */
+static void test_marks(void **state)
+{
+	(void)state;
+	for (int fifo = 0; fifo < 2; fifo++) {
+		struct rig *g = rig_new(8, 0);
+		uint64_t m0 = io_queue_mark(&g->io), ma, mb;
+
+		g->io.queue->reap_max = 1;
+		g->io.queue->fifo = fifo;
+		assert_true(io_queue_done(&g->io, m0));
+		for (unsigned i = 0; i < 4; i++)
+			assert_int_equal(
+			    io_queue_read(&g->io, g->f, g->buf + i * 1000, 1000, i * 1000), 0);
+		ma = io_queue_mark(&g->io);
+		for (unsigned i = 4; i < 8; i++)
+			assert_int_equal(
+			    io_queue_read(&g->io, g->f, g->buf + i * 1000, 1000, i * 1000), 0);
+		mb = io_queue_mark(&g->io);
+		assert_false(io_queue_done(&g->io, ma));
+		for (unsigned i = 0; i < 4; i++) {
+			assert_int_equal(io_queue_poll(&g->io), 0);
+			assert_int_equal(g->io.inflight, 7 - i);
+		}
+		/* fifo: the first batch landed, the second is in flight; else the reverse */
+		assert_int_equal(io_queue_done(&g->io, ma), fifo);
+		assert_false(io_queue_done(&g->io, mb));
+		while (!io_queue_done(&g->io, mb))
+			assert_int_equal(io_queue_poll(&g->io), 0);
+		assert_int_equal(g->io.inflight, 0);
+		assert_int_equal(io_queue_poll(&g->io), 0); /* nothing in flight: returns at once */
+		assert_int_equal(io_queue_wait(&g->io), 0);
+		assert_data(g, 8000);
+		assert_int_equal(g->stats.ops, 8);
+		assert_int_equal(g->stats.latency.count, 8);
+		rig_free(g);
+	}
+}
+
+/* Waiting for one file's reads (before the reader cache closes it) leaves the others' reads
+ * in flight. */
+static void test_wait_file(void **state)
+{
+	struct rig *g = rig_new(8, 0);
+	struct sfile *f2;
+
+	(void)state;
+	assert_int_equal(io_open(&g->io, &f2, "other.bin", STORAGE_O_READ), 0);
+	g->io.queue->reap_max = 1;
+	g->io.queue->fifo = 1;
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(io_queue_read(&g->io, g->f, g->buf + i * 1000, 1000, i * 1000), 0);
+	for (unsigned i = 2; i < 5; i++)
+		assert_int_equal(io_queue_read(&g->io, f2, g->buf + i * 1000, 1000, i * 1000), 0);
+	assert_int_equal(io_queue_wait_file(&g->io, g->f), 0);
+	assert_int_equal(g->io.inflight, 3);
+	assert_int_equal(io_queue_wait(&g->io), 0);
+	assert_data(g, 5000);
+	assert_int_equal(io_close(&g->io, f2), 0);
+	rig_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +517,8 @@ int main(void)
 	    cmocka_unit_test(test_sync_path),
 	    cmocka_unit_test(test_namespace_backend),
 	    cmocka_unit_test(test_namespace_posix),
+	    cmocka_unit_test(test_marks),
+	    cmocka_unit_test(test_wait_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

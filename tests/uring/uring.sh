@@ -8,6 +8,11 @@
 # usage: uring.sh CASE [ARGS]
 #   read FORMAT ACCESS...   verified runs at io_depth 1 and 8 for each access (raw: O_DIRECT too)
 #   truncated               a raw file cut short: the error names file and offset
+#   pipeline                io_depth 8 kept in flight across batches: exact samples, bytes and
+#                           read calls over several epochs, batches smaller and larger than the
+#                           depth, read_threads x io_depth, O_DIRECT, more files than the reader
+#                           keeps open
+#   eio                     EIO on one queued read (faulty back-end around uring) on rank 1
 # Exit status 77 means "skipped" (uring not built).
 set -u
 
@@ -35,7 +40,7 @@ fb() { # fb COMMAND [--set ...]: 2 ranks on tiny.ini through uring; sets RC
 	shift
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$cmd" "$MPI/tiny.ini" \
 		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
-		--set storage.backend=uring "$@" >"$T/out" 2>"$T/err"
+		--set storage.backend=uring "$@" </dev/null >"$T/out" 2>"$T/err"
 	RC=$?
 }
 
@@ -135,6 +140,57 @@ truncated)
 		MSG="io_depth $depth: a run folder was left under a final name"
 		[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail
 	done
+	;;
+pipeline)
+	# Each row: batch_size read_threads prefetch_size epochs files direct. 2 ranks, per_rank,
+	# raw 4 KiB samples, verify on, shuffled: every sample read once per epoch, whole.
+	# 24 files of 4 samples: 12 files per rank, more than the 8 a reader keeps open, so files
+	# are closed (after their own reads landed) while other reads are in flight.
+	spf=4
+	while read -r batch threads prefetch epochs files direct; do
+		[ "$direct" = true ] && ! direct_ok && continue
+		rm -rf "$T/data"
+		fb run --set storage.io_depth=8 --set "reader.batch_size=$batch" \
+			--set "reader.read_threads=$threads" --set "reader.prefetch_size=$prefetch" \
+			--set "train.epochs=$epochs" --set "dataset.num_files_train=$files" \
+			--set "dataset.num_samples_per_file=$spf" --set "storage.direct=$direct"
+		echo "pipeline: batch $batch, $threads threads, prefetch $prefetch, $epochs epochs, $files files, direct $direct"
+		what="batch $batch, $threads threads, prefetch $prefetch, $epochs epochs, $files files"
+		MSG="$what: exit status $RC, want 0"
+		[ "$RC" -eq 0 ] || fail
+		n=$((files * spf * epochs))
+		chk=(--ranks 2 --epochs "$epochs" --samples "$n" --bytes $((n * REC)) --ops "$n")
+		[ "$direct" = true ] && chk+=(--direct)
+		MSG="$what: summary.json is inconsistent"
+		python3 "$MPI/check_summary.py" "$T"/results/*/ "${chk[@]}" 2>>"$T/err" || fail
+		rm -rf "$T/results"
+	done <<'ROWS'
+3 1 2 3 8 false
+16 1 2 2 8 false
+3 2 1 2 24 false
+16 2 3 2 24 true
+ROWS
+	;;
+eio)
+	# The 5th read of rank 1 fails with EIO inside the queue (io_depth 8, batches of 3, so
+	# reads of two batches are in flight): exit 1, the error once, naming rank 1, the file and
+	# the offset; no run folder.
+	fb generate
+	MSG="generate: exit status $RC"
+	[ "$RC" -eq 0 ] || fail
+	fb run --set dataset.generate=never --set storage.backend=faulty \
+		--set storage.faulty.inner=uring --set storage.faulty.fail_op=read \
+		--set storage.faulty.fail_nth=5 --set storage.faulty.fail_rank=1 \
+		--set storage.faulty.fail_errno=EIO --set storage.io_depth=8 --set reader.batch_size=3
+	MSG="exit status $RC, want 1"
+	[ "$RC" -eq 1 ] || fail
+	MSG="stderr does not say once: rank 1 cannot read '<file>' at offset N: Input/output error"
+	[ "$(grep -c "Input/output error" "$T/err")" -eq 1 ] || fail
+	grep -q "rank 1" "$T/err" || fail
+	grep -qE "cannot read '$T/data/raw-[0-9]+-of-8.bin' at offset [0-9]+: Input/output error" \
+		"$T/err" || fail
+	MSG="a run folder was left under a final name"
+	[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail
 	;;
 *)
 	echo "uring.sh: unknown case '$CASE'" >&2
