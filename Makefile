@@ -8,6 +8,7 @@
 #   make lab-up       start the lab (CephFS over rate-limited OSDs + 2 emulated hosts; root)
 #   make lab-down     stop it: nothing left running, mounted or configured
 #   make lab-deps     install the lab's packages only
+#   make dlio-deps    install the Debian packages DLIO needs for tests/perf/dlio_side_by_side.sh
 PRESET   ?= ci
 BUILD    ?= build
 NP       ?= 2
@@ -24,19 +25,24 @@ DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhd
 LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 util-linux \
 	uuid-runtime procps slurmctld slurmd slurm-client
 
+# DLIO 2.0 beside feedbench (tests/perf/dlio_side_by_side.sh): CPU torch and mpi4py built against
+# the system Open MPI; DLIO itself goes into build/dlio-venv with pip. Not part of `make deps`.
+DLIO_PACKAGES = python3-torch python3-mpi4py
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 export OMPI_MCA_btl_vader_single_copy_mechanism = none
 
-.PHONY: all deps lab-deps lab-up lab-down build quickstart test test-sanitize test-fuzz fuzz clean \
+.PHONY: all deps lab-deps dlio-deps lab-up lab-down build quickstart test test-sanitize test-fuzz fuzz clean \
 	format format-check
 
 all: build
 
 deps: PKGS = $(DEB_PACKAGES) $(LAB_PACKAGES)
 lab-deps: PKGS = $(LAB_PACKAGES)
-deps lab-deps:
+dlio-deps: PKGS = $(DLIO_PACKAGES)
+deps lab-deps dlio-deps:
 	@missing=$$(for p in $(PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	done); \

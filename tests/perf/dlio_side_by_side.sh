@@ -1,130 +1,288 @@
 #!/bin/bash
-# A benchmark, not a test: DLIO (dlio_benchmark 2.0.0 from PyPI, installed into build/venv)
-# and feedbench on the same small workload and the same files, alternating, printing both
-# tools' AU, samples/s and MiB/s side by side with what explains the difference.
+# A benchmark, not a test: DLIO (dlio-benchmark 2.0.0 from PyPI) and feedbench on the same
+# small workloads and the same files, alternating, printing both tools' AU, samples/s and MiB/s
+# side by side (medians and ranges over the rounds, and the ratios). docs/dlio_side_by_side.md
+# holds a table this script printed and what explains each difference.
 #
 #   tests/perf/dlio_side_by_side.sh [FEEDBENCH] [WORK_DIR]
-#   FEEDBENCH  default build/feedbench;  WORK_DIR default /tmp/feedbench-dlio-sbs (kept)
-# Environment: RANKS (2), ROUNDS (3: DLIO, feedbench, DLIO, feedbench ...), FILES (32),
-# RECORD (262144 bytes), BATCH (4), COMPUTE (0.01 s per step), EPOCHS (3), THREADS (2),
-# VENV (build/venv), MPIEXEC (mpiexec), NO_INSTALL=1 (never run pip; DLIO must be there).
+#   FEEDBENCH  default build/feedbench;  WORK_DIR default /tmp/feedbench-dlio-sbs (kept: the
+#              datasets are generated once and reused; logs, both tools' outputs, rows.jsonl)
+# Environment:
+#   WORKLOADS  (unet3d resnet50): any of unet3d, resnet50 (the scaled-down workloads below) and
+#              unet3d_c0, resnet50_c0 (the same with computation_time 0: what each tool costs
+#              per sample when nothing else takes time)
+#   RANKS      ("1 2"): the rank counts to run each workload at
+#   ROUNDS     (3): rounds per workload and rank count, each DLIO then feedbench
+#   EPOCHS     (3)
+#   VENV       (build/dlio-venv)   MPIEXEC (mpirun)
+#   NO_INSTALL=1  never install (Debian packages or pip); exit 77 when something is missing
 #
-# The workload is DLIO's own format (npz, one sample per file, data_folder/train/): DLIO
-# generates it, feedbench reads the same files through the INI that `feedbench import-dlio`
-# writes from the same YAML. The difference to expect, and why:
-#  - AU: DLIO counts the configured computation time over the step time per epoch, mean over
-#    epochs; feedbench's headline counts measured busy time, mean over ranks of each rank's
-#    AU. feedbench also reports DLIO's definition (metric.dlio_comparable), the column to
-#    compare with DLIO's AU; what remains is DLIO's Python cost per step (loader hand-off,
-#    collation), which feedbench does not have.
-#  - samples/s: DLIO's epoch time includes its loader start-up (worker processes each
-#    epoch); feedbench's dlio_comparable throughput counts the start-up in the first epoch.
-#  - MiB/s: DLIO computes it from the nominal record length x samples; feedbench from the
-#    bytes read calls returned (npz headers included).
+# How DLIO runs here (no GPU, 2 cores, Debian bookworm): DLIO 2.0.0's wheel requires
+# tensorflow, torch>=2.2, torchvision, torchaudio and nvidia-dali-cuda110. PyPI has only CUDA
+# builds of torch for Linux x86_64 (torch plus its nvidia-* wheels: GiBs), the PyTorch CPU index
+# is not reachable from this machine, and DALI and tensorflow are not needed by the PyTorch
+# loader. So:
+#  - torch and mpi4py come from Debian (`make dlio-deps`: python3-torch 1.13.1, CPU only;
+#    python3-mpi4py 3.1.4, built against the system Open MPI) and the venv sees them
+#    (--system-site-packages, Debian's python3). DLIO's PyTorch loader uses DataLoader with
+#    worker processes, persistent_workers, prefetch_factor and pin_memory, all in torch 1.13.
+#  - DLIO and the packages its PyTorch path imports are installed with pip --no-deps at pinned
+#    versions into the venv (DLIO_PIP below); pydftracer is required in practice: DLIO's
+#    fallback when it is missing fails (utils/config.py: Profile(MODULE_CONFIG) -> TypeError).
+#  - tensorflow is a stub package in the venv only (tensorflow/__init__.py, written below):
+#    DLIO imports it at module level in profiler/tf_profiler.py whatever the profiler; the
+#    PyTorch loader, npz/hdf5 readers and no profiler never use it, and any use raises
+#    ImportError naming this script. torchvision, torchaudio and DALI are not imported on this
+#    path and are not installed.
+#
+# The workloads (DLIO's own files: DLIO generates them once, feedbench reads the same files
+# through the INI `feedbench import-dlio` writes from the same YAML):
+#   unet3d    npz, 1 sample of 1 MiB per file, 64 files, batch 4, 2 read threads,
+#             computation_time 0.02 s (DLIO's unet3d_a100: 140 MiB samples, batch 7, 4 threads,
+#             0.636 s: scaled down to fit 2 cores and a few seconds a run)
+#   resnet50  hdf5 (DLIO's PyTorch loader cannot read tfrecord), 64 samples of 144 KiB per
+#             file, 16 files, batch 32, 2 read threads, computation_time 0.02 s (DLIO's
+#             resnet50_a100: 110 KiB samples, 1251 per file, batch 400, 8 threads, 0.435 s)
+# Both tools read the files from the page cache (the datasets are far below RAM): what differs
+# is each tool's own cost, not the storage. The load average is recorded beside each run.
 set -uo pipefail
 
 fb=${1:-build/feedbench}
 work=${2:-/tmp/feedbench-dlio-sbs}
-ranks=${RANKS:-2}
+workloads=${WORKLOADS:-unet3d resnet50}
+ranks_list=${RANKS:-1 2}
 rounds=${ROUNDS:-3}
-files=${FILES:-32}
-record=${RECORD:-262144}
-batch=${BATCH:-4}
-compute=${COMPUTE:-0.01}
 epochs=${EPOCHS:-3}
-threads=${THREADS:-2}
-venv=${VENV:-build/venv}
-mpiexec=${MPIEXEC:-mpiexec}
+venv=${VENV:-build/dlio-venv}
+mpiexec=${MPIEXEC:-mpirun}
+deb_python=/usr/bin/python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+mpiflags=(--oversubscribe)
+[ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$work"
+work=$(cd "$work" && pwd)
+[ -x "$fb" ] || { echo "no feedbench at $fb (build it first)" >&2; exit 1; }
+fb=$(cd "$(dirname "$fb")" && pwd)/$(basename "$fb")
 
-# DLIO 2.0.0 from PyPI. Its wheel requires tensorflow, torch, torchvision, torchaudio and
-# nvidia-dali-cuda110 (several GiB) besides mpi4py (built against this machine's Open MPI),
-# hydra-core, pandas, h5py and pydftracer: the first install takes long and needs the room.
-if ! "$venv/bin/python" -c 'import dlio_benchmark' 2>/dev/null; then
+# ---- DLIO's environment (idempotent: a venv whose stamp lists the same packages is reused) ----
+DLIO_PIP="dlio-benchmark==2.0.0 pydftracer==1.0.2 hydra-core==1.3.2 omegaconf==2.3.0
+antlr4-python3-runtime==4.9.3 PyYAML==6.0.1 packaging==24.0 psutil==5.9.8 h5py==3.11.0
+pandas==2.0.3 python-dateutil==2.9.0.post0 pytz==2024.1 tzdata==2024.1 six==1.16.0"
+stamp=$venv/.dlio-packages
+if ! "$deb_python" -c 'import torch, mpi4py' 2>/dev/null; then
+	if [ -n "${NO_INSTALL:-}" ]; then
+		echo "DLIO needs Debian's python3-torch and python3-mpi4py (make dlio-deps);" \
+			"NO_INSTALL is set: cannot run DLIO" >&2
+		exit 77
+	fi
+	make -C "$here" -s dlio-deps >&2 || {
+		echo "make dlio-deps failed: no torch/mpi4py for DLIO" >&2
+		exit 77
+	}
+fi
+if ! { [ "$(cat "$stamp" 2>/dev/null)" = "$DLIO_PIP" ] &&
+	"$venv/bin/python" -c 'import dlio_benchmark.main' 2>/dev/null; }; then
 	if [ -n "${NO_INSTALL:-}" ]; then
 		echo "DLIO is not installed in $venv and NO_INSTALL is set: cannot run DLIO" >&2
 		exit 77
 	fi
-	[ -x "$venv/bin/python" ] || python3 -m venv "$venv" || {
-		echo "cannot create the venv $venv (python3 -m venv failed)" >&2
+	rm -rf "$venv"
+	"$deb_python" -m venv --system-site-packages "$venv" || {
+		echo "cannot create the venv $venv ($deb_python -m venv failed)" >&2
 		exit 77
 	}
-	echo "installing dlio-benchmark==2.0.0 into $venv (tensorflow, torch, DALI: GiBs) ..." >&2
-	if ! "$venv/bin/pip" install -q dlio-benchmark==2.0.0 >"$work/pip.log" 2>&1; then
+	echo "installing DLIO 2.0.0 into $venv (pip --no-deps, pinned)" >&2
+	# shellcheck disable=SC2086
+	if ! flock /tmp/pip.lock "$venv/bin/pip" install -q --no-deps $DLIO_PIP \
+		>"$work/pip.log" 2>&1; then
 		echo "DLIO could not be installed; pip said (last lines of $work/pip.log):" >&2
 		tail -15 "$work/pip.log" >&2
 		exit 77
 	fi
+	site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	mkdir -p "$site/tensorflow"
+	cat >"$site/tensorflow/__init__.py" <<'PY'
+# Stub written by feedbench's tests/perf/dlio_side_by_side.sh, in this venv only: DLIO 2.0.0
+# imports tensorflow at module level (profiler/tf_profiler.py) even with no profiler; the
+# PyTorch loader never uses it. Any use fails here.
+def __getattr__(name):
+    raise ImportError("tensorflow is a stub in this venv (feedbench "
+                      "tests/perf/dlio_side_by_side.sh): tensorflow." + name + " is unavailable")
+PY
+	if ! err=$("$venv/bin/python" -c 'import dlio_benchmark.main' 2>&1); then
+		echo "DLIO is installed but does not import:" >&2
+		echo "$err" | tail -5 >&2
+		exit 77
+	fi
+	printf '%s' "$DLIO_PIP" >"$stamp"
 fi
 dlio=$venv/bin/dlio_benchmark
+py=$venv/bin/python
 
-# The workload, written as a DLIO YAML (read by DLIO through hydra, and by import-dlio).
-mkdir -p "$work/conf/workload"
-cat >"$work/conf/workload/sbs.yaml" <<YAML
-model: sbs
+# ---- the workloads, as DLIO YAMLs ---------------------------------------------------------
+# wl_yaml NAME DATA_FOLDER COMPUTE_TIME: the YAML on stdout.
+wl_yaml()
+{
+	case $1 in
+	unet3d*) fmt=npz spf=1 rec=1048576 files=64 batch=4 ;;
+	resnet50*) fmt=hdf5 spf=64 rec=147456 files=16 batch=32 ;;
+	*) echo "unknown workload $1 (unet3d, resnet50, unet3d_c0, resnet50_c0)" >&2; return 1 ;;
+	esac
+	cat <<YAML
+model: $1
 framework: pytorch
 workflow:
   generate_data: False
   train: True
 dataset:
-  data_folder: $work/data
-  format: npz
+  data_folder: $2
+  format: $fmt
   num_files_train: $files
-  num_samples_per_file: 1
-  record_length: $record
+  num_samples_per_file: $spf
+  record_length: $rec
 reader:
   data_loader: pytorch
   batch_size: $batch
-  read_threads: $threads
+  read_threads: 2
   file_shuffle: seed
   sample_shuffle: seed
 train:
   epochs: $epochs
-  computation_time: $compute
+  computation_time: $3
 YAML
-if [ ! -e "$work/data/.generated-$files-$record" ]; then
-	rm -rf "$work/data"
-	"$mpiexec" --oversubscribe -n "$ranks" "$dlio" --config-dir "$work/conf" workload=sbs \
-		++workload.workflow.generate_data=True ++workload.workflow.train=False \
-		hydra.run.dir="$work/gen" >"$work/gen.log" 2>&1 ||
-		{ echo "DLIO could not generate the dataset: see $work/gen.log" >&2; exit 1; }
-	touch "$work/data/.generated-$files-$record"
-fi
-"$fb" import-dlio "$work/conf/workload/sbs.yaml" -o "$work/sbs.ini" 2>"$work/import.log" ||
-	{ cat "$work/import.log" >&2; exit 1; }
+}
 
-: >"$work/rows"
-for r in $(seq "$rounds"); do
-	out=$work/dlio-$r
-	rm -rf "$out"
-	"$mpiexec" --oversubscribe -n "$ranks" "$dlio" --config-dir "$work/conf" workload=sbs \
-		hydra.run.dir="$out" >"$work/dlio-$r.log" 2>&1 ||
-		{ echo "DLIO run $r failed: see $work/dlio-$r.log" >&2; exit 1; }
-	"$venv/bin/python" - "$out" dlio "$r" >>"$work/rows" <<'PY'
-import glob, json, sys
-s = json.load(open(glob.glob(sys.argv[1] + "/**/summary.json", recursive=True)[0]))
+now() { date +%s.%N; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+: >"$work/rows.jsonl"
+for wl in $workloads; do
+	base=${wl%_c0}
+	compute=0.02
+	[ "$wl" != "$base" ] && compute=0
+	data=$work/data-$base
+	conf=$work/conf-$wl
+	mkdir -p "$conf/workload"
+	wl_yaml "$wl" "$data" "$compute" >"$conf/workload/$wl.yaml" || exit 2
+	# The dataset, once per base workload (DLIO's generator, 1 rank: the files do not depend
+	# on the rank count).
+	if [ ! -e "$data/.generated" ]; then
+		rm -rf "$data"
+		"$mpiexec" "${mpiflags[@]}" -n 1 "$dlio" --config-dir "$conf" workload="$wl" \
+			++workload.workflow.generate_data=True ++workload.workflow.train=False \
+			hydra.run.dir="$work/gen-$base" >"$work/gen-$base.log" 2>&1 ||
+			{ echo "DLIO could not generate $data: see $work/gen-$base.log" >&2; exit 1; }
+		touch "$data/.generated"
+	fi
+	"$fb" import-dlio "$conf/workload/$wl.yaml" -o "$work/$wl.ini" 2>"$work/import-$wl.log" ||
+		{ cat "$work/import-$wl.log" >&2; exit 1; }
+	for n in $ranks_list; do
+		for r in $(seq "$rounds"); do
+			out=$work/dlio-$wl-$n-$r
+			rm -rf "$out"
+			l0=$(load1) t0=$(now)
+			"$mpiexec" "${mpiflags[@]}" -n "$n" "$dlio" --config-dir "$conf" \
+				workload="$wl" hydra.run.dir="$out" >"$out.log" 2>&1 ||
+				{ echo "DLIO run failed: see $out.log" >&2; exit 1; }
+			t1=$(now)
+			"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
+				>>"$work/rows.jsonl" <<'PY' || exit 1
+# DLIO's own figures from its summary.json, plus (from its per-rank N_output.json) the
+# steady-state split DLIO records but does not report: steps 2.. of each epoch, step time
+# (load + compute, no barrier) and load (data wait) per step.
+import datetime, glob, json, statistics, sys
+out, wl, n, r, t0, t1, l0, l1 = sys.argv[1:]
+s = json.load(open(out + "/summary.json"))
 m = s["metric"]
-print(sys.argv[2], sys.argv[3], m["train_au_mean_percentage"], "-",
-      m["train_throughput_mean_samples_per_second"], "-", m["train_io_mean_MB_per_second"])
+ts = lambda x: datetime.datetime.fromisoformat(x).timestamp()
+inrun = ts(s["end"]) - ts(s["start"])
+proc = comp = 0.0
+loads, first = [], []
+for f in glob.glob(out + "/*_output.json"):
+    o = json.load(open(f))
+    for ep, e in o.items():
+        if not ep.isdigit():
+            continue
+        for b in e["proc"]:
+            p, ld, c = e["proc"][b], e["load"][b], e["compute"][b]
+            if ep == "1":
+                first.append(p[0])
+            proc += sum(p[1:]); comp += sum(c[1:]); loads += ld[1:]
+print(json.dumps({
+    "wl": wl, "ranks": int(n), "tool": "dlio", "round": int(r),
+    "au_dlio": m["train_au_mean_percentage"],
+    "sps_dlio": m["train_throughput_mean_samples_per_second"],
+    "mib": m["train_io_mean_MB_per_second"],
+    "au_steady": 100 * comp / proc if proc > 0 else None,
+    "wait_ms": 1000 * statistics.median(loads) if loads else None,
+    "first_step_s": max(first) if first else None,
+    "process_s": float(t1) - float(t0),
+    "startup_s": float(t1) - float(t0) - inrun,
+    "load": (float(l0) + float(l1)) / 2}))
 PY
-	"$mpiexec" --oversubscribe -n "$ranks" "$fb" run "$work/sbs.ini" -q \
-		--set output.dir="$work/fb" --set output.plots=false >"$work/fb-$r.log" 2>&1 ||
-		{ echo "feedbench run $r failed: see $work/fb-$r.log" >&2; exit 1; }
-	python3 - "$(ls -d "$work"/fb/*/ | tail -1)" feedbench "$r" >>"$work/rows" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1] + "summary.json"))
+			out=$work/fb-$wl-$n-$r
+			rm -rf "$out"
+			l0=$(load1) t0=$(now)
+			"$mpiexec" "${mpiflags[@]}" -n "$n" "$fb" run "$work/$wl.ini" -q -o "$out" \
+				--set output.plots=false >"$out.log" 2>&1 ||
+				{ echo "feedbench run failed: see $out.log" >&2; exit 1; }
+			t1=$(now)
+			"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
+				>>"$work/rows.jsonl" <<'PY' || exit 1
+import glob, json, sys
+out, wl, n, r, t0, t1, l0, l1 = sys.argv[1:]
+s = json.load(open(glob.glob(out + "/*/summary.json")[0]))
 m = s["metric"]; d = m["dlio_comparable"]
-print(sys.argv[2], sys.argv[3], d["train_au_mean_percentage"], m["train_au_mean_percentage"],
-      d["train_throughput_mean_samples_per_second"], m["train_samples_per_second"],
-      m["train_bandwidth_MiB_per_second"])
+wait = m["train_data_wait_seconds"]
+print(json.dumps({
+    "wl": wl, "ranks": int(n), "tool": "feedbench", "round": int(r),
+    "au_dlio": d["train_au_mean_percentage"],
+    "sps_dlio": d["train_throughput_mean_samples_per_second"],
+    "mib": m["train_bandwidth_MiB_per_second"],
+    "au_fb": m["train_au_mean_percentage"],
+    "sps_fb": m["train_samples_per_second"],
+    "wait_ms": 1000 * wait["p50"] if wait.get("p50") is not None else None,
+    "process_s": float(t1) - float(t0),
+    "startup_s": float(t1) - float(t0) - m["train_wall_seconds"],
+    "load": (float(l0) + float(l1)) / 2}))
 PY
+			echo "$wl ranks $n round $r done (load $(load1))" >&2
+		done
+	done
 done
 
-echo "| tool | round | AU % (DLIO's definition) | AU % (feedbench headline) | samples/s (start-up incl.) | samples/s (feedbench) | MiB/s |"
-echo "|---|---|---|---|---|---|---|"
-while read -r tool r au au2 sps sps2 mib; do
-	printf '| %s | %s | %.2f | %s | %.1f | %s | %.1f |\n' "$tool" "$r" "$au" "$au2" "$sps" \
-		"$sps2" "$mib"
-done <"$work/rows"
+# ---- the table ------------------------------------------------------------------------------
+"$py" - "$work/rows.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def cell(v):
+    v = [x for x in v if x is not None]
+    if not v:
+        return "–", None
+    med = statistics.median(v)
+    return f"{med:.4g} [{min(v):.4g}–{max(v):.4g}]", med
+figs = [("au_dlio", "AU % (DLIO's definition)"),
+        ("au_steady", "AU % of DLIO's step times (steps 2.., no barrier)"),
+        ("au_fb", "AU % (feedbench headline)"),
+        ("sps_dlio", "samples/s (DLIO's definition)"),
+        ("sps_fb", "samples/s (feedbench, epoch wall)"),
+        ("mib", "MiB/s (each tool's own)"),
+        ("wait_ms", "data wait per step, median ms"),
+        ("process_s", "process wall s"),
+        ("startup_s", "start-up + exit s"),
+        ("load", "load average (1 min)")]
+print("| workload | ranks | figure | DLIO median [min–max] | feedbench median [min–max] | feedbench / DLIO |")
+print("|---|---|---|---|---|---|")
+keys = sorted({(r["wl"], r["ranks"]) for r in rows}, key=lambda k: (k[0], k[1]))
+for wl, n in keys:
+    for key, name in figs:
+        dv = [r.get(key) for r in rows if (r["wl"], r["ranks"], r["tool"]) == (wl, n, "dlio")]
+        fv = [r.get(key) for r in rows if (r["wl"], r["ranks"], r["tool"]) == (wl, n, "feedbench")]
+        (ds, dm), (fs, fm) = cell(dv), cell(fv)
+        if ds == "–" and fs == "–":
+            continue
+        ratio = f"{fm / dm:.3g}" if dm and fm is not None and key != "load" else ""
+        print(f"| {wl} | {n} | {name} | {ds} | {fs} | {ratio} |")
+PY
