@@ -343,11 +343,21 @@ static int cfg_assign(struct config *cfg, const struct cfg_key *k, const char *t
 		return cfg_parse_bool(text, dst, why, whylen);
 	case CFG_INT: {
 		int64_t v;
-		if ((rc = cfg_parse_int(text, &v, why, whylen)) < 0)
+		bool can_auto = k->flags & CFG_F_AUTO;
+		if (can_auto && strcasecmp(text, "auto") == 0) {
+			*(int64_t *)dst = 0;
+			return 0;
+		}
+		if ((rc = cfg_parse_int(text, &v, why, whylen)) < 0) {
+			if (can_auto && strncmp(why, "expected an integer", 19) == 0)
+				snprintf(why, whylen, "expected auto or an integer, got '%s'",
+					 text);
 			return rc;
+		}
 		if (out_of_range(k, (double)v)) {
-			snprintf(why, whylen, "%" PRId64 " is out of range: expected %.0f to %.0f",
-				 v, k->min, k->max);
+			snprintf(why, whylen,
+				 "%" PRId64 " is out of range: expected %s%.0f to %.0f", v,
+				 can_auto ? "auto or " : "", k->min, k->max);
 			return -FB_ECONFIG;
 		}
 		*(int64_t *)dst = v;
@@ -817,7 +827,10 @@ void cfg_format_value(const struct config *cfg, const struct cfg_key *k, char *b
 		snprintf(buf, len, "%s", *(const bool *)v ? "true" : "false");
 		break;
 	case CFG_INT:
-		snprintf(buf, len, "%" PRId64, *(const int64_t *)v);
+		if ((k->flags & CFG_F_AUTO) && *(const int64_t *)v == 0)
+			snprintf(buf, len, "auto");
+		else
+			snprintf(buf, len, "%" PRId64, *(const int64_t *)v);
 		break;
 	case CFG_SIZE:
 		snprintf(buf, len, "%" PRIu64, *(const uint64_t *)v);
@@ -983,7 +996,8 @@ void cfg_write_keys_markdown(FILE *out)
 		if (k->choices)
 			choices_list(k->choices, range, sizeof(range));
 		else if (k->min <= k->max)
-			snprintf(range, sizeof(range), "%g to %g", k->min, k->max);
+			snprintf(range, sizeof(range), "%s%g to %g",
+				 (k->flags & CFG_F_AUTO) ? "auto, " : "", k->min, k->max);
 		fprintf(out, "| `%s` | %s%s | `%s` | %s | %s |\n", k->name, type_name(k->type),
 			(k->flags & CFG_F_DATASET) ? ", *dataset*" : "", k->def, range, k->help);
 	}

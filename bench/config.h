@@ -35,6 +35,7 @@ enum cfg_type {
 /* Row flags. */
 #define CFG_F_DATASET 0x1 /* changes the files on disk: part of the dataset identity */
 #define CFG_F_NOHASH  0x2 /* excluded from config_hash (output settings) */
+#define CFG_F_AUTO    0x4 /* CFG_INT: "auto" is accepted and stored as 0 (resolved at run time) */
 
 enum { FILE_ACCESS_PER_RANK, FILE_ACCESS_SHARED };
 enum { GENERATE_AUTO, GENERATE_ALWAYS, GENERATE_NEVER };
@@ -141,7 +142,7 @@ struct config {
 	} metadata;
 	struct {
 		int64_t batch_size;
-		int64_t read_threads;
+		int64_t read_threads; /* 0: auto (from the rank's CPUs, bench/cpus.h) */
 		int64_t prefetch_size;
 		uint64_t prefetch_bytes; /* ring of batch buffers by bytes; 0: threads x prefetch */
 		int file_shuffle;

@@ -2,6 +2,7 @@
 #include "cpus.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -321,13 +322,18 @@ static json_t *binding_json(struct run *run, const struct cpu_binding *b)
 	json_object_set_new(o, "cpus_per_rank_max", json_real(hi));
 	json_object_set_new(o, "threads_per_rank", json_integer(b->threads));
 	json_object_set_new(o, "readers_share_trainer_core", json_boolean(b->readers_share));
+	json_object_set_new(o, "read_threads", json_integer(run->read_threads));
+	json_object_set_new(o, "read_threads_choice", json_string(run->read_threads_why));
 	json_object_set_new(o, "ranks", ranks);
 out:
 	free(all);
 	return o;
 }
 
-int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_t **json)
+/* CPUs this rank can count on: its mask, each CPU counted 1 / (ranks of the node that may run
+ * on it), capped by its cgroup's limit shared by the node's ranks in that cgroup; sharing
+ * receives the ranks whose masks overlap this one's. Collective over run->node_comm. */
+static int rank_cpus(struct run *run, struct cpu_limits *lim, double *cpus, int *sharing)
 {
 	struct {
 		cpu_set_t set;
@@ -335,21 +341,21 @@ int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_
 	} mine, *all;
 	int rc;
 
-	memset(b, 0, sizeof(*b));
 	memset(&mine, 0, sizeof(mine));
-	rc = cpus_detect(&b->lim);
+	*cpus = 0;
+	*sharing = 0;
+	rc = cpus_detect(lim);
 	if (rc < 0 || sched_getaffinity(0, sizeof(mine.set), &mine.set) < 0) {
 		CPU_ZERO(&mine.set);
-		for (int i = 0; i < b->lim.online && i < CPUS_MAX; i++)
+		for (int i = 0; i < lim->online && i < CPUS_MAX; i++)
 			CPU_SET(i, &mine.set);
 	}
-	mine.cgroup = b->lim.quota > 0 ? str_hash(b->lim.quota_file) : 0;
+	mine.cgroup = lim->quota > 0 ? str_hash(lim->quota_file) : 0;
 	all = calloc((size_t)run->local_size, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
 	MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
 		      run->node_comm);
-	/* Each CPU of the mask counts for 1 / (ranks of this node that may run on it). */
 	int in_cgroup = 0;
 	for (int c = 0; c < CPUS_MAX; c++) {
 		if (!CPU_ISSET(c, &mine.set))
@@ -357,17 +363,62 @@ int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_
 		int users = 0;
 		for (int r = 0; r < run->local_size; r++)
 			users += CPU_ISSET(c, &all[r].set) ? 1 : 0;
-		b->cpus += 1.0 / (users ? users : 1);
+		*cpus += 1.0 / (users ? users : 1);
 	}
 	for (int r = 0; r < run->local_size; r++) {
 		cpu_set_t both;
 		CPU_AND(&both, &mine.set, &all[r].set);
-		b->sharing += CPU_COUNT(&both) > 0 ? 1 : 0;
+		*sharing += CPU_COUNT(&both) > 0 ? 1 : 0;
 		in_cgroup += mine.cgroup && all[r].cgroup == mine.cgroup ? 1 : 0;
 	}
 	free(all);
-	if (b->lim.quota > 0 && in_cgroup > 0 && b->lim.quota / in_cgroup < b->cpus)
-		b->cpus = b->lim.quota / in_cgroup;
+	if (lim->quota > 0 && in_cgroup > 0 && lim->quota / in_cgroup < *cpus)
+		*cpus = lim->quota / in_cgroup;
+	return 0;
+}
+
+unsigned cpus_auto_threads(double cpus)
+{
+	/* The trainer keeps a CPU of its own: it takes every batch and, with CUDA, copies it to
+	 * the device; a reader on its CPU would take turns with it at every hand-off. */
+	double n = floor(cpus + 1e-9) - 1;
+
+	return n >= 1 ? (unsigned)n : 1;
+}
+
+int cpus_read_threads(struct run *run)
+{
+	struct cpu_limits lim;
+	double cpus, fewest;
+	int sharing, rc;
+
+	rc = rank_cpus(run, &lim, &cpus, &sharing);
+	if (rc < 0)
+		cpus = lim.online; /* still joins the collective below */
+	MPI_Allreduce(&cpus, &fewest, 1, MPI_DOUBLE, MPI_MIN, run->comm);
+	if (rc < 0)
+		return run_fail(run, rc, "cannot read this rank's CPUs: %s", strerror(-rc));
+	if (run->cfg.reader.read_threads > 0) {
+		run->read_threads = (unsigned)run->cfg.reader.read_threads;
+		snprintf(run->read_threads_why, sizeof(run->read_threads_why), "set in the config");
+		return 0;
+	}
+	run->read_threads = cpus_auto_threads(fewest);
+	snprintf(run->read_threads_why, sizeof(run->read_threads_why),
+		 "auto: %.3g CPU%s for this rank%s, %s", fewest, fewest == 1 ? "" : "s",
+		 fewest < cpus ? " (the fewest of any rank)" : "",
+		 fewest < 2 ? "shared by the reader and the trainer" : "one kept for the trainer");
+	return 0;
+}
+
+int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_t **json)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	rc = rank_cpus(run, &b->lim, &b->cpus, &b->sharing);
+	if (rc < 0)
+		return rc;
 	b->threads = threads;
 	b->readers_share = b->cpus < (double)threads;
 	*json = binding_json(run, b);

@@ -40,6 +40,14 @@ int cpus_detect(struct cpu_limits *c);
  * figures and every rank's CPU list. */
 int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_t **json);
 
+/* Collective over run->comm: sets run->read_threads and run->read_threads_why from
+ * read_threads, or for read_threads = auto from the fewest CPUs any rank may use (as in
+ * cpu_binding.cpus): cpus_auto_threads() of them, the same count on every rank. */
+int cpus_read_threads(struct run *run);
+/* read_threads = auto on a rank with `cpus` CPUs: one kept for the trainer, the rest read;
+ * at least 1 (with 1 CPU or less the reader shares the trainer's). */
+unsigned cpus_auto_threads(double cpus);
+
 /* ---- parsers, exposed for the unit tests ---- */
 
 /* cgroup v2 cpu.max ("max 100000" or "150000 100000"): CPUs, 0 for no limit, -1 when bad. */

@@ -198,7 +198,11 @@ static json_t *config_json(const struct config *cfg)
 			break;
 		case CFG_INT:
 		case CFG_SIZE:
-			json_object_set_new(sec, k->name, json_integer(strtoll(val, NULL, 10)));
+			if (strcmp(val, "auto") == 0) /* CFG_F_AUTO: resolved at run time */
+				json_object_set_new(sec, k->name, json_string(val));
+			else
+				json_object_set_new(sec, k->name,
+						    json_integer(strtoll(val, NULL, 10)));
 			break;
 		case CFG_DURATION:
 		case CFG_DOUBLE:
@@ -537,10 +541,10 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 	table_hints(f, json_object_get(storage, "mpiio_hints"));
 	table_binding(f, json_object_get(summary, "binding"));
 	fprintf(f,
-		"- accelerator: %s; computation_time %.6g s/step, batch %" PRId64 ", %" PRId64
-		" read threads, prefetch %" PRId64 "\n\n",
+		"- accelerator: %s; computation_time %.6g s/step, batch %" PRId64
+		", %u read threads (%s), prefetch %" PRId64 "\n\n",
 		run->accel_why, cfg->train.computation_time, cfg->reader.batch_size,
-		cfg->reader.read_threads, cfg->reader.prefetch_size);
+		run->read_threads, run->read_threads_why, cfg->reader.prefetch_size);
 
 	double rmin_bw = INFINITY, rmax_bw = 0, rsum_bw = 0;
 	for (int r = 0; r < run->nranks; r++) {

@@ -65,7 +65,9 @@ struct run {
 	const struct format_ops *format;
 	const struct compute_ops *compute_ops;
 	struct compute *compute;
-	char accel_why[256]; /* which accelerator and why */
+	char accel_why[256];	    /* which accelerator and why */
+	unsigned read_threads;	    /* reader threads per rank, read_threads = auto resolved */
+	char read_threads_why[192]; /* how that count was chosen (cpus_read_threads) */
 
 	struct dataset ds;
 	struct fs_info fs;

@@ -185,7 +185,7 @@ static int rank_files(const struct sampler *s, struct run *run, int epoch, int r
  * the trainer takes them round-robin (a thread whose stream is done drops out of the round). */
 static int stream_threads(const struct run *run)
 {
-	return (int)run->cfg.reader.read_threads;
+	return (int)run->read_threads; /* read_threads = auto resolved (cpus_read_threads) */
 }
 
 static uint64_t stream_steps(struct run *run, const uint64_t *files, uint64_t nf, uint64_t batch)

@@ -1106,7 +1106,7 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
 	bool coll = collective_mode(run);
-	unsigned threads = coll ? 1 : (unsigned)cfg->reader.read_threads;
+	unsigned threads = coll ? 1 : run->read_threads;
 	unsigned nslots;
 	size_t batch_bytes;
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../bench/agree.h"
+#include "../bench/cpus.h"
 #include "../bench/results.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
@@ -65,6 +66,9 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 	int rc;
 
 	if ((rc = train_dataset(run)) < 0)
+		return rc;
+	/* read_threads = auto from the rank's CPUs: stream formats deal shards to the threads. */
+	if ((rc = agree(run, cpus_read_threads(run))) < 0)
 		return rc;
 	if ((rc = agree(run, sampler_check(run))) < 0)
 		return rc;

@@ -266,7 +266,9 @@ def main():
               "binding min/max")
         check(b["readers_share_trainer_core"] == (b["cpus_per_rank"] < b["threads_per_rank"]),
               "readers_share_trainer_core does not follow from CPUs and threads")
-        rt = s["config"]["reader"]["read_threads"]
+        rt = b["read_threads"]  # read_threads = auto resolved (the config may say "auto")
+        cfg_rt = s["config"]["reader"]["read_threads"]
+        check(cfg_rt == "auto" or cfg_rt == rt, f"binding.read_threads {rt}, config {cfg_rt}")
         if b["threads_per_rank"] > 1:
             check(b["threads_per_rank"] == rt + 1, f"threads_per_rank {b['threads_per_rank']}")
         warned = any(w.startswith("read_threads = ") or ": read_threads = " in w

@@ -139,6 +139,41 @@ read_threads)
 	expect_rc 0
 	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128
 	;;
+read_threads_auto)
+	# read_threads = auto: CPUs - 1 (one kept for the trainer), at least 1, from the CPUs the
+	# rank may use (here set by taskset, mpiexec --bind-to none leaves them), in summary.json
+	# and the table. 1 CPU: 1 thread sharing the trainer's CPU; 2 CPUs: 1 thread; 3: 2.
+	command -v taskset >/dev/null || { echo "taskset not installed"; exit 77; }
+	# The first three CPUs this test may use (a container's need not start at 0).
+	read -r c0 c1 c2 < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:3])')
+	[ -n "$c1" ] || { echo "needs 2 CPUs, may use only $c0"; exit 77; }
+	for want in "1:$c0:1:1 CPU for this rank, shared by the reader and the trainer" \
+		"1:$c0,$c1:1:2 CPUs for this rank, one kept for the trainer" \
+		"2:$c0,$c1:1:1 CPU for this rank, shared by the reader and the trainer" \
+		"1:$c0,$c1,${c2:-none}:2:3 CPUs for this rank, one kept for the trainer"; do
+		IFS=: read -r n cpus threads why <<<"$want"
+		[ "${cpus##*,}" != none ] || continue
+		rm -rf "$T/results"
+		taskset -c "$cpus" "$MPIEXEC" --oversubscribe --bind-to none -n "$n" "$FEEDBENCH" \
+			run "$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+			--set reader.read_threads=auto >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		summary --ranks "$n" --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128
+		python3 - "$(run_dir)/summary.json" "$threads" "auto: $why" <<'PY' ||
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = s["binding"]
+assert s["config"]["reader"]["read_threads"] == "auto", s["config"]["reader"]
+assert b["read_threads"] == int(sys.argv[2]), f"read_threads {b['read_threads']}"
+assert b["read_threads_choice"] == sys.argv[3], b["read_threads_choice"]
+assert b["threads_per_rank"] == b["read_threads"] + 1, b["threads_per_rank"]
+PY
+			fail "read_threads = auto on CPUs $cpus, $n rank(s)"
+		grep -qF "$threads read threads (auto: $why)" "$(run_dir)/table.md" ||
+			fail "table.md does not say: $threads read threads (auto: $why)"
+	done
+	;;
 prefetch_bytes)
 	# The ring by bytes: batches of 4 x 4 KiB, 3 readers: 100 KiB hold 6 whole batches (2 per
 	# reader), 1 byte still one per reader. Every sample once per epoch, in either ring.

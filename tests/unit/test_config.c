@@ -53,7 +53,11 @@ static const struct parse_case parse_cases[] = {
     {"size overflow", "[storage]\ntransfer_size = 100000000000000000000\n", -FB_ECONFIG,
      "t.ini:2: [storage] transfer_size:|does not fit in 64 bits"},
     {"out of range", "[reader]\nread_threads = 5000\n", -FB_ECONFIG,
-     "t.ini:2: [reader] read_threads: 5000 is out of range: expected 1 to 1024"},
+     "t.ini:2: [reader] read_threads: 5000 is out of range: expected auto or 1 to 1024"},
+    {"auto or a count", "[reader]\nread_threads = two\n", -FB_ECONFIG,
+     "t.ini:2: [reader] read_threads: expected auto or an integer, got 'two'"},
+    {"zero threads", "[reader]\nread_threads = 0\n", -FB_ECONFIG,
+     "t.ini:2: [reader] read_threads: 0 is out of range: expected auto or 1 to 1024"},
     {"zero where zero is meaningless", "[reader]\nbatch_size = 0\n", -FB_ECONFIG,
      "t.ini:2: [reader] batch_size: 0 is out of range: expected 1 to"},
     {"negative count", "[dataset]\nnum_files_train = -3\n", -FB_ECONFIG,
@@ -262,7 +266,7 @@ static void test_values_and_lines(void **state)
 	assert_int_equal(cfg->lines[k - cfg_keys], 5);
 	k = cfg_find("reader", "read_threads");
 	assert_int_equal(cfg->lines[k - cfg_keys], 0);
-	assert_int_equal(cfg->reader.read_threads, 2); /* default */
+	assert_int_equal(cfg->reader.read_threads, 0); /* default: auto */
 	free(cfg);
 }
 
@@ -391,6 +395,9 @@ static void test_set(void **state)
 	static const struct set_case cases[] = {
 	    {"reader.batch_size=16", 0, NULL},
 	    {"reader.batch_size = 16", 0, NULL},
+	    {"reader.read_threads=auto", 0, NULL},
+	    {"reader.read_threads=AUTO", 0, NULL},
+	    {"reader.batch_size=auto", -FB_ECONFIG, "expected an integer, got 'auto'"},
 	    {"storage.mpiio.cb_buffer_size=16777216", 0, NULL},
 	    {"reader.read_thread=4", -FB_EUSAGE,
 	     "--set reader.read_thread: unknown key (did you mean 'reader.read_threads'?)"},

@@ -90,6 +90,9 @@ static struct run *run_new(const char *format, int nranks, const char *const *se
 		if (cfg_set(&run->cfg, sets[i], &err) < 0)
 			fail_msg("--set %s: %s", sets[i], err.msg);
 	}
+	/* read_threads = auto is resolved by the train workload from the CPUs; here 2. */
+	run->read_threads =
+	    run->cfg.reader.read_threads > 0 ? (unsigned)run->cfg.reader.read_threads : 2;
 	run->comm = MPI_COMM_SELF;
 	run->rank = 0;
 	run->nranks = nranks;
@@ -138,7 +141,7 @@ static uint64_t *deal_epoch(struct run *run, struct sampler *s, int epoch, uint6
 		if (stream) {
 			/* Shards dealt round-robin to the reader threads; each thread makes its
 			 * own batches, so each thread's last batch may be partial. */
-			uint64_t T = (uint64_t)run->cfg.reader.read_threads, k = 0;
+			uint64_t T = run->read_threads, k = 0;
 			uint64_t *per = calloc(T, sizeof(*per));
 			for (uint32_t f = (uint32_t)r; f < run->ds.nfiles; f += (uint32_t)P, k++)
 				per[k % T] += dataset_file_samples(&run->ds, f);
