@@ -1001,10 +1001,12 @@ void cfg_write_keys_markdown(FILE *out)
 		fprintf(out, "| `%s` | %s%s | `%s` | %s | %s |\n", k->name, type_name(k->type),
 			(k->flags & CFG_F_DATASET) ? ", *dataset*" : "", k->def, range, k->help);
 	}
-	fprintf(out, "\n`[storage.mpiio]`: every key other than `collective` is passed verbatim as "
-		     "an MPI-IO hint; the hints in effect are read back and recorded.\n"
-		     "`[sweep]`: `section.key = v1, v2, ...` or ranges `1..16*2` (powers of two), "
-		     "`1..8` (steps of one), `0..100+25`; the cartesian product of all lines.\n");
+	fprintf(out,
+		"\n`[storage.mpiio]`: every key other than `collective` is passed verbatim as "
+		"an MPI-IO hint; the hints in effect are read back and recorded.\n"
+		"`[sweep]`: `section.key = v1, v2, ...` or ranges `1..16*2` (powers of two), "
+		"`1..8` (steps of one), `0..100+25`; the cartesian product of all lines, except "
+		"the keys named by `zip`, whose lists are walked together.\n");
 }
 
 int cfg_read_file(const char *path, char **text, size_t *len, struct fb_errbuf *err)

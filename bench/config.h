@@ -193,6 +193,8 @@ struct config {
 		int nkeys;
 		struct cfg_sweep_key keys[CFG_MAX_SWEEP];
 		int optimise; /* SWEEP_OPT_* */
+		char zip[CFG_HINT_MAX *
+			 2]; /* swept keys walked together: "format, num_files_train" */
 	} sweep;
 
 	/* Where each value came from: line in the file (0 = default, -1 = --set). */

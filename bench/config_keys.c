@@ -289,6 +289,11 @@ const struct cfg_key cfg_keys[] = {
     {"sweep", "optimise", CFG_CHOICE, OFF(sweep.optimise), "bandwidth", NOLIM, optimise_choices, N,
      "Metric the sweep recommendation maximises. Other [sweep] keys are section.key = "
      "v1, v2, ... (ranges: 1..16*2)."},
+    {"sweep", "zip", CFG_STRING, OFF(sweep.zip), "", NOLIM, NULL, N,
+     "Swept keys whose value lists are walked together (the i-th values form one point) instead "
+     "of multiplied: `zip = format, num_files_train`. Names are section.key or the key alone; the "
+     "lists need as many values each.",
+     SZ(sweep.zip)},
 };
 
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);

@@ -88,8 +88,8 @@ static char *sweep_trim(char *s)
 	return s;
 }
 
-static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v, char *why,
-		     size_t len)
+static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v, bool dups_ok,
+		     char *why, size_t len)
 {
 	if (n >= max) {
 		snprintf(why, len, "more than %d values", max);
@@ -101,7 +101,7 @@ static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v
 		return -FB_ECONFIG;
 	}
 	if (out) {
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && !dups_ok; i++)
 			if (strcmp(out[i], v) == 0) {
 				snprintf(why, len, "value '%s' is listed twice", v);
 				return -FB_ECONFIG;
@@ -113,7 +113,7 @@ static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v
 
 /* "lo..hi", "lo..hi*f" (geometric), "lo..hi+s" (arithmetic). */
 static int sweep_expand_range(char *item, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX],
-			      int n, int max, char *why, size_t len)
+			      int n, int max, bool dups_ok, char *why, size_t len)
 {
 	char *dots = strstr(item, ".."), *hi_text = dots + 2, *op, vbuf[64];
 	int64_t lo, hi, step = 1;
@@ -159,7 +159,7 @@ static int sweep_expand_range(char *item, const struct cfg_key *k, char (*out)[S
 	}
 	for (int64_t v = lo; v <= hi;) {
 		sweep_format_num(k, v, vbuf, sizeof(vbuf));
-		if ((n = sweep_add(out, n, max, vbuf, why, len)) < 0)
+		if ((n = sweep_add(out, n, max, vbuf, dups_ok, why, len)) < 0)
 			return n;
 		if (geometric ? v > INT64_MAX / step : v > INT64_MAX - step)
 			break;
@@ -168,8 +168,11 @@ static int sweep_expand_range(char *item, const struct cfg_key *k, char (*out)[S
 	return n;
 }
 
-int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
-		 char *why, size_t len)
+/* sweep_expand; dups_ok for a zipped key, whose list may repeat a value (its neighbours in the
+ * zip tell the points apart). */
+static int sweep_expand_list(const char *text, const struct cfg_key *k,
+			     char (*out)[SWEEP_VALUE_MAX], int max, bool dups_ok, char *why,
+			     size_t len)
 {
 	char *copy = strdup(text), *save = NULL, *item;
 	int n = 0;
@@ -190,14 +193,20 @@ int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VA
 			break;
 		}
 		if (strstr(v, ".."))
-			n = sweep_expand_range(v, k, out, n, max, why, len);
+			n = sweep_expand_range(v, k, out, n, max, dups_ok, why, len);
 		else
-			n = sweep_add(out, n, max, v, why, len);
+			n = sweep_add(out, n, max, v, dups_ok, why, len);
 		if (n < 0 || !save)
 			break;
 	}
 	free(copy);
 	return n;
+}
+
+int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
+		 char *why, size_t len)
+{
+	return sweep_expand_list(text, k, out, max, false, why, len);
 }
 
 /* ---- the plan ------------------------------------------------------------------------ */
@@ -249,7 +258,9 @@ static int sweep_axis_build(struct sweep_axis *ax, const struct cfg_sweep_key *s
 	ax->values = calloc(SWEEP_MAX_VALUES, sizeof(*ax->values));
 	if (!ax->values)
 		return fb_fail(err, -ENOMEM, "out of memory expanding [sweep]");
-	n = sweep_expand(sk->values, ax->k, ax->values, SWEEP_MAX_VALUES, why, sizeof(why));
+	/* Repeated values are refused by sweep_check_repeats() once [sweep] zip is known. */
+	n = sweep_expand_list(sk->values, ax->k, ax->values, SWEEP_MAX_VALUES, true, why,
+			      sizeof(why));
 	if (n < 0)
 		return fb_fail(err, n, "%s:%d: [sweep] %s = %s: %s", src, sk->line, sk->key,
 			       sk->values, why);
@@ -272,32 +283,166 @@ static int sweep_axis_build(struct sweep_axis *ax, const struct cfg_sweep_key *s
 			return fb_fail(err, -FB_ECONFIG, "%s:%d: [sweep] %s: %s", src, sk->line,
 				       ax->key, sweep_strip_set(e.msg));
 		cfg_format_value(scratch, ax->k, ax->canon[v], SWEEP_VALUE_MAX);
-		for (int w = 0; w < v; w++)
-			if (strcmp(ax->canon[w], ax->canon[v]) == 0)
-				return fb_fail(
-				    err, -FB_ECONFIG,
-				    "%s:%d: [sweep] %s: '%s' and '%s' are the same value", src,
-				    sk->line, ax->key, ax->values[w], ax->values[v]);
 		ax->num[v] = ax->numeric ? strtod(ax->canon[v], NULL) : NAN;
-		if (strcmp(ax->canon[v], ax->def) == 0)
+		if (strcmp(ax->canon[v], ax->def) == 0 && ax->def_index < 0)
 			ax->def_index = v;
 	}
 	return 0;
 }
 
-/* Dataset keys first (slowest), each group in config order: a stable partition. */
+/* Dataset keys first (slowest), each group in config order: a stable partition. Zipped axes
+ * move together: all of them are slow when one of them changes the dataset. Then the
+ * dimensions, in that order: one per axis, one for all the zipped axes. */
 static void sweep_order_axes(struct sweep_plan *p)
 {
 	struct sweep_axis tmp[CFG_MAX_SWEEP];
-	int n = 0;
+	bool zip_dataset = false;
+	int n = 0, zip_dim = -1;
 
-	for (int pass = 0; pass < 2; pass++)
-		for (int a = 0; a < p->naxes; a++)
-			if (p->axes[a].dataset == (pass == 0))
-				tmp[n++] = p->axes[a];
-	memcpy(p->axes, tmp, sizeof(tmp[0]) * (size_t)n);
 	for (int a = 0; a < p->naxes; a++)
-		p->axes[a].name = strrchr(p->axes[a].key, '.') + 1;
+		zip_dataset |= p->axes[a].zipped && p->axes[a].dataset;
+	for (int pass = 0; pass < 2; pass++)
+		for (int a = 0; a < p->naxes; a++) {
+			const struct sweep_axis *ax = &p->axes[a];
+			bool slow = ax->dataset || (ax->zipped && zip_dataset);
+
+			if (slow == (pass == 0))
+				tmp[n++] = *ax;
+		}
+	memcpy(p->axes, tmp, sizeof(tmp[0]) * (size_t)n);
+	p->ndims = 0;
+	for (int a = 0; a < p->naxes; a++) {
+		struct sweep_axis *ax = &p->axes[a];
+
+		ax->name = strrchr(ax->key, '.') + 1;
+		if (ax->zipped && zip_dim >= 0) {
+			ax->dim = zip_dim;
+			continue;
+		}
+		ax->dim = p->ndims++;
+		p->dim_nvalues[ax->dim] = ax->nvalues;
+		if (ax->zipped)
+			zip_dim = ax->dim;
+	}
+}
+
+/* A key's list names each value once (as written, and as the config reads it), unless the
+ * key is zipped: then the neighbours in the zip tell its points apart. */
+static int sweep_check_repeats(const struct sweep_plan *p, const struct config *cfg,
+			       struct fb_errbuf *err)
+{
+	const char *src = cfg->source[0] ? cfg->source : "config";
+
+	for (int a = 0; a < p->naxes; a++) {
+		const struct sweep_axis *ax = &p->axes[a];
+
+		for (int v = 0; !ax->zipped && v < ax->nvalues; v++)
+			for (int w = 0; w < v; w++) {
+				if (strcmp(ax->values[w], ax->values[v]) == 0)
+					return fb_fail(err, -FB_ECONFIG,
+						       "%s:%d: [sweep] %s = %s: value '%s' is "
+						       "listed twice",
+						       src, ax->line, ax->key,
+						       cfg->sweep.keys[ax->order].values,
+						       ax->values[v]);
+				if (strcmp(ax->canon[w], ax->canon[v]) == 0)
+					return fb_fail(err, -FB_ECONFIG,
+						       "%s:%d: [sweep] %s: '%s' and '%s' are the "
+						       "same value",
+						       src, ax->line, ax->key, ax->values[w],
+						       ax->values[v]);
+			}
+	}
+	return 0;
+}
+
+/* [sweep] zip: the swept keys it names (section.key, or the key alone when one swept key has
+ * that name) walk their value lists together, so they need as many values each. */
+static int sweep_zip(struct sweep_plan *p, const struct config *cfg, struct fb_errbuf *err)
+{
+	const struct cfg_key *zk = cfg_find("sweep", "zip");
+	const char *src = cfg->source[0] ? cfg->source : "config";
+	int line = zk ? cfg->lines[zk - cfg_keys] : 0, first = -1, nzip = 0;
+	bool seen[CFG_MAX_SWEEP] = {false};
+	char *copy = strdup(cfg->sweep.zip), *item, *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return fb_fail(err, -ENOMEM, "out of memory");
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *name = sweep_trim(item);
+		int found = -1;
+
+		for (int a = 0; a < p->naxes; a++) {
+			bool full = strcmp(p->axes[a].key, name) == 0;
+			bool tail = !strchr(name, '.') && strcmp(p->axes[a].name, name) == 0;
+
+			if (!full && !tail)
+				continue;
+			if (found >= 0) {
+				rc = fb_fail(err, -FB_ECONFIG,
+					     "%s:%d: [sweep] zip: '%s' names both %s and %s; write "
+					     "section.key",
+					     src, line, name, p->axes[found].key, p->axes[a].key);
+				goto out;
+			}
+			found = a;
+		}
+		if (found < 0) {
+			rc = fb_fail(err, -FB_ECONFIG,
+				     "%s:%d: [sweep] zip: '%s' is not a swept key of this [sweep] "
+				     "section",
+				     src, line, name);
+			goto out;
+		}
+		struct sweep_axis *ax = &p->axes[found];
+		if (seen[found]) {
+			rc = fb_fail(err, -FB_ECONFIG, "%s:%d: [sweep] zip names %s twice", src,
+				     line, ax->key);
+			goto out;
+		}
+		seen[found] = true;
+		ax->zipped = true;
+		if (first >= 0 && ax->nvalues != p->axes[first].nvalues) {
+			rc =
+			    fb_fail(err, -FB_ECONFIG,
+				    "%s:%d: [sweep] zip: %s has %d value%s (line %d) but %s has %d "
+				    "(line %d); zipped keys walk their lists together and need as "
+				    "many values each",
+				    src, line, p->axes[first].key, p->axes[first].nvalues,
+				    p->axes[first].nvalues == 1 ? "" : "s", p->axes[first].line,
+				    ax->key, ax->nvalues, ax->line);
+			goto out;
+		}
+		first = first < 0 ? found : first;
+		nzip++;
+	}
+	if (nzip == 1) {
+		rc = fb_fail(err, -FB_ECONFIG,
+			     "%s:%d: [sweep] zip names one key; it needs two or more swept keys",
+			     src, line);
+		goto out;
+	}
+	/* Two positions of the zipped lists with the same values would run one point twice. */
+	for (int v = 0; first >= 0 && v < p->axes[first].nvalues; v++)
+		for (int w = 0; w < v; w++) {
+			bool same = true;
+
+			for (int a = 0; a < p->naxes; a++)
+				same &= !p->axes[a].zipped ||
+					strcmp(p->axes[a].canon[v], p->axes[a].canon[w]) == 0;
+			if (same) {
+				rc = fb_fail(
+				    err, -FB_ECONFIG,
+				    "%s:%d: [sweep] zip: values %d and %d of the zipped keys "
+				    "are the same point",
+				    src, line, w + 1, v + 1);
+				goto out;
+			}
+		}
+out:
+	free(copy);
+	return rc;
 }
 
 /* The sweep's identity: the config hash (output and sweep excluded), every swept key with its
@@ -325,6 +470,16 @@ static void sweep_plan_hash(struct sweep_plan *p, const struct config *cfg)
 			}
 			sha256_update(&ctx, 1, (const uint8_t *)"\n");
 		}
+	/* Zipped keys make other points of the same values: part of the identity (a sweep
+	 * without zip keeps the hash it always had). */
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o && p->axes[a].zipped) {
+				sha256_update(&ctx, 4, (const uint8_t *)"zip=");
+				sha256_update(&ctx, strlen(p->axes[a].key),
+					      (const uint8_t *)p->axes[a].key);
+				sha256_update(&ctx, 1, (const uint8_t *)"\n");
+			}
 	snprintf(line, sizeof(line), "repetitions=%d\n", p->repetitions);
 	sha256_update(&ctx, strlen(line), (const uint8_t *)line);
 	sha256_digest(&ctx, sizeof(digest), digest);
@@ -362,7 +517,6 @@ int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
 			     cfg->source[0] ? cfg->source : "config");
 		goto out_free;
 	}
-	p->npoints = 1;
 	for (int s = 0; s < cfg->sweep.nkeys; s++) {
 		struct sweep_axis *ax = &p->axes[p->naxes++];
 
@@ -370,15 +524,20 @@ int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
 		rc = sweep_axis_build(ax, &cfg->sweep.keys[s], cfg, scratch, err);
 		if (rc < 0)
 			goto out_free;
-		p->npoints *= ax->nvalues;
+	}
+	if ((rc = sweep_zip(p, cfg, err)) < 0 || (rc = sweep_check_repeats(p, cfg, err)) < 0)
+		goto out_free;
+	sweep_order_axes(p);
+	p->npoints = 1;
+	for (int d = 0; d < p->ndims; d++) {
+		p->npoints *= p->dim_nvalues[d];
 		if (p->npoints > SWEEP_MAX_POINTS) {
 			rc = fb_fail(err, -FB_ECONFIG,
 				     "%s:%d: [sweep] has more than %d points; split the sweep",
-				     cfg->source, ax->line, SWEEP_MAX_POINTS);
+				     cfg->source, p->axes[p->naxes - 1].line, SWEEP_MAX_POINTS);
 			goto out_free;
 		}
 	}
-	sweep_order_axes(p);
 	sweep_plan_hash(p, cfg);
 	/* Every point is checked before anything runs: an impossible combination found at
 	 * point 37 of 40 would otherwise cost the 36 before it. */
@@ -404,10 +563,14 @@ out_free:
 
 void sweep_point_index(const struct sweep_plan *p, long i, int idx[CFG_MAX_SWEEP])
 {
-	for (int a = p->naxes - 1; a >= 0; a--) {
-		idx[a] = (int)(i % p->axes[a].nvalues);
-		i /= p->axes[a].nvalues;
+	int didx[CFG_MAX_SWEEP];
+
+	for (int d = p->ndims - 1; d >= 0; d--) {
+		didx[d] = (int)(i % p->dim_nvalues[d]);
+		i /= p->dim_nvalues[d];
 	}
+	for (int a = 0; a < p->naxes; a++)
+		idx[a] = didx[p->axes[a].dim];
 }
 
 void sweep_point_set(const struct sweep_plan *p, long i, int a, char *buf, size_t len)
@@ -661,6 +824,7 @@ static json_t *sweep_plan_json(const struct sweep_plan *p, const struct sweep_ar
 		json_object_set_new(k, "default", json_string(ax->def));
 		json_object_set_new(k, "dataset", json_boolean(ax->dataset));
 		json_object_set_new(k, "numeric", json_boolean(ax->numeric));
+		json_object_set_new(k, "zipped", json_boolean(ax->zipped));
 		json_array_append_new(keys, k);
 	}
 	json_object_set_new(root, "keys", keys);

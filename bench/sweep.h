@@ -34,6 +34,8 @@ struct sweep_axis {
 	int def_index;			 /* index of the default among values, -1: not swept */
 	bool dataset;			 /* CFG_F_DATASET: changing it regenerates the dataset */
 	bool numeric;			 /* int, size, duration, double */
+	bool zipped;			 /* named by [sweep] zip: walks its list with the others */
+	int dim;			 /* the dimension it walks; zipped axes share one */
 };
 
 /* The expanded sweep. Axes are ordered so that dataset keys vary slowest: consecutive points
@@ -41,6 +43,10 @@ struct sweep_axis {
 struct sweep_plan {
 	int naxes;
 	struct sweep_axis axes[CFG_MAX_SWEEP];
+	/* The points are the cartesian product of the dimensions: one per axis, except that the
+	 * axes named by [sweep] zip share one (their i-th values go together). */
+	int ndims;
+	int dim_nvalues[CFG_MAX_SWEEP];
 	long npoints;
 	int optimise;	 /* SWEEP_OPT_* */
 	int repetitions; /* [output] repetitions of every point */
@@ -53,15 +59,16 @@ struct sweep_plan {
 int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
 		 char *why, size_t len);
 
-/* Builds the plan from a parsed config (its [sweep] keys, with the other sections as the
- * default). Each value is applied with cfg_set() to a copy of the config, so a value of the
+/* Builds the plan from a parsed config (its [sweep] keys and zip, with the other sections as
+ * the default). Each value is applied with cfg_set() to a copy of the config, so a value of the
  * wrong type names its config line; every point is then checked with cfg_validate() for
  * nranks ranks. Errors are -FB_ECONFIG with the message in err. */
 int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
 		     struct fb_errbuf *err);
 void sweep_plan_free(struct sweep_plan *p);
 
-/* Value index of every axis for point i (0-based; the last axis varies fastest). */
+/* Value index of every axis for point i (0-based; the last dimension varies fastest, zipped
+ * axes share their index). */
 void sweep_point_index(const struct sweep_plan *p, long i, int idx[CFG_MAX_SWEEP]);
 /* "section.key=value" of axis a at point i. */
 void sweep_point_set(const struct sweep_plan *p, long i, int a, char *buf, size_t len);

@@ -16,8 +16,13 @@
 
 /* [output] repetitions allows up to 1000. */
 #define REPORT_MAX_REPS 1000
-/* Columns of the printed table; the CSV and JSON carry every metric. */
-#define SWM_TABLE 6
+/* Columns of the printed table; the CSV and JSON carry every metric. opens/s stands beside
+ * samples/s: together they tell a sweep over file layouts (tiny files against shards) where
+ * the metadata cost goes. */
+static const enum sweep_metric report_table_metrics[] = {
+    SWM_BANDWIDTH, SWM_IOPS, SWM_SAMPLES, SWM_OPENS, SWM_AU, SWM_WAIT_P99, SWM_LAT_P99,
+};
+#define SWM_TABLE ((int)(sizeof(report_table_metrics) / sizeof(report_table_metrics[0])))
 
 int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len)
 {
@@ -127,9 +132,11 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 	reco = calloc((size_t)ngroups, sizeof(*reco));
 	if (!reco)
 		return -ENOMEM;
+	int kept = 0;
 	for (int g = 0; g < ngroups; g++) {
-		struct sweep_reco *c = &reco[g];
+		struct sweep_reco *c = &reco[kept];
 		int rest = g;
+		bool any = false; /* a point of the plan is in the group (zipped axes leave gaps) */
 
 		/* Group g in mixed radix over the non-numeric axes, last axis fastest. */
 		for (int a = p->naxes - 1; a >= 0; a--) {
@@ -142,6 +149,7 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 		}
 		c->best = c->def = c->runner_up = -1;
 		c->gain_pct = NAN;
+		c->noisy = false;
 		for (long i = 0; i < p->npoints; i++) {
 			bool in = true, at_def = true;
 
@@ -149,9 +157,12 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 			for (int a = 0; a < p->naxes; a++) {
 				if (!p->axes[a].numeric && idx[a] != c->group_idx[a])
 					in = false;
-				if (p->axes[a].numeric && idx[a] != p->axes[a].def_index)
+				/* By value: a zipped list may hold the default more than once. */
+				if (p->axes[a].numeric &&
+				    strcmp(p->axes[a].canon[idx[a]], p->axes[a].def) != 0)
 					at_def = false;
 			}
+			any |= in;
 			if (!in || !r[i].done || r[i].m[m].n == 0)
 				continue;
 			if (at_def)
@@ -163,6 +174,9 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 				c->runner_up = i;
 			}
 		}
+		if (!any)
+			continue;
+		kept++;
 		if (c->best < 0)
 			continue;
 		long ref = c->def >= 0 && c->def != c->best ? c->def : c->runner_up;
@@ -172,7 +186,7 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 			c->noisy = report_overlap(&r[c->best].m[m], &r[ref].m[m]);
 	}
 	*out = reco;
-	return ngroups;
+	return kept;
 }
 
 /* ---- formatting ---------------------------------------------------------------------- */
@@ -408,9 +422,10 @@ static void report_row_cells(const struct sweep_plan *p, const struct sweep_resu
 		for (int a = 0; a < p->naxes; a++)
 			if (p->axes[a].order == o)
 				snprintf(cells[n++], 64, "%s", p->axes[a].values[idx[a]]);
-	for (int m = 0; m < SWM_TABLE; m++) {
+	for (int t = 0; t < SWM_TABLE; t++) {
+		enum sweep_metric m = report_table_metrics[t];
 		if (r[i].done)
-			report_fmt_stat(&r[i].m[m], m, cells[n++], 64);
+			report_fmt_stat(&r[i].m[m], (int)m, cells[n++], 64);
 		else
 			snprintf(cells[n++], 64, "not run");
 	}
@@ -426,8 +441,8 @@ static int report_heads(const struct sweep_plan *p, const char *heads[])
 		for (int a = 0; a < p->naxes; a++)
 			if (p->axes[a].order == o)
 				heads[n++] = p->axes[a].name;
-	for (int m = 0; m < SWM_TABLE; m++)
-		heads[n++] = metric_of(m)->title;
+	for (int t = 0; t < SWM_TABLE; t++)
+		heads[n++] = metric_of(report_table_metrics[t])->title;
 	return n;
 }
 
@@ -584,6 +599,7 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 			json_object_set_new(k, "default", json_string(ax->def));
 			json_object_set_new(k, "numeric", json_boolean(ax->numeric));
 			json_object_set_new(k, "dataset", json_boolean(ax->dataset));
+			json_object_set_new(k, "zipped", json_boolean(ax->zipped));
 			json_array_append_new(keys, k);
 		}
 	json_object_set_new(root, "keys", keys);

@@ -79,6 +79,78 @@ stripe | formats | loader)
 	python3 "$HERE/check_sweep.py" "$(sweep_dir)" "${npoints[$CASE]}" --plots $extra ||
 		fail "check_sweep.py"
 	;;
+tiny_vs_shards)
+	# One sweep, four points walked by [sweep] zip: the same 256 samples of 4 KiB as 256 raw
+	# or npy files and as 4 wds or tfrecord shards. Same bytes at every point; a tiny file is
+	# one open per sample, a shard one open per reader thread; the table shows samples/s and
+	# opens/s side by side.
+	fb 2 sweep "$SRC/configs/sweeps/tiny-files-vs-shards-small.ini" --output "$T/results"
+	expect_rc 0
+	grep -qE '^point +format +num_files_train +num_samples_per_file .* samples/s +opens/s ' \
+		"$T/out" || fail "the table does not show samples/s and opens/s side by side"
+	D=$(sweep_dir)
+	python3 "$HERE/check_sweep.py" "$D" 4 --plots || fail "check_sweep.py"
+	python3 - "$D" <<'PY' || fail "tiny files against shards"
+import json, os, sys
+d = sys.argv[1]
+res = json.load(open(os.path.join(d, "sweep_results.json")))
+zipped = [k["name"] for k in res["keys"] if k.get("zipped")]
+assert zipped == ["format", "num_files_train", "num_samples_per_file"], zipped
+want = {"raw": (256, 256), "npy": (256, 256), "wds": (4, 0), "tfrecord": (4, 0)}
+seen = []
+for p in res["points"]:
+    fmt = p["values"]["dataset.format"]
+    s = json.load(open(os.path.join(d, p["dir"], "summary.json")))
+    files, opens_exact = want[fmt]
+    ep = s["epochs"]
+    samples = sum(e["samples"] for e in ep)
+    opens = sum(e["opens"] for e in ep)
+    read = sum(e["bytes_read"] for e in ep)
+    # The same bytes: 256 samples of 4 KiB on disk and delivered, whatever the layout.
+    assert s["storage"]["dataset_bytes"] == 256 * 4096, (fmt, s["storage"]["dataset_bytes"])
+    assert samples == 256, (fmt, samples)
+    assert read >= 256 * 4096, (fmt, read)
+    assert s["config"]["dataset"]["num_files_train"] == files, (fmt, s["config"]["dataset"])
+    if opens_exact:
+        assert opens == opens_exact, "%s: %d opens for %d tiny files" % (fmt, opens, files)
+    else:  # each reader thread of each rank opens a shard at most once
+        assert 1 <= opens <= files * 2 * 2, "%s: %d opens of %d shards" % (fmt, opens, files)
+    m = p["metrics"]
+    for col in ("samples_per_second", "opens_per_second"):
+        assert m[col]["n"] == 1 and m[col]["mean"] > 0, (fmt, col, m[col])
+    seen.append(fmt)
+    print("%-8s files %3d opens %3d samples %d bytes read %d samples/s %.0f opens/s %.0f" % (
+        fmt, files, opens, samples, read, m["samples_per_second"]["mean"],
+        m["opens_per_second"]["mean"]))
+assert seen == ["raw", "npy", "wds", "tfrecord"], seen
+PY
+	;;
+zip_errors)
+	# [sweep] zip lists of different lengths, a name that is not swept, one name alone: exit
+	# 2 before anything runs, the message naming the config line.
+	CFG=$SRC/configs/sweeps/tiny-files-vs-shards-small.ini
+	sed 's/^dataset.num_files_train = .*/dataset.num_files_train = 256, 256, 4/' "$CFG" \
+		>"$T/short.ini"
+	line=$(grep -n '^zip' "$T/short.ini" | cut -d: -f1)
+	fb 2 sweep "$T/short.ini" --output "$T/results"
+	expect_rc 2
+	expect_err "short.ini:$line: [sweep] zip: dataset.format has 4 values"
+	expect_err "but dataset.num_files_train has 3"
+	sed 's/^zip = .*/zip = format, read_threads/' "$CFG" >"$T/unswept.ini"
+	fb 2 sweep "$T/unswept.ini" --output "$T/results"
+	expect_rc 2
+	expect_err "[sweep] zip: 'read_threads' is not a swept key"
+	sed 's/^zip = .*/zip = format/' "$CFG" >"$T/one.ini"
+	fb 2 sweep "$T/one.ini" --output "$T/results"
+	expect_rc 2
+	expect_err "zip names one key"
+	# Without zip the same lists multiply, and the repeated values are refused.
+	sed '/^zip = /d' "$CFG" >"$T/nozip.ini"
+	fb 2 sweep "$T/nozip.ini" --output "$T/results"
+	expect_rc 2
+	expect_err "value '256' is listed twice"
+	[ ! -e "$T/results" ] || fail "a refused sweep created $T/results"
+	;;
 resume)
 	CFG=$SRC/configs/sweeps/loader-small.ini
 	fb 2 sweep "$CFG" --output "$T/results" --quiet

@@ -169,6 +169,58 @@ static void test_plan_order(void **state)
 	free(cfg);
 }
 
+/* [sweep] zip: the named keys walk their lists together (one dimension), the others multiply;
+ * a zip with a dataset key moves slowest, and repeated values are fine inside a zip. */
+static void test_plan_zip(void **state)
+{
+	static const char ini[] = "[dataset]\nformat = raw\n[sweep]\n"
+				  "reader.read_threads = 1, 2\n"
+				  "dataset.format = raw, npy, wds\n"
+				  "dataset.num_files_train = 64, 64, 2\n"
+				  "zip = format, dataset.num_files_train\n";
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct sweep_plan p;
+	struct fb_errbuf err;
+	char buf[512], h1[65], h2[65];
+	int idx[CFG_MAX_SWEEP], fresh = 0;
+
+	(void)state;
+	assert_int_equal(parse(cfg, ini, &err), 0);
+	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.npoints, 3 * 2);
+	assert_int_equal(p.ndims, 2);
+	assert_string_equal(p.axes[0].key, "dataset.format");
+	assert_string_equal(p.axes[1].key, "dataset.num_files_train");
+	assert_true(p.axes[0].zipped && p.axes[1].zipped && !p.axes[2].zipped);
+	for (long i = 0; i < p.npoints; i++) {
+		sweep_point_index(&p, i, idx);
+		assert_int_equal(idx[0], idx[1]); /* walked together */
+		assert_int_equal(idx[0], i / 2);  /* slowest: the dataset changes 3 times */
+		assert_int_equal(idx[2], i % 2);
+		fresh += sweep_point_new_dataset(&p, i);
+	}
+	assert_int_equal(fresh, 3);
+	sweep_point_label(&p, 5, -1, buf, sizeof(buf));
+	assert_string_equal(buf, "read_threads=2 format=wds num_files_train=2");
+	memcpy(h1, p.hash, 65);
+	sweep_plan_free(&p);
+	/* Without zip the same lists would multiply: the identity differs. */
+	assert_int_equal(parse(cfg,
+			       "[dataset]\nformat = raw\n[sweep]\nreader.read_threads = 1, 2\n"
+			       "dataset.format = raw, npy, wds\n"
+			       "dataset.num_files_train = 64, 32, 2\n",
+			       &err),
+			 0);
+	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.npoints, 2 * 3 * 3);
+	memcpy(h2, p.hash, 65);
+	assert_string_not_equal(h1, h2);
+	sweep_plan_free(&p);
+	free(cfg);
+}
+
 static void test_plan_errors(void **state)
 {
 	static const struct {
@@ -183,6 +235,18 @@ static void test_plan_errors(void **state)
 	    {"reader.read_threads = 4..1", {"sweep.ini:3", "backwards", NULL}},
 	    /* Valid values, impossible point: found before anything runs. */
 	    {"storage.transfer_size = 1KiB, 1MiB", {"sweep point 2", "transfer_size", NULL}},
+	    /* zip: lengths, names, and two positions making one point. */
+	    {"dataset.format = raw, npy\ndataset.num_files_train = 4, 8, 16\n"
+	     "zip = format, num_files_train",
+	     {"sweep.ini:5: [sweep] zip: dataset.format has 2 values (line 3)",
+	      "dataset.num_files_train has 3 (line 4)", NULL}},
+	    {"dataset.format = raw, npy\nzip = format, nosuch",
+	     {"sweep.ini:4", "'nosuch' is not a swept key", NULL}},
+	    {"dataset.format = raw, raw\ndataset.num_files_train = 4, 4\n"
+	     "zip = format, num_files_train",
+	     {"sweep.ini:5", "values 1 and 2 of the zipped keys are the same point", NULL}},
+	    {"dataset.format = raw, npy, raw\nreader.read_threads = 1, 2, 1",
+	     {"sweep.ini:3", "value 'raw' is listed twice", NULL}},
 	};
 	struct config *cfg = calloc(1, sizeof(*cfg));
 	struct sweep_plan p;
@@ -497,9 +561,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_expand),	cmocka_unit_test(test_plan_order),
-	    cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_plan_hash),
-	    cmocka_unit_test(test_table),	cmocka_unit_test(test_report_run),
+	    cmocka_unit_test(test_expand),     cmocka_unit_test(test_plan_order),
+	    cmocka_unit_test(test_plan_zip),   cmocka_unit_test(test_plan_errors),
+	    cmocka_unit_test(test_plan_hash),  cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_report_run),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
