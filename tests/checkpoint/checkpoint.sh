@@ -12,7 +12,16 @@ CASE=$1
 : "${FEEDBENCH:?FEEDBENCH not set}"
 : "${MPIEXEC:=mpiexec}"
 T=$(mktemp -d /tmp/fb_ckpt_XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+MPIPID=""
+# A run started in the background (case killed) never outlives the test: a check that fails
+# while it runs would otherwise leave it writing checkpoints into a removed folder.
+stop_job() {
+	[ -n "$MPIPID" ] && kill -0 "$MPIPID" 2>/dev/null || return 0
+	# shellcheck disable=SC2046 # the ranks' pids, one word each
+	kill -KILL $(ps -o pid= --ppid "$MPIPID") "$MPIPID" 2>/dev/null
+	wait "$MPIPID" 2>/dev/null
+}
+trap 'stop_job; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 HERE=$(cd "$(dirname "$0")" && pwd)
 CK=$T/data/checkpoints
 
@@ -61,6 +70,18 @@ check() {
 }
 
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+
+# newest_complete: the highest N with $CK/step-N/.metadata (0 when there is none).
+newest_complete() {
+	local m n max=0
+	for m in "$CK"/step-*/.metadata; do
+		[ -e "$m" ] || continue
+		n=${m%/.metadata}
+		n=${n##*/step-}
+		[ "$n" -gt "$max" ] && max=$n
+	done
+	echo "$max"
+}
 
 # train_config NAME [more INI]: a training run (raw, 13 files x 5 samples of 64 KiB, batch 4,
 # 2 epochs, 2 ms steps) with the checkpoint above, zero_stage 3; the text is appended to
@@ -232,13 +253,18 @@ verify = false
 watchdog = 10s"
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/killed.ini" --quiet >"$T/out" 2>"$T/err" &
 	MPIPID=$!
-	# A wait, not a time limit: under the sanitizers the checkpoints come several times
-	# slower, so it waits up to 60 s for the third one.
+	# Waits until a checkpoint numbered 3 or later is complete. Not for step-3 itself:
+	# keep_last = 2 removes it as soon as step 5 is durable, a few tens of milliseconds
+	# later, and a look that comes later than that (a busy machine) would never see it. The
+	# newest complete checkpoint's number only grows. A wait, not a time limit (60 s); a run
+	# that ended by itself is a failure at once, with its messages.
 	for _ in $(seq 1 1200); do
-		[ -e "$CK/step-3/.metadata" ] && break
+		[ "$(newest_complete)" -ge 3 ] && break
+		kill -0 "$MPIPID" 2>/dev/null || fail "the run ended before its third checkpoint"
 		sleep 0.05
 	done
-	[ -e "$CK/step-3/.metadata" ] || fail "no third checkpoint after 60 s"
+	[ "$(newest_complete)" -ge 3 ] ||
+		fail "no third checkpoint after 60 s (newest complete: $(newest_complete))"
 	pid=""
 	for p in $(ps -o pid= --ppid "$MPIPID"); do
 		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && pid=$p
@@ -247,14 +273,12 @@ watchdog = 10s"
 	kill -KILL "$pid"
 	start=$SECONDS
 	while kill -0 "$MPIPID" 2>/dev/null; do
-		[ $((SECONDS - start)) -lt 30 ] || {
-			kill -KILL "$MPIPID"
-			fail "still running 30 s after rank 1 was killed"
-		}
+		[ $((SECONDS - start)) -lt 30 ] || fail "still running 30 s after rank 1 was killed"
 		sleep 0.1
 	done
 	wait "$MPIPID"
 	RC=$?
+	MPIPID=""
 	[ "$RC" -ne 0 ] || fail "exit status 0 after a rank was killed"
 	check "killed_ok(ck, total=14000042)"
 	[ -z "$(summary)" ] || fail "results were written"
