@@ -356,22 +356,47 @@ static int plot_run_dir(struct plot_env *env, const char *dir)
 
 /* ---- sweep folders ------------------------------------------------------------------------ */
 
+static bool plot_zipped(json_t *keys, int k)
+{
+	return k >= 0 && json_is_true(json_object_get(json_array_get(keys, (size_t)k), "zipped"));
+}
+
+static int plot_nvalues(json_t *keys, int k)
+{
+	return (int)json_array_size(json_object_get(json_array_get(keys, (size_t)k), "canonical"));
+}
+
 /* Series = the cartesian product of the values of every key except `skip` (-1: none) and
- * `skip2`. Writes `nseries = N; sel(i) = ...; stitle(i) = ...;` for the scripts. Returns N,
- * or 0 when there would be more than PLOT_MAX_SERIES lines. */
+ * `skip2`, where the keys of [sweep] zip count as one key (their i-th values go together) and
+ * are all left out when skip or skip2 is one of them. Writes `nseries = N; sel(i) = ...;
+ * stitle(i) = ...;` for the scripts. Returns N, or 0 when there would be more than
+ * PLOT_MAX_SERIES lines. */
 static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 {
 	int nk = (int)json_array_size(keys), n = 1, idx[CFG_MAX_SWEEP] = {0};
+	int dim[CFG_MAX_SWEEP], ndims = 0, zip_dim = -1;
+	bool zip_out = plot_zipped(keys, skip) || plot_zipped(keys, skip2);
 	char *sel = NULL, *tit = NULL;
 	size_t sl = 0, tl = 0;
 	FILE *fs, *ft;
 
 	if (nk > CFG_MAX_SWEEP)
 		return 0;
-	for (int k = 0; k < nk && n <= PLOT_MAX_SERIES; k++)
-		if (k != skip && k != skip2)
-			n *= (int)json_array_size(
-			    json_object_get(json_array_get(keys, (size_t)k), "canonical"));
+	/* The dimensions: one per key, one for all zipped keys; -1 for the keys left out. */
+	for (int k = 0; k < nk; k++) {
+		dim[k] = -1;
+		if (k == skip || k == skip2 || (zip_out && plot_zipped(keys, k)))
+			continue;
+		if (plot_zipped(keys, k) && zip_dim >= 0) {
+			dim[k] = zip_dim;
+			continue;
+		}
+		dim[k] = ndims++;
+		if (plot_zipped(keys, k))
+			zip_dim = dim[k];
+		if (n <= PLOT_MAX_SERIES)
+			n *= plot_nvalues(keys, k);
+	}
 	if (n > PLOT_MAX_SERIES || n < 1)
 		return 0;
 	fs = open_memstream(&sel, &sl);
@@ -388,17 +413,18 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 		size_t used = 0;
 		for (int k = 0; k < nk; k++) {
 			json_t *key = json_array_get(keys, (size_t)k);
-			if (k == skip || k == skip2)
+			if (dim[k] < 0)
 				continue;
 			fprintf(fs, "%sstrcol(", any ? " && " : "");
 			plot_quote(fs, summary_str(key, "key", "?"));
 			fprintf(fs, ") eq ");
-			plot_quote(fs, json_string_value(json_array_get(
-					   json_object_get(key, "canonical"), (size_t)idx[k])));
+			plot_quote(
+			    fs, json_string_value(json_array_get(json_object_get(key, "canonical"),
+								 (size_t)idx[dim[k]])));
 			int w = snprintf(label + used, sizeof(label) - used, "%s%s=%s",
 					 used ? " " : "", summary_str(key, "name", "?"),
 					 json_string_value(json_array_get(
-					     json_object_get(key, "values"), (size_t)idx[k])));
+					     json_object_get(key, "values"), (size_t)idx[dim[k]])));
 			if (w > 0 && (size_t)w < sizeof(label) - used)
 				used += (size_t)w;
 			any = true;
@@ -406,15 +432,15 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 		fprintf(fs, "%s) : ", any ? "" : "1");
 		plot_quote(ft, any ? label : "all points");
 		fprintf(ft, " : ");
-		/* Next combination: last key fastest. */
-		for (int k = nk - 1; k >= 0; k--) {
-			if (k == skip || k == skip2)
-				continue;
-			int nv = (int)json_array_size(
-			    json_object_get(json_array_get(keys, (size_t)k), "canonical"));
-			if (++idx[k] < nv)
+		/* Next combination: last dimension fastest. */
+		for (int d = ndims - 1; d >= 0; d--) {
+			int nv = 0;
+			for (int k = 0; k < nk && !nv; k++)
+				if (dim[k] == d)
+					nv = plot_nvalues(keys, k);
+			if (++idx[d] < nv)
 				break;
-			idx[k] = 0;
+			idx[d] = 0;
 		}
 	}
 	fprintf(fs, "0");
@@ -477,7 +503,9 @@ static void plot_sweep_charts(struct plot_env *env, const char *dir, json_t *res
 		json_t *key = json_array_get(keys, (size_t)k);
 		json_t *canon = json_object_get(key, "canonical");
 
-		if (!json_is_true(json_object_get(key, "numeric")) || json_array_size(canon) < 2)
+		/* A zipped key moves with others: a line against it would mix their values. */
+		if (!json_is_true(json_object_get(key, "numeric")) || json_array_size(canon) < 2 ||
+		    plot_zipped(keys, k))
 			continue;
 		f = open_memstream(&vars, &len);
 		plot_var(f, "csv", csv);
@@ -580,6 +608,20 @@ static int plot_check_sweep(json_t *res, char *why, size_t len)
 				snprintf(why, len, "keys[%zu] has a value that is not a string", i);
 				return -FB_EFORMAT;
 			}
+	}
+	int zipped_len = -1;
+	json_array_foreach(keys, i, k)
+	{
+		int nv = (int)json_array_size(json_object_get(k, "values"));
+
+		if (!json_is_true(json_object_get(k, "zipped")))
+			continue;
+		if (zipped_len >= 0 && nv != zipped_len) {
+			snprintf(why, len, "keys[%zu] is zipped with %d values, another with %d", i,
+				 nv, zipped_len);
+			return -FB_EFORMAT;
+		}
+		zipped_len = nv;
 	}
 	json_array_foreach(points, i, p)
 	{

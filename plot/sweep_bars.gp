@@ -47,6 +47,9 @@ do for [fmt in "png svg"] {
 	do for [k = 1:3] {
 		set ylabel L[k]." (mean ± stddev)" noenhanced
 		if (k == 3) {
+			# AU is a percentage: the threshold line stays inside the panel (an
+			# autoscaled axis below it drew the line over the samples/s panel).
+			set yrange [0:100]
 			set arrow 1 from graph 0, first threshold to graph 1, first threshold \
 				nohead dt 2 lw 2 lc rgb "#d62728" front
 			set label 1 sprintf("AU threshold %g%%", threshold) at graph 0.01, \
@@ -56,6 +59,7 @@ do for [fmt in "png svg"] {
 			title stitle(i + 1)
 		unset arrow 1
 		unset label 1
+		set yrange [0:*]
 	}
 	unset multiplot
 	unset output

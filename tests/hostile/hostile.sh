@@ -165,7 +165,7 @@ name_escape)
 	[ ! -e "$T/a/escape" ] && [ -z "$(ls -A "$T/a/b/out")" ] ||
 		fail "something was written: $(find "$T/a")"
 	;;
-plot_many_keys | plot_malformed | plot_point_escape)
+plot_many_keys | plot_malformed | plot_point_escape | plot_zip_lengths)
 	# sweep_results.json is input: more than 16 keys, values of the wrong type and point
 	# folders outside the sweep are refused with exit 1 and a message, not a crash, and
 	# nothing is written outside the sweep folder.
@@ -188,6 +188,16 @@ PY
 		  "canonical": [1, null], "values": ["1", "2"]}], "points": [{"dir": "p1"}]}' \
 			>"$S/sweep_results.json"
 		want="keys[0] has a value that is not a string"
+		;;
+	plot_zip_lengths)
+		# Zipped keys walk their lists together: lists of other lengths would index past
+		# the end of the shorter one.
+		echo '{"keys": [{"key": "dataset.format", "name": "format", "numeric": false,
+		  "zipped": true, "canonical": ["raw", "wds"], "values": ["raw", "wds"]},
+		  {"key": "dataset.num_files_train", "name": "num_files_train", "numeric": true,
+		  "zipped": true, "canonical": ["4"], "values": ["4"]}],
+		  "points": [{"dir": "p1"}]}' >"$S/sweep_results.json"
+		want="keys[1] is zipped with 1 values, another with 2"
 		;;
 	plot_point_escape)
 		# The point names a folder outside that holds a summary.json of a real run.

@@ -10,7 +10,7 @@ function(fb_hostile_test name labels)
 endfunction()
 
 foreach(case compare_json_symlink generate_symlink generate_fifo generate_hardlink read_fifo read_fifo_uring
-             set_mpiio_empty_name name_escape plot_many_keys plot_malformed plot_point_escape compare_point_escape compare_summary_link
+             set_mpiio_empty_name name_escape plot_many_keys plot_malformed plot_zip_lengths plot_point_escape compare_point_escape compare_summary_link
              output_is_file same_output full_disk_plots sigint_writing)
   fb_hostile_test(${case} hostile)
 endforeach()

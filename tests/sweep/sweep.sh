@@ -90,6 +90,8 @@ tiny_vs_shards)
 		"$T/out" || fail "the table does not show samples/s and opens/s side by side"
 	D=$(sweep_dir)
 	python3 "$HERE/check_sweep.py" "$D" 4 --plots || fail "check_sweep.py"
+	# No line against a zipped key: it would join points of different formats.
+	[ ! -e "$D/sweep_bandwidth_num_files_train.png" ] || fail "a chart against a zipped key"
 	python3 - "$D" <<'PY' || fail "tiny files against shards"
 import json, os, sys
 d = sys.argv[1]
