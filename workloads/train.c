@@ -491,10 +491,13 @@ static void worker_epoch_queued(struct worker *w)
 	while (rc == 0 && !done) {
 		struct bwin_batch *old = bwin_oldest(win);
 		struct slot *ns = next < p->nsteps ? &p->slots[next % p->nslots] : NULL;
+		unsigned inflight = w->io.inflight;
+		bool room = inflight < w->io.depth;
 		struct bwin_view v = {
 		    .oldest_done =
 			old && old->queued == old->count && io_queue_done(&w->io, old->mark),
-		    .room = w->io.inflight<w->io.depth, .inflight = w->io.inflight> 0,
+		    .room = room,
+		    .inflight = inflight > 0,
 		    .more_steps = ns != NULL,
 		    .next_free = ns && (atomic_load_explicit(&ns->turn, memory_order_acquire) &
 					TURN_MASK) == step_turn(p, next)};

@@ -7,10 +7,11 @@
  * own (fdfile.c).
  *
  * Queued reads come through the io_queue_* wrappers (bench/storage/io.c), which time each read
- * from queueing to completion. Reads made outside a ring (indexing files before the epochs) and
- * writes (generation) are plain pread/pwrite calls: they are not what the back-end measures.
- * Registered files are not used: a reader thread's files change as its cache of open files
- * turns over, and each registration would cost a syscall where it saves an fget per read.
+ * from its submission (the io_uring_enter that sends it) to its completion. Reads made outside a
+ * ring (indexing files before the epochs) and writes (generation) are plain pread/pwrite calls:
+ * they are not what the back-end measures. Registered files are not used: a reader thread's files
+ * change as its cache of open files turns over, and each registration would cost a syscall where it
+ * saves an fget per read.
  */
 #include "fdfile.h"
 
