@@ -403,6 +403,23 @@ static int ckpt_write_metadata(struct run *run, struct ckpt_state *st, int64_t s
 	return 0;
 }
 
+/* Rank 0: removes a checkpoint's folder, its .metadata first and durably (the step folder
+ * fsync'ed) before any other file: a removal that stops half way (a failed unlink, a rank
+ * killed, a crash) leaves an incomplete checkpoint, never one that looks complete with a file
+ * missing. */
+static int ckpt_remove_step(const char *dir)
+{
+	char meta[CFG_PATH_MAX + 96];
+	int rc;
+
+	snprintf(meta, sizeof(meta), "%s/" CKPT_META, dir);
+	if (unlink(meta) < 0 && errno != ENOENT)
+		return -errno;
+	if ((rc = util_fsync_dir(dir)) < 0)
+		return rc;
+	return util_remove_tree(dir);
+}
+
 /* Rank 0, before the start: the step folder (an earlier run's is removed first: a checkpoint
  * is never a mix of two runs), and the shared file of layout single with its stripe layout. */
 static int ckpt_make_step(struct run *run, struct ckpt_state *st, int64_t step)
@@ -411,7 +428,7 @@ static int ckpt_make_step(struct run *run, struct ckpt_state *st, int64_t step)
 	int rc, fd;
 
 	ckpt_step_dir(st, step, dir, sizeof(dir));
-	if (access(dir, F_OK) == 0 && (rc = util_remove_tree(dir)) < 0)
+	if (access(dir, F_OK) == 0 && (rc = ckpt_remove_step(dir)) < 0)
 		return run_fail(run, rc, "cannot remove the old checkpoint '%s': %s", dir,
 				strerror(-rc));
 	if ((rc = util_mkdirs(dir, 0755)) < 0)
@@ -618,7 +635,7 @@ static int ckpt_prune(struct run *run, struct ckpt_state *st, struct ckpt_one *c
 		ckpt_step_dir(st, old, dir, sizeof(dir));
 		uint64_t t0 = timer_now_ns();
 		if (access(dir, F_OK) == 0) {
-			rc = util_remove_tree(dir);
+			rc = ckpt_remove_step(dir);
 			if (rc == 0)
 				rc = util_fsync_dir(st->folder);
 			if (rc < 0)

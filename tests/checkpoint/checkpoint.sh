@@ -21,7 +21,10 @@ stop_job() {
 	kill -KILL $(ps -o pid= --ppid "$MPIPID") "$MPIPID" 2>/dev/null
 	wait "$MPIPID" 2>/dev/null
 }
-trap 'stop_job; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+# Files made immutable (case remove_first) are made removable again before the folder goes.
+IMMUTABLE=()
+unpin() { [ ${#IMMUTABLE[@]} -eq 0 ] || chattr -i "${IMMUTABLE[@]}" 2>/dev/null; }
+trap 'stop_job; unpin; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 HERE=$(cd "$(dirname "$0")" && pwd)
 CK=$T/data/checkpoints
 
@@ -239,6 +242,31 @@ fail_errno = ENOSPC"
 	run 2 enospc --set checkpoint.save=false --set checkpoint.count=1 --set storage.backend=posix
 	expect_rc 0
 	check "s['metric']['checkpoint_bytes_read'] == 14000042"
+	;;
+remove_first)
+	# An earlier run's checkpoint folder is removed before the step is written again (and
+	# keep_last removes old ones the same way): .metadata goes first, so a removal that
+	# stops half way (here no shard can be unlinked: chattr +i) leaves an incomplete
+	# checkpoint, never one that looks complete with files missing.
+	config rf "$CKPT
+zero_stage = 3
+restore = false
+verify = false"
+	run 2 rf
+	expect_rc 0
+	IMMUTABLE=("$CK/step-1/__0_0.distcp" "$CK/step-1/__1_0.distcp")
+	chattr +i "${IMMUTABLE[@]}" 2>/dev/null || {
+		IMMUTABLE=()
+		echo "SKIP: chattr +i is not supported here (root and a file system that has it)"
+		exit 77
+	}
+	rm -rf "$T/results"
+	run 2 rf
+	expect_rc 1
+	grep -q "cannot remove the old checkpoint '$CK/step-1': Operation not permitted" "$T/err" ||
+		fail "the message does not name the checkpoint and the error"
+	[ ! -e "$CK/step-1/.metadata" ] || fail "a checkpoint removed half way still has .metadata"
+	[ -z "$(summary)" ] || fail "results were written"
 	;;
 killed)
 	# Rank 1 killed at some point of a stream of checkpoints (keep_last = 2): every step
