@@ -27,7 +27,7 @@
 #include "safefile.h"
 #include "util.h"
 
-#define CMP_MAX_METRICS 16
+#define CMP_MAX_METRICS SWM_COUNT /* every row of the metric table */
 #define CMP_TEST_TEXT                                                                              \
 	"Welch's unequal-variance t-test, two-sided: over the repetitions of single runs with a "  \
 	"run-to-run noise term, or over run means where a side holds several runs of a config "    \

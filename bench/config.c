@@ -593,7 +593,7 @@ static int cfg_ini_handler(void *user, const char *section, const char *name, co
 		st->rc = fb_fail(st->err, -FB_ECONFIG,
 				 "%s:%d: unknown section [%s] (sections: workload, dataset, "
 				 "format.hdf5, format.tfrecord, format.npz, format.wds, storage, "
-				 "storage.mpiio, reader, train, output, sweep)",
+				 "storage.mpiio, reader, train, evaluation, output, sweep)",
 				 st->source, sl ? sl : line, section);
 		return 0;
 	}

@@ -71,6 +71,8 @@ struct config {
 		char format[32];
 		int64_t num_files_train;
 		int64_t num_samples_per_file;
+		int64_t num_files_eval;		   /* evaluation set (DLIO's valid/); 0: none */
+		int64_t num_samples_per_file_eval; /* 0: num_samples_per_file */
 		uint64_t record_length_bytes;
 		uint64_t record_length_bytes_stdev;
 		int file_access;
@@ -142,6 +144,7 @@ struct config {
 	} metadata;
 	struct {
 		int64_t batch_size;
+		int64_t batch_size_eval; /* 0: batch_size */
 		int64_t read_threads; /* 0: auto (from the rank's CPUs, bench/cpus.h) */
 		int64_t prefetch_size;
 		uint64_t prefetch_bytes; /* ring of batch buffers by bytes; 0: threads x prefetch */
@@ -161,6 +164,12 @@ struct config {
 		double au_threshold;
 		double watchdog;
 	} train;
+	struct {
+		double eval_time; /* emulated compute per evaluation step */
+		double eval_time_stdev;
+		int64_t eval_after_epoch;     /* first evaluation after this epoch (1-based) */
+		int64_t epochs_between_evals; /* then after every N-th epoch */
+	} evaluation;
 	struct {
 		uint64_t model_size_bytes; /* whole checkpoint; 0: from num_parameters */
 		int64_t num_parameters;

@@ -48,6 +48,12 @@ const struct cfg_key cfg_keys[] = {
      "Number of files (for npy: files = num_files_train x num_samples_per_file)."},
     {"dataset", "num_samples_per_file", CFG_INT, OFF(dataset.num_samples_per_file), "64", 1, 4e9,
      NULL, D, "Samples in each file."},
+    {"dataset", "num_files_eval", CFG_INT, OFF(dataset.num_files_eval), "0", 0, 1e9, NULL, 0,
+     "Files of the evaluation set, read after training epochs as [evaluation] says (beside a "
+     "data_dir named train/: in valid/, as DLIO keeps them; else in <data_dir>-valid/). 0: no "
+     "evaluation."},
+    {"dataset", "num_samples_per_file_eval", CFG_INT, OFF(dataset.num_samples_per_file_eval), "0",
+     0, 4e9, NULL, 0, "Samples in each evaluation file; 0: num_samples_per_file."},
     {"dataset", "record_length_bytes", CFG_SIZE, OFF(dataset.record_length_bytes), "256KiB", 64,
      4294967295.0, NULL, D, "Mean sample size (sample header included; at least 64 bytes)."},
     {"dataset", "record_length_bytes_stdev", CFG_SIZE, OFF(dataset.record_length_bytes_stdev), "0",
@@ -176,6 +182,8 @@ const struct cfg_key cfg_keys[] = {
 
     {"reader", "batch_size", CFG_INT, OFF(reader.batch_size), "4", 1, 1e9, NULL, 0,
      "Samples per batch (per rank)."},
+    {"reader", "batch_size_eval", CFG_INT, OFF(reader.batch_size_eval), "0", 0, 1e9, NULL, 0,
+     "Samples per evaluation batch (per rank); 0: batch_size."},
     {"reader", "read_threads", CFG_INT, OFF(reader.read_threads), "auto", 1, 1024, NULL, CFG_F_AUTO,
      "Reader threads per rank (DataLoader workers). auto: from the CPUs the rank may use "
      "(affinity mask shared with the ranks on it, cgroup limit): one CPU is kept for the "
@@ -214,6 +222,18 @@ const struct cfg_key cfg_keys[] = {
      "AU at or above which the storage keeps up (DLIO: 0.90)."},
     {"train", "watchdog", CFG_DURATION, OFF(train.watchdog), "300s", 0, 86400, NULL, N,
      "End the job when a rank makes no progress for this long (a peer died); 0 disables."},
+
+    {"evaluation", "eval_time", CFG_DURATION, OFF(evaluation.eval_time), "0", 0, 3600, NULL, 0,
+     "Emulated compute per evaluation step (DLIO's evaluation.eval_time); needs "
+     "[dataset] num_files_eval."},
+    {"evaluation", "eval_time_stdev", CFG_DURATION, OFF(evaluation.eval_time_stdev), "0", 0, 3600,
+     NULL, 0, "Standard deviation of compute per evaluation step."},
+    {"evaluation", "eval_after_epoch", CFG_INT, OFF(evaluation.eval_after_epoch), "1", 1, 1e6, NULL,
+     0, "The first evaluation follows this training epoch (1: the first)."},
+    {"evaluation", "epochs_between_evals", CFG_INT, OFF(evaluation.epochs_between_evals), "1", 1,
+     1e6, NULL, 0,
+     "Then one evaluation after every N-th epoch (epochs eval_after_epoch, "
+     "eval_after_epoch + N, ...)."},
 
     {"checkpoint", "model_size_bytes", CFG_SIZE, OFF(checkpoint.model_size_bytes), "0", 0, 1.8e19,
      NULL, 0,
@@ -306,6 +326,8 @@ const struct cfg_alias cfg_dlio_aliases[] = {
     {"train.seed", "dataset.seed", 0},
     {"metric.au", "train.au_threshold", 0},
     {"output.folder", "output.dir", 0},
+    {"dataset.eval_num_samples_per_file", "dataset.num_samples_per_file_eval", 0},
+    {"train.eval_time", "evaluation.eval_time", 0},
     {"storage.storage_root", "dataset.data_dir", CFG_ALIAS_HINT},
     {"reader.data_loader", "reader.read_threads", CFG_ALIAS_HINT},
     {"reader.computation_threads", "reader.read_threads", CFG_ALIAS_HINT},

@@ -53,6 +53,7 @@ struct imp {
 	char format[64];
 	int format_line;
 	int generate_data; /* -1 absent, 0, 1 */
+	int evaluation;	   /* workflow.evaluation: -1 absent, 0, 1 */
 	bool train;	   /* workflow.train */
 };
 
@@ -75,16 +76,13 @@ static const struct {
     {"reader.read_type", "feedbench always reads on demand"},
     {"reader.preprocess_time", "no preprocessing step: add it to train.computation_time"},
     {"reader.preprocess_time_stdev", "no preprocessing step"},
-    {"reader.batch_size_eval", "the evaluation phase is not emulated"},
     {"reader.transfer_size", "TensorFlow's read-ahead buffer, not a read size: feedbench reads a "
 			     "record per call ([storage] transfer_size splits reads)"},
     {"reader.pin_memory", "see [train] pin_memory (CUDA staging buffers)"},
     {"dataset.record_length_resize", "a resize after reading: no I/O"},
     {"dataset.record_length_bytes_resize", "a resize after reading: no I/O"},
-    {"dataset.num_files_eval", "the evaluation phase is not emulated"},
-    {"dataset.eval_num_samples_per_file", "the evaluation phase is not emulated"},
     {"dataset.num_subfolders_train", "feedbench reads the files of one folder"},
-    {"dataset.num_subfolders_eval", "the evaluation phase is not emulated"},
+    {"dataset.num_subfolders_eval", "feedbench reads the evaluation files of one folder"},
     {"dataset.enable_chunking", "HDF5 chunks are set in samples: [format.hdf5] chunking"},
     {"dataset.chunk_size", "HDF5 chunks are set in samples: [format.hdf5] chunking"},
     {"dataset.compression", "feedbench writes uncompressed files"},
@@ -94,13 +92,15 @@ static const struct {
     {"dataset.parquet", "the parquet format is not emulated"},
     {"train.total_training_steps",
      "feedbench runs whole epochs: size num_files_train x num_samples_per_file to the steps"},
-    {"train.total_eval_steps", "the evaluation phase is not emulated"},
+    {"train.total_eval_steps",
+     "DLIO 2.0 does not read it; an evaluation pass reads the whole evaluation set"},
     {"train.seed_change_epoch", "feedbench reshuffles every epoch from the seed"},
-    {"evaluation.", "the evaluation phase is not emulated"},
+    {"evaluation.steps_between_evals",
+     "DLIO 2.0 does not read it; evaluations follow whole epochs (epochs_between_evals)"},
     {"checkpoint.", "feedbench's train workload has no checkpoint phase"},
     {"workflow.checkpoint", "feedbench's train workload has no checkpoint phase"},
-    {"workflow.evaluation", "the evaluation phase is not emulated"},
-    {"workflow.do_eval", "the evaluation phase is not emulated"},
+    {"workflow.do_eval", "DLIO 2.0 reads workflow.evaluation, not do_eval: without it DLIO does "
+			 "not evaluate, and neither does the INI"},
     {"workflow.profiling", "no built-in profiler: run Darshan or strace beside feedbench"},
     {"workflow.debug", "no debug mode"},
     {"profiling.", "no built-in profiler: run Darshan or strace beside feedbench"},
@@ -273,6 +273,8 @@ static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
 		imp_set(im, "storage.backend", "posix", line, "%s: %s", dk, v);
 	} else if (strcmp(dk, "workflow.generate_data") == 0 && yaml_bool(v, &b)) {
 		im->generate_data = b;
+	} else if (strcmp(dk, "workflow.evaluation") == 0 && yaml_bool(v, &b)) {
+		im->evaluation = b;
 	} else if (strcmp(dk, "workflow.train") == 0 && yaml_bool(v, &b)) {
 		im->train = b;
 		if (!b)
@@ -307,7 +309,7 @@ static void imp_scalar(struct imp *im, const char *dk, const char *v, int line)
 	if (!k && dot && !imp_reason(dk)) {
 		snprintf(sec, sizeof(sec), "%.*s", (int)(dot - dk), dk);
 		if (strcmp(sec, "dataset") == 0 || strcmp(sec, "reader") == 0 ||
-		    strcmp(sec, "train") == 0)
+		    strcmp(sec, "train") == 0 || strcmp(sec, "evaluation") == 0)
 			k = cfg_find(sec, dot + 1);
 	}
 	if (!k) {
@@ -403,6 +405,43 @@ out:
 	return rc;
 }
 
+/* DLIO evaluates only with workflow.evaluation True (and num_files_eval > 0): then its
+ * evaluation keys stay, with DLIO's batch_size_eval of 1 when absent; otherwise they are listed
+ * as not mapped, since the INI does not evaluate either. */
+static void imp_eval(struct imp *im)
+{
+	static const char *const keys[] = {
+	    "dataset.num_files_eval",	      "dataset.num_samples_per_file_eval",
+	    "reader.batch_size_eval",	      "evaluation.eval_time",
+	    "evaluation.eval_time_stdev",     "evaluation.eval_after_epoch",
+	    "evaluation.epochs_between_evals"};
+	struct imp_set *n = imp_find(im, "dataset.num_files_eval");
+
+	if (im->evaluation == 1 && n && strcmp(n->value, "0") != 0) {
+		imp_set(im, "reader.batch_size_eval", "1", 0,
+			"DLIO's default (reader.batch_size_eval absent)");
+		return;
+	}
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		struct imp_set *e = imp_find(im, keys[k]);
+		if (!e)
+			continue;
+		/* "dataset.num_files_eval: 8" -> the DLIO key and its value */
+		char dk[CFG_NAME_MAX], *colon;
+		snprintf(dk, sizeof(dk), "%s", e->from);
+		if ((colon = strchr(dk, ':')))
+			*colon = '\0';
+		imp_skip(im, dk, e->value, e->line,
+			 im->evaluation == 1
+			     ? "num_files_eval is 0 or absent: DLIO does not evaluate"
+			     : "workflow.evaluation is not True: DLIO does not "
+			       "evaluate (set it, and the INI evaluates too)");
+		int i = (int)(e - im->sets);
+		memmove(&im->sets[i], &im->sets[i + 1], (size_t)(im->nsets - i - 1) * sizeof(*e));
+		im->nsets--;
+	}
+}
+
 /* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
 static void imp_finish(struct imp *im)
 {
@@ -464,6 +503,7 @@ static void imp_finish(struct imp *im)
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
 			defaults[i].dlio);
+	imp_eval(im);
 }
 
 /* A comment, wrapped at 100 columns: the INI parser refuses lines of 200 characters. */
@@ -492,7 +532,7 @@ static void imp_write(const struct imp *im, FILE *out)
 	char buf[CFG_NAME_MAX + 512];
 
 	static const char *const sections[] = {"workload", "dataset", "format.tfrecord", "storage",
-					       "reader",   "train",   "output"};
+					       "reader",   "train",   "evaluation",	 "output"};
 	const char *base = strrchr(im->path, '/');
 
 	fprintf(out,
@@ -569,6 +609,7 @@ int import_dlio_main(int argc, char **argv)
 	if (!im)
 		return 1;
 	im->generate_data = -1;
+	im->evaluation = -1;
 	im->train = true;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {

@@ -55,6 +55,17 @@ const struct metric metric_table[] = {
     {"opens", SWM_OPENS, "opens_per_second", NULL, "train_opens_per_second", "opens/s", "opens/s",
      "opens/s", 1.0, true, false, 5,
      "files opened for reading per second of wall time, all ranks (one metadata operation each)"},
+    {"eval_samples", SWM_EVAL_SAMPLES, "eval_samples_per_second", "eval.samples_per_second",
+     "eval_throughput_mean_samples_per_second", "eval samples/s", "samples/s", "eval samples/s",
+     1.0, true, false, 5,
+     "evaluation samples delivered per second of the evaluation passes' wall time, all ranks"},
+    {"eval_bandwidth", SWM_EVAL_BW, "eval_bandwidth_MiB_per_second",
+     "eval.bandwidth_MiB_per_second", "eval_bandwidth_MiB_per_second", "eval bandwidth (MiB/s)",
+     "MiB/s", "eval MiB/s", 1.0, true, false, 5,
+     "bytes read by the evaluation passes over their wall time (slowest rank)"},
+    {"eval_au", SWM_EVAL_AU, "eval_au_percentage", "eval.au_percentage", "eval_au_mean_percentage",
+     "eval AU (%)", "%", "% eval AU", 1.0, true, false, 5,
+     "accelerator utilisation of the evaluation passes (eval_time over step time), mean of ranks"},
 };
 const int metric_count = (int)(sizeof(metric_table) / sizeof(metric_table[0]));
 

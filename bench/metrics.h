@@ -19,13 +19,16 @@ enum sweep_metric {
 	SWM_LAT_P50,
 	SWM_LAT_P90,
 	SWM_LAT_P999,
-	SWM_WRITE_BW, /* MiB/s of a write phase (ior) */
-	SWM_READ_BW,  /* MiB/s of a read phase (ior) */
-	SWM_CREATE,   /* files created per second (metadata) */
-	SWM_STAT,     /* stat calls per second (metadata) */
-	SWM_READ_OPS, /* open-read-close of a file per second (metadata) */
-	SWM_REMOVE,   /* files removed per second (metadata) */
-	SWM_OPENS,    /* files opened for reading per second (train: io_stats opens) */
+	SWM_WRITE_BW,	  /* MiB/s of a write phase (ior) */
+	SWM_READ_BW,	  /* MiB/s of a read phase (ior) */
+	SWM_CREATE,	  /* files created per second (metadata) */
+	SWM_STAT,	  /* stat calls per second (metadata) */
+	SWM_READ_OPS,	  /* open-read-close of a file per second (metadata) */
+	SWM_REMOVE,	  /* files removed per second (metadata) */
+	SWM_OPENS,	  /* files opened for reading per second (train: io_stats opens) */
+	SWM_EVAL_SAMPLES, /* samples/s of the evaluation passes (train, num_files_eval) */
+	SWM_EVAL_BW,	  /* MiB/s of the evaluation passes */
+	SWM_EVAL_AU,	  /* % AU of the evaluation passes */
 	SWM_COUNT
 };
 

@@ -339,6 +339,7 @@ struct report_data {
 	const char *verdict;
 	char verdict_why[512];
 	double host_mem;
+	json_t *eval; /* the evaluation passes reduced (eval_reduce), or NULL */
 };
 
 /* The device behind the AU figure: name, count, versions, copy bandwidth (CUDA). */
@@ -496,6 +497,8 @@ static void table_nodes(FILE *f, const struct report_data *d)
 		bmax);
 }
 
+static void table_eval(FILE *f, json_t *ev);
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
@@ -602,6 +605,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		    d->ep[i].sps, d->ep[i].au, hist_quantile(&d->ep[i].wait, 0.99) * 1e3,
 		    100 * l->data_wait, 100 * l->copy, 100 * l->barrier, 100 * l->other);
 	}
+	table_eval(f, d->eval);
 	json_t *warnings = json_object_get(summary, "warnings");
 	if (json_array_size(warnings)) {
 		fprintf(f, "\nWarnings:\n");
@@ -1288,6 +1292,222 @@ static void gather_warnings(struct run *run)
 	free(text);
 }
 
+/* ---- the evaluation phase ([dataset] num_files_eval) ----------------------------------- */
+
+/* One evaluation pass reduced over ranks (collective; the object on rank 0, NULL elsewhere):
+ * bytes, reads and samples summed, the wall time of the slowest rank, AU as training's (mean
+ * over ranks of compute over step time, warm-up steps left out). */
+static json_t *eval_pass_reduce(struct run *run, const struct epoch_rank *er, int rep, int after,
+				double *vall)
+{
+	double v[R_NF];
+	struct hist lat, wait;
+
+	epoch_vector(er, v);
+	MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
+	hist_reduce(run, &er->io.latency, &lat);
+	hist_reduce(run, &er->wait, &wait);
+	if (run->rank != 0)
+		return NULL;
+	struct step_totals *stt = calloc((size_t)run->nranks, sizeof(*stt));
+	double wall = 0, bytes = 0, ops = 0, samples = 0, steps = 0, au = 0, conf_au = 0;
+	struct lost_time lost = {0};
+	for (int q = 0; q < run->nranks; q++) {
+		const double *w = vall + (size_t)q * R_NF;
+		wall = fmax(wall, w[R_WALL]);
+		bytes += w[R_BYTES];
+		ops += w[R_OPS];
+		samples += w[R_SAMPLES];
+		steps += w[R_STEPS];
+		if (stt)
+			stt[q] = step_totals_of(w);
+	}
+	if (stt)
+		verdict_mean(stt, run->nranks, &au, &lost, NULL, NULL, &conf_au);
+	free(stt);
+	json_t *o = json_object();
+	json_object_set_new(o, "repetition", json_integer(rep + 1));
+	json_object_set_new(o, "after_epoch", json_integer(after + 1));
+	json_object_set_new(o, "wall_seconds", json_real(wall));
+	json_object_set_new(o, "bytes_read", json_integer((json_int_t)bytes));
+	json_object_set_new(o, "read_ops", json_integer((json_int_t)ops));
+	json_object_set_new(o, "samples", json_integer((json_int_t)samples));
+	json_object_set_new(o, "steps", json_integer((json_int_t)steps));
+	json_object_set_new(o, "bandwidth_MiB_per_second",
+			    json_real(wall > 0 ? bytes / MIB / wall : 0));
+	json_object_set_new(o, "iops", json_real(wall > 0 ? ops / wall : 0));
+	json_object_set_new(o, "samples_per_second", json_real(wall > 0 ? samples / wall : 0));
+	json_object_set_new(o, "au_percentage", json_real(au));
+	json_object_set_new(o, "dlio_au_percentage", json_real(conf_au));
+	json_object_set_new(o, "lost_time", lost_json(&lost));
+	json_object_set_new(o, "latency_seconds", latency_json(&lat));
+	json_object_set_new(o, "data_wait_seconds", wait_json(&wait));
+	return o;
+}
+
+/* Every pass of every repetition (collective). Rank 0 gets {"passes": [...]} and the set's
+ * shape; NULL when no evaluation was configured. */
+static json_t *eval_reduce(struct run *run, const struct train_result *reps, int nreps)
+{
+	const struct config *cfg = &run->cfg;
+	double *vall;
+	json_t *passes, *o;
+
+	if (cfg->dataset.num_files_eval == 0)
+		return NULL;
+	vall = run->rank == 0 ? calloc((size_t)run->nranks * R_NF, sizeof(double)) : NULL;
+	passes = run->rank == 0 ? json_array() : NULL;
+	for (int r = 0; r < nreps; r++)
+		for (int k = 0; k < reps[r].nevals; k++) {
+			json_t *p =
+			    eval_pass_reduce(run, &reps[r].eval[k], r, reps[r].eval_epoch[k], vall);
+			if (p)
+				json_array_append_new(passes, p);
+		}
+	free(vall);
+	if (run->rank != 0)
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "files", json_integer(run->eval_ds.nfiles));
+	json_object_set_new(o, "samples", json_integer((json_int_t)run->eval_ds.nsamples));
+	json_object_set_new(o, "data_bytes", json_integer((json_int_t)run->eval_ds.data_bytes));
+	json_object_set_new(o, "batch_size",
+			    json_integer(cfg->reader.batch_size_eval ? cfg->reader.batch_size_eval
+								     : cfg->reader.batch_size));
+	json_object_set_new(o, "eval_time", json_real(cfg->evaluation.eval_time));
+	json_object_set_new(o, "eval_after_epoch", json_integer(cfg->evaluation.eval_after_epoch));
+	json_object_set_new(o, "epochs_between_evals",
+			    json_integer(cfg->evaluation.epochs_between_evals));
+	json_object_set_new(o, "generated", json_boolean(run->eval_ds.generated));
+	json_object_set_new(o, "passes", passes);
+	return o;
+}
+
+static double pass_num(json_t *p, const char *key)
+{
+	return json_number_value(json_object_get(p, key));
+}
+
+/* The evaluation beside training's figures: each pass under the epoch it followed
+ * (epochs[].eval), totals under "eval", DLIO's eval_* names under "metric" (AU and throughput
+ * per pass, their mean and deviation), and per repetition the columns of the metric table.
+ * Training's figures never include evaluation time. */
+static void eval_attach(json_t *s, json_t *ev, int nreps, double threshold)
+{
+	json_t *passes = json_object_get(ev, "passes"), *p, *m = json_object_get(s, "metric");
+	json_t *eps = json_object_get(s, "epochs"), *reps = json_object_get(s, "repetitions");
+	size_t n = json_array_size(passes), i;
+	double *au = calloc(n ? n : 1, sizeof(double)), *sps = calloc(n ? n : 1, sizeof(double)),
+	       *bw = calloc(n ? n : 1, sizeof(double));
+	double bytes = 0, wall = 0, samples = 0, ops = 0, steps = 0;
+	json_t *aul = json_array(), *spl = json_array();
+
+	json_array_foreach(passes, i, p)
+	{
+		if (au && sps && bw) {
+			au[i] = pass_num(p, "au_percentage");
+			sps[i] = pass_num(p, "samples_per_second");
+			bw[i] = pass_num(p, "bandwidth_MiB_per_second");
+		}
+		json_array_append_new(aul, json_real(pass_num(p, "au_percentage")));
+		json_array_append_new(spl, json_real(pass_num(p, "samples_per_second")));
+		bytes += pass_num(p, "bytes_read");
+		wall += pass_num(p, "wall_seconds");
+		samples += pass_num(p, "samples");
+		ops += pass_num(p, "read_ops");
+		steps += pass_num(p, "steps");
+		size_t j;
+		json_t *e;
+		json_array_foreach(eps, j, e)
+		{
+			if (pass_num(e, "repetition") == pass_num(p, "repetition") &&
+			    pass_num(e, "epoch") == pass_num(p, "after_epoch"))
+				json_object_set(e, "eval", p);
+		}
+	}
+	json_t *st_au = stat_json(au, (int)n), *st_sps = stat_json(sps, (int)n),
+	       *st_bw = stat_json(bw, (int)n);
+	double au_mean = pass_num(st_au, "mean");
+	json_object_set_new(m, "eval_au_percentage", aul);
+	json_object_set(m, "eval_au_mean_percentage", json_object_get(st_au, "mean"));
+	json_object_set(m, "eval_au_stdev_percentage", json_object_get(st_au, "stddev"));
+	json_object_set_new(m, "eval_au_meet_expectation",
+			    json_string(n && au_mean >= threshold * 100 ? "success" : "fail"));
+	json_object_set_new(m, "eval_throughput_samples_per_second", spl);
+	json_object_set(m, "eval_throughput_mean_samples_per_second",
+			json_object_get(st_sps, "mean"));
+	json_object_set(m, "eval_throughput_stdev_samples_per_second",
+			json_object_get(st_sps, "stddev"));
+	json_object_set(m, "eval_io_mean_MB_per_second", json_object_get(st_bw, "mean"));
+	json_object_set(m, "eval_io_stdev_MB_per_second", json_object_get(st_bw, "stddev"));
+	json_object_set_new(m, "eval_bandwidth_MiB_per_second",
+			    json_real(wall > 0 ? bytes / MIB / wall : 0));
+	json_object_set_new(m, "eval_bytes_read", json_integer((json_int_t)bytes));
+	json_object_set_new(m, "eval_read_ops", json_integer((json_int_t)ops));
+	json_object_set_new(m, "eval_samples", json_integer((json_int_t)samples));
+	json_object_set_new(m, "eval_steps", json_integer((json_int_t)steps));
+	json_object_set_new(m, "eval_wall_seconds", json_real(wall));
+	json_object_set_new(m, "eval_passes", json_integer((json_int_t)n));
+	json_decref(st_au);
+	json_decref(st_sps);
+	json_decref(st_bw);
+	/* per repetition: what the metric table's eval rows read */
+	for (int r = 0; r < nreps; r++) {
+		double rb = 0, rw = 0, rs = 0, ra = 0;
+		int k = 0;
+		json_array_foreach(passes, i, p)
+		{
+			if ((int)pass_num(p, "repetition") != r + 1)
+				continue;
+			rb += pass_num(p, "bytes_read");
+			rw += pass_num(p, "wall_seconds");
+			rs += pass_num(p, "samples");
+			ra += pass_num(p, "au_percentage");
+			k++;
+		}
+		json_t *o = json_array_get(reps, (size_t)r);
+		if (!o || !k)
+			continue;
+		json_object_set_new(o, "eval_bandwidth_MiB_per_second",
+				    json_real(rw > 0 ? rb / MIB / rw : 0));
+		json_object_set_new(o, "eval_samples_per_second", json_real(rw > 0 ? rs / rw : 0));
+		json_object_set_new(o, "eval_au_percentage", json_real(ra / k));
+		json_object_set_new(o, "eval_bytes_read", json_integer((json_int_t)rb));
+	}
+	free(au);
+	free(sps);
+	free(bw);
+	json_object_set(s, "eval", ev);
+}
+
+/* table.md: one row per evaluation pass, under the epochs'. */
+static void table_eval(FILE *f, json_t *ev)
+{
+	json_t *passes = json_object_get(ev, "passes"), *p;
+	size_t i;
+
+	if (!ev)
+		return;
+	fprintf(f,
+		"\nEvaluation: %lld files, %lld samples, batch %lld, eval_time %.6g s, after epoch "
+		"%lld and every %lld (not in training's figures above):\n\n",
+		(long long)pass_num(ev, "files"), (long long)pass_num(ev, "samples"),
+		(long long)pass_num(ev, "batch_size"), pass_num(ev, "eval_time"),
+		(long long)pass_num(ev, "eval_after_epoch"),
+		(long long)pass_num(ev, "epochs_between_evals"));
+	fprintf(f, "| rep | after epoch | wall s | MiB/s | samples/s | samples | steps | AU %% | "
+		   "wait p99 ms |\n|---|---|---|---|---|---|---|---|---|\n");
+	json_array_foreach(passes, i, p)
+	{
+		fprintf(f, "| %d | %d | %.3f | %.1f | %.1f | %.0f | %.0f | %.2f | %.3f |\n",
+			(int)pass_num(p, "repetition"), (int)pass_num(p, "after_epoch"),
+			pass_num(p, "wall_seconds"), pass_num(p, "bandwidth_MiB_per_second"),
+			pass_num(p, "samples_per_second"), pass_num(p, "samples"),
+			pass_num(p, "steps"), pass_num(p, "au_percentage"),
+			pass_num(json_object_get(p, "data_wait_seconds"), "p99") * 1e3);
+	}
+}
+
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
@@ -1420,6 +1640,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	}
 	free(vall);
 	free(setup);
+	d.eval = eval_reduce(run, reps, nreps);
 	/* Per-rank totals. */
 	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
 	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
@@ -1469,6 +1690,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		verdict_figures(&d);
 		d.rules = mlperf_rules(run, &d);
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
+		if (d.eval)
+			eval_attach(summary, d.eval, nreps, run->cfg.train.au_threshold);
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
 		struct train_files tf = {&d, summary, tl, tlc, tld};
 		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
@@ -1486,6 +1709,7 @@ out_nodes:
 	free(d.ep);
 	free(d.ranks);
 	free(d.rep_rank);
+	json_decref(d.eval);
 	return agree(run, rc);
 }
 

@@ -70,6 +70,7 @@ struct run {
 	char read_threads_why[192]; /* how that count was chosen (cpus_read_threads) */
 
 	struct dataset ds;
+	struct dataset eval_ds; /* [dataset] num_files_eval: the evaluation set (train workload) */
 	struct fs_info fs;
 	bool dataset_regenerated;
 	const struct fs_sys *fs_sys; /* calls behind fs detection and striping; NULL = real */

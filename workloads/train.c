@@ -787,6 +787,7 @@ struct epoch_ctx {
 	struct train_result *res;
 	uint64_t rng;	 /* compute-time variates */
 	uint64_t gstep0; /* checkpoint_every_steps: steps every rank had in earlier epochs */
+	bool eval;	 /* an evaluation pass (eval_enter): no checkpoints inside it */
 };
 
 /* Step barrier: the allreduce a data-parallel step ends with; it also carries failure. */
@@ -854,8 +855,8 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
 /* In a log (not a terminal), one line per epoch, rank 0 only, flushed as it ends, so a long run
  * under mpiexec shows where it is; a terminal has the bar instead. Rank 0's own figures: no
  * collective is added for it. */
-static void epoch_line(const struct run *run, const struct progress *pg, int epoch,
-		       const struct epoch_rank *er, const struct pool *p)
+static void epoch_line(const struct progress *pg, const char *what, const struct epoch_rank *er,
+		       const struct pool *p)
 {
 	uint64_t bytes = 0;
 
@@ -863,10 +864,8 @@ static void epoch_line(const struct run *run, const struct progress *pg, int epo
 		return;
 	for (unsigned i = 0; i < p->nworkers; i++)
 		bytes += p->workers[i].stats.bytes;
-	fprintf(stderr,
-		"feedbench: epoch %d/%" PRId64 " done in %.2f s: %.1f MiB/s, AU %.1f %% (rank 0)\n",
-		epoch + 1, run->cfg.train.epochs, er->wall_s,
-		er->wall_s > 0 ? (double)bytes / 1048576.0 / er->wall_s : 0,
+	fprintf(stderr, "feedbench: %s done in %.2f s: %.1f MiB/s, AU %.1f %% (rank 0)\n", what,
+		er->wall_s, er->wall_s > 0 ? (double)bytes / 1048576.0 / er->wall_s : 0,
 		er->step_s > 0 ? 100 * er->compute_s / er->step_s : 0);
 	fflush(stderr);
 }
@@ -904,7 +903,10 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		atomic_store(&p->workers[i].progress_bytes, 0);
 	}
 
-	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
+	if (e->eval)
+		snprintf(what, sizeof(what), "evaluation after epoch %d", epoch + 1);
+	else
+		snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
 	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
 	MPI_Barrier(run->comm);
 	struct rusage ru0, ru1;
@@ -956,7 +958,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		} else if (rc == 0 && !coll && agree_peer_failed(run)) {
 			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
 		}
-		if (step < s->min_steps && checkpoint_train_due_step(run, e->gstep0 + step + 1)) {
+		if (!e->eval && step < s->min_steps &&
+		    checkpoint_train_due_step(run, e->gstep0 + step + 1)) {
 			/* A step every rank has: all agree they are healthy, then save; the step's
 			 * time includes the checkpoint (AU's denominator, the epoch's wall). */
 			double b,
@@ -993,7 +996,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
-	epoch_line(run, &pg, epoch, er, p);
+	epoch_line(&pg, what, er, p);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	p->time_base += er->wall_s;
@@ -1236,15 +1239,110 @@ static void timeline_collect(struct pool *p, struct train_result *res)
 			res->timeline[res->ntimeline++] = p->workers[i].tl[k];
 }
 
+/* Per-file indexes (offsets, members) of the files this rank reads, before the first timed
+ * read. */
+static int index_files(struct run *run)
+{
+	int rc = 0;
+
+	for (uint32_t k = 0; rc == 0 && run->format->index && k < run->ds.nheld; k++)
+		if (reads_file(run, run->ds.files[k].index) && !run->ds.files[k].meta)
+			rc = run->format->index(run, &run->ds.files[k]);
+	return rc;
+}
+
+/* The evaluation pass's own sampler, reader threads and batch buffers (sized for its batch and
+ * samples), made with the evaluation set in place; its threads wait while training runs. */
+struct eval_state {
+	bool on;
+	struct sampler s;
+	struct pool p;
+	bool pool_made, sampler_made;
+};
+
+static int eval_setup(struct run *run, struct eval_state *ev, struct train_result *res)
+{
+	struct train_result scratch = {0};
+	struct eval_swap sw;
+	int rc;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!eval_enabled(&run->cfg))
+		return 0;
+	ev->on = true;
+	res->eval = calloc((size_t)res->epochs, sizeof(*res->eval));
+	res->eval_epoch = calloc((size_t)res->epochs, sizeof(*res->eval_epoch));
+	eval_enter(run, &sw);
+	rc = !res->eval || !res->eval_epoch ? run_fail(run, -ENOMEM, "out of memory") : 0;
+	if (rc == 0 && (rc = sampler_init(&ev->s, run)) == 0)
+		ev->sampler_made = true;
+	if (rc == 0)
+		rc = index_files(run);
+	if ((rc = agree(run, rc)) == 0)
+		rc = agree(run, open_shared(run));
+	if (rc == 0) {
+		rc = pool_init(run, &ev->p, &scratch);
+		ev->pool_made = true;
+		res->buffer_bytes += scratch.buffer_bytes;
+		json_decref(scratch.binding);
+		rc = agree(run, rc);
+	}
+	eval_leave(run, &sw);
+	return rc;
+}
+
+static void eval_teardown(struct run *run, struct eval_state *ev, struct train_result *res)
+{
+	struct eval_swap sw;
+
+	if (!ev->on)
+		return;
+	eval_enter(run, &sw);
+	if (ev->pool_made) {
+		timeline_collect(&ev->p, res);
+		pool_free(run, &ev->p);
+	}
+	if (ev->sampler_made)
+		sampler_free(&ev->s);
+	int crc = close_shared(run);
+	eval_leave(run, &sw);
+	if (crc < 0 && run->err.code == 0)
+		run_fail(run, crc, "cannot close the evaluation files");
+}
+
+/* One evaluation pass after training epoch ep: every rank reads its share of the evaluation
+ * set once, with eval_time of compute per batch, as an epoch of its own. Training's reader
+ * threads are idle between epochs while the evaluation set is in run->ds. */
+static int eval_pass(struct epoch_ctx *train, struct eval_state *ev, int ep)
+{
+	struct run *run = train->run;
+	struct train_result *res = train->res;
+	struct eval_swap sw;
+	struct epoch_ctx e = {run, &ev->p, &ev->s, res, train->rng ^ 0x6576616cULL, 0, true};
+	int rc;
+
+	ev->p.s = &ev->s;
+	ev->p.time_base = train->pool->time_base;
+	eval_enter(run, &sw);
+	rc = epoch_run(&e, ep, &res->eval[res->nevals]);
+	eval_leave(run, &sw);
+	train->pool->time_base = ev->p.time_base;
+	train->rng = e.rng ^ 0x6576616cULL;
+	res->eval_epoch[res->nevals++] = ep;
+	return rc;
+}
+
 int train_run(struct run *run, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
 	struct sampler s;
 	struct pool p;
+	struct eval_state ev;
 	int rc = 0;
 	uint64_t t0 = timer_now_ns();
 
 	memset(res, 0, sizeof(*res));
+	memset(&ev, 0, sizeof(ev));
 	res->epochs = (int)cfg->train.epochs;
 	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
 	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
@@ -1252,10 +1350,8 @@ int train_run(struct run *run, struct train_result *res)
 		rc = run_fail(run, -ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = sampler_init(&s, run);
-	/* Per-file indexes (offsets, members) once, before the first timed read. */
-	for (uint32_t k = 0; rc == 0 && run->format->index && k < run->ds.nheld; k++)
-		if (reads_file(run, run->ds.files[k].index) && !run->ds.files[k].meta)
-			rc = run->format->index(run, &run->ds.files[k]);
+	if (rc == 0)
+		rc = index_files(run);
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	rc = open_shared(run);
@@ -1264,11 +1360,13 @@ int train_run(struct run *run, struct train_result *res)
 		return rc;
 	}
 	rc = pool_init(run, &p, res);
+	if ((rc = agree(run, rc)) == 0)
+		rc = eval_setup(run, &ev, res);
 	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
-	if ((rc = agree(run, rc)) == 0) {
+	if (rc == 0) {
 		struct epoch_ctx e = {
-		    run, &p, &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
-		    0};
+		    run, &p,   &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
+		    0,	 false};
 		p.s = &s;
 		for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
 			struct epoch_rank *er = &res->per_epoch[ep];
@@ -1281,11 +1379,15 @@ int train_run(struct run *run, struct train_result *res)
 				rc = checkpoint_train_epoch(run, ep, er->wall_s, er->steps, &b);
 			er->wall_s += b;
 			er->step_s += b;
+			/* The evaluation pass is timed apart: training's figures leave it out. */
+			if (rc == 0 && eval_due(cfg, ep))
+				rc = eval_pass(&e, &ev, ep);
 		}
 		timeline_collect(&p, res);
 	}
 	/* Async checkpoints: the last one is made durable before the run ends. */
 	rc = checkpoint_train_end(run, rc);
+	eval_teardown(run, &ev, res);
 	pool_free(run, &p);
 	sampler_free(&s);
 	int crc = close_shared(run);
@@ -1296,6 +1398,8 @@ void train_result_free(struct train_result *res)
 {
 	json_decref(res->binding);
 	free(res->per_epoch);
+	free(res->eval);
+	free(res->eval_epoch);
 	free(res->timeline);
 	memset(res, 0, sizeof(*res));
 }

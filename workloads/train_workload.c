@@ -59,6 +59,107 @@ static int train_dataset(struct run *run)
 	return agree(run, dataset_layout(run, &run->ds));
 }
 
+/* ---- the evaluation set (workloads.h) -------------------------------------------------- */
+
+bool eval_enabled(const struct config *cfg)
+{
+	return cfg->dataset.num_files_eval > 0;
+}
+
+bool eval_due(const struct config *cfg, int epoch)
+{
+	int64_t e = epoch + 1, first = cfg->evaluation.eval_after_epoch;
+
+	return eval_enabled(cfg) && e >= first &&
+	       (e - first) % cfg->evaluation.epochs_between_evals == 0;
+}
+
+void eval_folder(const struct config *cfg, char *buf, size_t len)
+{
+	char dir[CFG_PATH_MAX];
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s", cfg->dataset.data_dir);
+	for (n = strlen(dir); n > 1 && dir[n - 1] == '/';)
+		dir[--n] = '\0';
+	const char *base = strrchr(dir, '/');
+	if (strcmp(base ? base + 1 : dir, "train") == 0)
+		snprintf(buf, len, "%.*svalid", base ? (int)(base - dir) + 1 : 0, dir);
+	else
+		snprintf(buf, len, "%s-valid", dir);
+}
+
+/* A seed of its own: the evaluation samples are not the training samples (their headers carry
+ * another dataset id, so reading a training file instead fails verification), and its
+ * manifest's hash differs even when the counts are the same. */
+#define EVAL_SEED_KEY 0x6576616cLL /* "eval" */
+
+void eval_enter(struct run *run, struct eval_swap *sw)
+{
+	struct config *cfg = &run->cfg;
+	const struct cfg_key *k = cfg_find("dataset", "num_files_train");
+	struct dataset tmp = run->ds;
+
+	memcpy(sw->data_dir, cfg->dataset.data_dir, sizeof(sw->data_dir));
+	sw->nfiles = cfg->dataset.num_files_train;
+	sw->spf = cfg->dataset.num_samples_per_file;
+	sw->batch = cfg->reader.batch_size;
+	sw->seed = cfg->dataset.seed;
+	sw->ct = cfg->train.computation_time;
+	sw->ct_stdev = cfg->train.computation_time_stdev;
+	sw->nfiles_line = cfg->lines[k - cfg_keys];
+	eval_folder(cfg, cfg->dataset.data_dir, sizeof(cfg->dataset.data_dir));
+	cfg->dataset.num_files_train = cfg->dataset.num_files_eval;
+	if (cfg->dataset.num_samples_per_file_eval)
+		cfg->dataset.num_samples_per_file = cfg->dataset.num_samples_per_file_eval;
+	if (cfg->reader.batch_size_eval)
+		cfg->reader.batch_size = cfg->reader.batch_size_eval;
+	cfg->dataset.seed = sw->seed ^ EVAL_SEED_KEY;
+	cfg->train.computation_time = cfg->evaluation.eval_time;
+	cfg->train.computation_time_stdev = cfg->evaluation.eval_time_stdev;
+	/* a discovered evaluation set reads exactly num_files_eval files, more is an error */
+	cfg->lines[k - cfg_keys] = sw->nfiles_line ? sw->nfiles_line : -1;
+	run->ds = run->eval_ds;
+	run->eval_ds = tmp;
+}
+
+void eval_leave(struct run *run, struct eval_swap *sw)
+{
+	struct config *cfg = &run->cfg;
+	const struct cfg_key *k = cfg_find("dataset", "num_files_train");
+	struct dataset tmp = run->ds;
+
+	memcpy(cfg->dataset.data_dir, sw->data_dir, sizeof(sw->data_dir));
+	cfg->dataset.num_files_train = sw->nfiles;
+	cfg->dataset.num_samples_per_file = sw->spf;
+	cfg->reader.batch_size = sw->batch;
+	cfg->dataset.seed = sw->seed;
+	cfg->train.computation_time = sw->ct;
+	cfg->train.computation_time_stdev = sw->ct_stdev;
+	cfg->lines[k - cfg_keys] = sw->nfiles_line;
+	run->ds = run->eval_ds;
+	run->eval_ds = tmp;
+}
+
+/* The evaluation set: laid out (or found), checked and generated like the training set, with
+ * the evaluation values in place. */
+static int eval_prepare(struct run *run)
+{
+	struct eval_swap sw;
+	int rc;
+
+	if (!eval_enabled(&run->cfg))
+		return 0;
+	eval_enter(run, &sw);
+	rc = train_dataset(run);
+	if (rc == 0)
+		rc = agree(run, sampler_check(run));
+	if (rc == 0 && run->ds.generated)
+		rc = generate_dataset(run, false);
+	eval_leave(run, &sw);
+	return rc;
+}
+
 /* Layout (or discovery), generation when the manifest does not match, and the layout the file
  * system gave the files. */
 static int train_prepare(struct run *run, struct results_ctx *ctx)
@@ -74,6 +175,8 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 		return rc;
 	uint64_t g0 = timer_now_ns();
 	if (run->ds.generated && (rc = generate_dataset(run, false)) < 0)
+		return rc;
+	if ((rc = eval_prepare(run)) < 0)
 		return rc;
 	ctx->gen_s = run->dataset_regenerated ? timer_ns_to_s(timer_now_ns() - g0) : 0;
 	if ((rc = agree(run, stripe_readback_dataset(run))) < 0)
@@ -91,6 +194,12 @@ static int train_rep(struct run *run, int repetition, void **out)
 	if (!run->compute) {
 		size_t max_batch =
 		    ((run->ds.max_sample + 4095) / 4096 * 4096) * (size_t)cfg->reader.batch_size;
+		size_t eval_batch =
+		    ((run->eval_ds.max_sample + 4095) / 4096 * 4096) *
+		    (size_t)(cfg->reader.batch_size_eval ? cfg->reader.batch_size_eval
+							 : cfg->reader.batch_size);
+		if (eval_enabled(cfg) && eval_batch > max_batch)
+			max_batch = eval_batch;
 		rc = run->compute_ops->init(&run->compute, run, max_batch);
 		if ((rc = agree(run, rc)) < 0)
 			return rc;
@@ -107,6 +216,17 @@ static int train_rep(struct run *run, int repetition, void **out)
 			run->ds.nfiles, (double)run->ds.data_bytes / 1048576.0,
 			cfg->reader.batch_size, cfg->train.computation_time,
 			run->compute_ops->name);
+		if (eval_enabled(cfg))
+			fprintf(stderr,
+				"feedbench: evaluation: %" PRIu32
+				" files (%.1f MiB) after epoch %" PRId64 " and every %" PRId64
+				" epochs, batch %" PRId64 ", eval_time %.6g s\n",
+				run->eval_ds.nfiles, (double)run->eval_ds.data_bytes / 1048576.0,
+				cfg->evaluation.eval_after_epoch,
+				cfg->evaluation.epochs_between_evals,
+				cfg->reader.batch_size_eval ? cfg->reader.batch_size_eval
+							    : cfg->reader.batch_size,
+				cfg->evaluation.eval_time);
 		fflush(stderr);
 	}
 	res = calloc(1, sizeof(*res));
@@ -163,12 +283,93 @@ static void train_finish(struct run *run, int rc)
 	checkpoint_train_finish(run);
 	if (rc == 0 && !run->cfg.dataset.keep_files && run->ds.generated)
 		remove_dataset(run);
+	if (rc == 0 && !run->cfg.dataset.keep_files && run->eval_ds.generated) {
+		struct eval_swap sw;
+		eval_enter(run, &sw);
+		remove_dataset(run);
+		eval_leave(run, &sw);
+	}
 	dataset_free(run, &run->ds);
+	dataset_free(run, &run->eval_ds);
+}
+
+/* The evaluation keys, before any file is touched: every rank must read evaluation samples
+ * and a whole batch (as sampler_check does for training, in the evaluation keys' words). */
+static int eval_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const struct format_ops *fmt = format_find(cfg->dataset.format);
+	const char *src = cfg->source;
+	uint64_t files = (uint64_t)cfg->dataset.num_files_eval, p = (uint64_t)nranks;
+	uint64_t spf = (uint64_t)(cfg->dataset.num_samples_per_file_eval
+				      ? cfg->dataset.num_samples_per_file_eval
+				      : cfg->dataset.num_samples_per_file);
+	uint64_t batch = (uint64_t)(cfg->reader.batch_size_eval ? cfg->reader.batch_size_eval
+								: cfg->reader.batch_size);
+	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED &&
+		      !(fmt && (fmt->caps & FORMAT_CAP_STREAM));
+	uint64_t fewest;
+
+	if (!eval_enabled(cfg)) {
+		static const char *const keys[][2] = {{"dataset", "num_samples_per_file_eval"},
+						      {"reader", "batch_size_eval"},
+						      {"evaluation", "eval_time"},
+						      {"evaluation", "eval_time_stdev"},
+						      {"evaluation", "eval_after_epoch"},
+						      {"evaluation", "epochs_between_evals"}};
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			const struct cfg_key *k = cfg_find(keys[i][0], keys[i][1]);
+			if (k && cfg->lines[k - cfg_keys] != 0)
+				return fb_fail(
+				    err, -FB_ECONFIG,
+				    "%s: [%s] %s is set but [dataset] num_files_eval is 0: "
+				    "no evaluation runs (set num_files_eval to the number of "
+				    "evaluation files)",
+				    src, keys[i][0], keys[i][1]);
+		}
+		return 0;
+	}
+	if (fmt && (fmt->caps & FORMAT_CAP_FILE_PER_SAMPLE)) {
+		files *= spf;
+		spf = 1;
+	}
+	fewest = shared ? files * spf / p : files / p * spf;
+	if (fewest == 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: num_files_eval = %" PRId64 " leaves rank %d without evaluation "
+			       "samples: %" PRIu64 " files for %d ranks with file_access = %s (at "
+			       "least one file per rank, or file_access = shared)",
+			       src, cfg->dataset.num_files_eval, nranks - 1, files, nranks,
+			       cfg_choice_name("dataset", "file_access", cfg->dataset.file_access));
+	if (batch > fewest)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: batch_size_eval (%" PRIu64 ") is larger than the %" PRIu64
+		    " evaluation samples rank %d reads per pass (num_files_eval = %" PRId64
+		    ", %" PRIu64 " samples per file, %d ranks)",
+		    src, batch, fewest, nranks - 1, cfg->dataset.num_files_eval, spf, nranks);
+	uint64_t steps = cfg->reader.drop_last ? fewest / batch : (fewest + batch - 1) / batch;
+	if ((uint64_t)cfg->train.exclude_start_steps >= steps)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: exclude_start_steps (%" PRId64 ") leaves no evaluation step to "
+			       "measure: rank %d has %" PRIu64 " steps per evaluation pass",
+			       src, cfg->train.exclude_start_steps, nranks - 1, steps);
+	if (cfg->evaluation.eval_time_stdev > 0 && cfg->evaluation.eval_time == 0)
+		return fb_fail(err, -FB_ECONFIG, "%s: eval_time_stdev is set but eval_time is 0",
+			       src);
+	if (cfg->evaluation.eval_after_epoch > cfg->train.epochs)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: eval_after_epoch = %" PRId64 " but training runs %" PRId64
+			       " epochs: no evaluation would run",
+			       src, cfg->evaluation.eval_after_epoch, cfg->train.epochs);
+	return 0;
 }
 
 static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	int rc = cfg_validate_dataset(cfg, nranks, err);
+
+	if (rc == 0)
+		rc = eval_check(cfg, nranks, err);
 
 	if (rc == 0 && checkpoint_in_training(cfg))
 		rc = checkpoint_train_check(cfg, nranks, err);

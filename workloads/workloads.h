@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "../bench/config.h"
 #include "../bench/stats.h"
 
 struct run;
@@ -47,12 +48,35 @@ struct timeline_event {
 struct train_result {
 	int epochs;
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
+	int nevals;		      /* evaluation passes run */
+	struct epoch_rank *eval;      /* [nevals]: each pass's figures for this rank */
+	int *eval_epoch;	      /* [nevals]: the training epoch (0-based) each followed */
 	double buffer_bytes;	      /* memory held by batch buffers */
 	double setup_s;	 /* index files and open shared handles, before the first read */
 	json_t *binding; /* summary.json "binding" (cpus.h), rank 0 only; owned */
 	struct timeline_event *timeline;
 	int ntimeline;
 };
+
+/* The evaluation phase ([dataset] num_files_eval > 0): DLIO's valid/ set, read after every
+ * epochs_between_evals-th training epoch (from eval_after_epoch on). While a pass runs (and while
+ * its files are laid out, generated or found), eval_enter() puts the evaluation set in run->ds
+ * and its sizes, batch, computation time and folder in run->cfg, so the training code serves
+ * both; eval_leave() puts training back. The evaluation files live in valid/ beside a data_dir
+ * named train/ (DLIO's layout), else in <data_dir>-valid/, with their own manifest. */
+struct eval_swap {
+	char data_dir[CFG_PATH_MAX]; /* training's values while the evaluation set is in */
+	int64_t nfiles, spf, batch, seed;
+	double ct, ct_stdev;
+	int nfiles_line;
+};
+bool eval_enabled(const struct config *cfg);
+/* An evaluation follows training epoch `epoch` (0-based). */
+bool eval_due(const struct config *cfg, int epoch);
+/* The evaluation folder of data_dir (see above). */
+void eval_folder(const struct config *cfg, char *buf, size_t len);
+void eval_enter(struct run *run, struct eval_swap *sw);
+void eval_leave(struct run *run, struct eval_swap *sw);
 
 /* Runs the configured epochs once. Collective; returns the agreed result code. */
 int train_run(struct run *run, struct train_result *res);

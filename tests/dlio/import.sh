@@ -109,6 +109,40 @@ PY
 	awk 'length > 199 { exit 1 }' "$T"/*.ini || fail "an INI line the parser would refuse"
 	echo "converted $n YAML files"
 	;;
+eval)
+	# DLIO's default.yaml evaluates (workflow.evaluation True): its evaluation keys map to
+	# the INI, and the INI evaluates; dlrm.yaml says do_eval, which DLIO 2.0 does not read:
+	# its evaluation keys are listed as not mapped and the INI validates without them.
+	fb import-dlio "$DATA/default.yaml" -o "$T/default.ini"
+	[ "$RC" -eq 0 ] || fail "exit $RC"
+	i=$T/default.ini
+	expect_value "$i" dataset num_files_eval 8
+	expect_value "$i" reader batch_size_eval 1
+	expect_value "$i" evaluation eval_time 0.5
+	expect_value "$i" evaluation epochs_between_evals 1
+	grep -qF "; line 15: dataset.num_files_eval: 8" "$i" || fail "no source comment"
+	grep -q "num_files_eval.*not mapped" "$T/err" && fail "num_files_eval reported as not mapped"
+	fb import-dlio "$DATA/dlrm.yaml" -o "$T/dlrm.ini"
+	[ "$RC" -eq 0 ] || fail "exit $RC"
+	grep -qF "dataset.num_files_eval not mapped: workflow.evaluation is not True" "$T/err" ||
+		fail "dlrm.yaml's evaluation keys are not reported as unused"
+	[ -z "$(value "$T/dlrm.ini" dataset num_files_eval)" ] || fail "dlrm.ini evaluates"
+	# the imported default.yaml, scaled down, runs its evaluation on 2 ranks (DLIO's
+	# data_folder/valid/ beside train/)
+	"${MPIEXEC:-mpiexec}" --oversubscribe -n 2 "$FEEDBENCH" run "$i" \
+		--set "dataset.data_dir=$T/d/train" --set dataset.generate=auto \
+		--set dataset.format=npy --set dataset.num_files_train=16 --set train.epochs=1 \
+		--set train.computation_time=0 --set evaluation.eval_time=1ms \
+		--set "output.dir=$T/r" --set output.plots=false >"$T/out" 2>"$T/err"
+	[ $? -eq 0 ] || fail "the imported default.yaml does not run"
+	python3 - "$T/r" <<'PY' || fail "no evaluation pass of 8 samples"
+import glob, json, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/*/summary.json")[0]))
+p = s["eval"]["passes"]
+sys.exit(0 if len(p) == 1 and p[0]["samples"] == 8 and s["metric"]["eval_samples"] == 8 else 1)
+PY
+	[ -d "$T/d/valid" ] || fail "no valid/ beside train/"
+	;;
 stdout_and_atomic)
 	fb import-dlio "$DATA/bert_v100.yaml"
 	[ "$RC" -eq 0 ] && grep -q '^batch_size = 48$' "$T/out" || fail "no INI on stdout"
