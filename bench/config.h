@@ -145,7 +145,7 @@ struct config {
 	struct {
 		int64_t batch_size;
 		int64_t batch_size_eval; /* 0: batch_size */
-		int64_t read_threads; /* 0: auto (from the rank's CPUs, bench/cpus.h) */
+		int64_t read_threads;	 /* 0: auto (from the rank's CPUs, bench/cpus.h) */
 		int64_t prefetch_size;
 		uint64_t prefetch_bytes; /* ring of batch buffers by bytes; 0: threads x prefetch */
 		int file_shuffle;
