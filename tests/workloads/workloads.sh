@@ -49,7 +49,8 @@ resnet50) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=800
 cosmoflow) scale=(dataset.num_files_train=16 dataset.record_length_bytes=32KiB
 	dataset.record_length_bytes_stdev=2KiB train.epochs=1) ;;
 bert) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=192 train.epochs=1) ;;
-dlrm) scale=(dataset.num_samples_per_file=8192 dataset.record_length_bytes=1KiB train.epochs=1) ;;
+dlrm) scale=(dataset.num_samples_per_file=8192 dataset.record_length_bytes=1KiB train.epochs=1
+	dataset.num_samples_per_file_eval=2048 reader.batch_size_eval=512 evaluation.eval_time=2ms) ;;
 megatron) scale=(dataset.num_samples_per_file=4096 train.epochs=1) ;;
 *) fail "no scaled-down settings for $NAME" ;;
 esac
@@ -80,6 +81,15 @@ epochs = int(get("train", "epochs"))
 assert s["metric"]["train_samples"] == files * spf * epochs, (s["metric"]["train_samples"],
                                                               files * spf * epochs)
 assert s["num_ranks"] == 2
+# the evaluation phase, where the workload has one: every evaluation sample read once per pass
+nfe = int(get("dataset", "num_files_eval")) if ini.has_option("dataset", "num_files_eval") else 0
+if nfe:
+    spfe = int(get("dataset", "num_samples_per_file_eval"))
+    passes = s["eval"]["passes"]
+    assert len(passes) == epochs and s["metric"]["eval_passes"] == epochs, passes
+    assert all(p["samples"] == nfe * spfe for p in passes), (passes, nfe * spfe)
+else:
+    assert "eval" not in s
 print("ok: %s, %d samples, AU %.1f %%" % (s["workload"], s["metric"]["train_samples"],
                                           s["metric"]["train_au_mean_percentage"]))
 PY
