@@ -198,7 +198,7 @@ s = json.load(open(out + "/summary.json"))
 m = s["metric"]
 ts = lambda x: datetime.datetime.fromisoformat(x).timestamp()
 inrun = ts(s["end"]) - ts(s["start"])
-proc = comp = 0.0
+proc = comp = load = 0.0
 loads, first = [], []
 for f in glob.glob(out + "/*_output.json"):
     o = json.load(open(f))
@@ -209,14 +209,15 @@ for f in glob.glob(out + "/*_output.json"):
             p, ld, c = e["proc"][b], e["load"][b], e["compute"][b]
             if ep == "1":
                 first.append(p[0])
-            proc += sum(p[1:]); comp += sum(c[1:]); loads += ld[1:]
+            proc += sum(p[1:]); comp += sum(c[1:]); load += sum(ld[1:]); loads += ld[1:]
 print(json.dumps({
     "wl": wl, "ranks": int(n), "tool": "dlio", "round": int(r),
     "au_dlio": m["train_au_mean_percentage"],
     "sps_dlio": m["train_throughput_mean_samples_per_second"],
     "mib": m["train_io_mean_MB_per_second"],
     "au_steady": 100 * comp / proc if proc > 0 else None,
-    "wait_ms": 1000 * statistics.median(loads) if loads else None,
+    "wait_pct": 100 * load / proc if proc > 0 else None,
+    "other_ms": 1000 * (proc - load - comp) / len(loads) if loads else None,
     "first_step_s": max(first) if first else None,
     "process_s": float(t1) - float(t0),
     "startup_s": float(t1) - float(t0) - inrun,
@@ -235,7 +236,7 @@ import glob, json, sys
 out, wl, n, r, t0, t1, l0, l1 = sys.argv[1:]
 s = json.load(open(glob.glob(out + "/*/summary.json")[0]))
 m = s["metric"]; d = m["dlio_comparable"]
-wait = m["train_data_wait_seconds"]
+lost = s["repetitions"][0]["lost_time"]
 print(json.dumps({
     "wl": wl, "ranks": int(n), "tool": "feedbench", "round": int(r),
     "au_dlio": d["train_au_mean_percentage"],
@@ -243,7 +244,7 @@ print(json.dumps({
     "mib": m["train_bandwidth_MiB_per_second"],
     "au_fb": m["train_au_mean_percentage"],
     "sps_fb": m["train_samples_per_second"],
-    "wait_ms": 1000 * wait["p50"] if wait.get("p50") is not None else None,
+    "wait_pct": 100 * lost["data_wait"],
     "process_s": float(t1) - float(t0),
     "startup_s": float(t1) - float(t0) - m["train_wall_seconds"],
     "load": (float(l0) + float(l1)) / 2}))
@@ -252,6 +253,94 @@ PY
 		done
 	done
 done
+
+# ---- what DLIO's per-step cost is made of (measured here, one process at a time) ------------
+# DLIO's pieces alone, outside DLIO: its Python import, its compute emulation (time.sleep),
+# its readers' per-sample calls (ON_DEMAND: open, read, close per sample), and the PyTorch
+# DataLoader hand-off (2 worker processes, batch collation, shared-memory transfer) with no I/O
+# at all. feedbench's counterparts are in its summary.json (read latency, timing precision).
+if [ -z "${NO_EXPLAIN:-}" ]; then
+	l0=$(load1)
+	"$py" - "$work" "$workloads" >"$work/explain.md" <<'PY' || exit 1
+import glob, os, statistics, subprocess, sys, time
+import numpy as np
+work, wls = sys.argv[1], sys.argv[2].split()
+rows = []
+def med(f, n):
+    v = []
+    for _ in range(n):
+        t = time.perf_counter(); f(); v.append(time.perf_counter() - t)
+    return statistics.median(v), min(v), max(v)
+def row(name, m, unit, scale):
+    rows.append(f"| {name} | {m[0]*scale:.4g} [{m[1]*scale:.4g}–{m[2]*scale:.4g}] {unit} |")
+py = sys.executable
+row("`import dlio_benchmark.main` (a new Python process)",
+    med(lambda: subprocess.run([py, "-c", "import dlio_benchmark.main"], check=True), 3), "s", 1)
+row("`import torch` alone (a new Python process)",
+    med(lambda: subprocess.run([py, "-c", "import torch"], check=True), 3), "s", 1)
+row("`python -c pass` (interpreter start)",
+    med(lambda: subprocess.run([py, "-c", "pass"], check=True), 3), "s", 1)
+for c in (0.02,):
+    m = med(lambda: time.sleep(c), 200)
+    row(f"time.sleep({c}) overshoot (DLIO's compute emulation; 200 calls)",
+        (m[0] - c, m[1] - c, m[2] - c), "ms", 1000)
+for base in dict.fromkeys(w.removesuffix("_c0") for w in wls):
+    files = sorted(glob.glob(f"{work}/data-{base}/train/*"))[:32]
+    if not files:
+        continue
+    if files[0].endswith(".npz"):
+        it = iter(files * 4)
+        m = med(lambda: np.load(next(it), allow_pickle=True)["x"][..., 0], 64)
+        row(f"{base}: one sample through DLIO's npz reader calls (np.load(f)['x'][..., 0])", m,
+            "ms", 1000)
+        rec = np.load(files[0])["x"][..., 0].nbytes
+    else:
+        import h5py
+        def one(f=iter(files * 64), k=iter(range(10**9))):
+            h = h5py.File(next(f), "r"); h["records"][next(k) % 64]; h.close()
+        m = med(one, 256)
+        row(f"{base}: one sample through DLIO's hdf5 reader calls (File, ['records'][i], close)",
+            m, "ms", 1000)
+        with h5py.File(files[0], "r") as h:
+            rec = h["records"][0].nbytes
+    fd = os.open(files[0], os.O_RDONLY)
+    m = med(lambda: os.pread(fd, rec, 0), 256)
+    os.close(fd)
+    row(f"{base}: os.pread of the same {rec} bytes, file kept open (the floor)", m, "ms", 1000)
+    # The DataLoader hand-off alone: DLIO returns a record-sized array per sample
+    # (its resized_image), 2 workers, prefetch_factor ceil(2/2), persistent workers, fork.
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+    img = np.random.randint(255, size=rec, dtype=np.uint8)
+    class D(Dataset):
+        def __len__(self): return 1024 if rec < 2**19 else 128
+        def __getitem__(self, i): return img
+    batch = 32 if rec < 2**19 else 4
+    dl = DataLoader(D(), batch_size=batch, num_workers=2, prefetch_factor=1,
+                    persistent_workers=True, multiprocessing_context="fork", drop_last=True)
+    per = []
+    for ep in range(2):
+        t = time.perf_counter()
+        for b in dl:
+            now = time.perf_counter(); per.append((now - t) / batch); t = now
+    steady = per[len(per) // 2:]
+    row(f"{base}: torch DataLoader hand-off, no I/O, per sample (batch {batch}, 2 workers)",
+        (statistics.median(steady), min(steady), max(steady)), "ms", 1000)
+    del dl
+print("| DLIO piece, measured alone | median [min–max] |")
+print("|---|---|")
+print("\n".join(rows))
+PY
+	cpx=$(dirname "$fb")/compute_precision
+	if [ -x "$cpx" ]; then
+		echo
+		echo "feedbench's compute emulation (build/compute_precision 100):"
+		echo '```'
+		"$cpx" 100
+		echo '```'
+	fi >>"$work/explain.md"
+	echo "(load average $l0 before, $(load1) after)" >>"$work/explain.md"
+fi
 
 # ---- the table ------------------------------------------------------------------------------
 "$py" - "$work/rows.jsonl" <<'PY'
@@ -269,7 +358,8 @@ figs = [("au_dlio", "AU % (DLIO's definition)"),
         ("sps_dlio", "samples/s (DLIO's definition)"),
         ("sps_fb", "samples/s (feedbench, epoch wall)"),
         ("mib", "MiB/s (each tool's own)"),
-        ("wait_ms", "data wait per step, median ms"),
+        ("wait_pct", "data wait, % of step time (steps 2..)"),
+        ("other_ms", "DLIO step time beyond data wait and configured compute, ms"),
         ("process_s", "process wall s"),
         ("startup_s", "start-up + exit s"),
         ("load", "load average (1 min)")]
@@ -283,6 +373,10 @@ for wl, n in keys:
         (ds, dm), (fs, fm) = cell(dv), cell(fv)
         if ds == "–" and fs == "–":
             continue
+        if wl.endswith("_c0") and key.startswith("au"):
+            continue  # computation_time 0: AU is 0 by definition
         ratio = f"{fm / dm:.3g}" if dm and fm is not None and key != "load" else ""
         print(f"| {wl} | {n} | {name} | {ds} | {fs} | {ratio} |")
 PY
+[ -s "$work/explain.md" ] && { echo; cat "$work/explain.md"; }
+exit 0
