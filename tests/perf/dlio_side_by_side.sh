@@ -245,6 +245,7 @@ print(json.dumps({
     "au_fb": m["train_au_mean_percentage"],
     "sps_fb": m["train_samples_per_second"],
     "wait_pct": 100 * lost["data_wait"],
+    "lat_ms": 1000 * m["train_latency_seconds"]["p50"],
     "process_s": float(t1) - float(t0),
     "startup_s": float(t1) - float(t0) - m["train_wall_seconds"],
     "load": (float(l0) + float(l1)) / 2}))
@@ -261,8 +262,33 @@ done
 # at all. feedbench's counterparts are in its summary.json (read latency, timing precision).
 if [ -z "${NO_EXPLAIN:-}" ]; then
 	l0=$(load1)
+	# DLIO's own read path without worker processes (read_threads 0: its reader and the
+	# collation run in the trainer process), computation_time 0, 1 rank: its data wait per
+	# sample is what its Python costs per sample before any hand-off between processes.
+	: >"$work/rt0.jsonl"
+	for wl in $workloads; do
+		base=${wl%_c0}
+		[ -e "$work/rt0-$base.done" ] && continue
+		out=$work/dlio-rt0-$base
+		rm -rf "$out"
+		wl_yaml "$base" "$work/data-$base" 0 >"$work/conf-$wl/workload/rt0-$base.yaml"
+		"$mpiexec" "${mpiflags[@]}" -n 1 "$dlio" --config-dir "$work/conf-$wl" \
+			workload="rt0-$base" ++workload.reader.read_threads=0 \
+			hydra.run.dir="$out" >"$out.log" 2>&1 ||
+			{ echo "DLIO run failed: see $out.log" >&2; exit 1; }
+		"$py" - "$out" "$base" >>"$work/rt0.jsonl" <<'PY' || exit 1
+import glob, json, statistics, sys
+out, base = sys.argv[1:]
+o = json.load(open(glob.glob(out + "/0_output.json")[0]))
+s = json.load(open(out + "/summary.json"))
+ld = [x for ep, e in o.items() if ep.isdigit() for x in e["load"]["block1"][1:]]
+print(json.dumps({"base": base, "load": ld,
+                  "sps": s["metric"]["train_throughput_mean_samples_per_second"]}))
+PY
+		touch "$work/rt0-$base.done"
+	done
 	"$py" - "$work" "$workloads" >"$work/explain.md" <<'PY' || exit 1
-import glob, os, statistics, subprocess, sys, time
+import glob, json, os, statistics, subprocess, sys, time
 import numpy as np
 work, wls = sys.argv[1], sys.argv[2].split()
 rows = []
@@ -327,6 +353,13 @@ for base in dict.fromkeys(w.removesuffix("_c0") for w in wls):
     row(f"{base}: torch DataLoader hand-off, no I/O, per sample (batch {batch}, 2 workers)",
         (statistics.median(steady), min(steady), max(steady)), "ms", 1000)
     del dl
+for l in open(f"{work}/rt0.jsonl"):
+    d = json.loads(l)
+    batch = 32 if d["base"].startswith("resnet") else 4
+    v = [x / batch for x in d["load"]]
+    row(f"{d['base']}: DLIO itself, read_threads 0, computation_time 0, 1 rank: data wait per "
+        f"sample ({d['sps']:.0f} samples/s)",
+        (statistics.median(v), min(v), max(v)), "ms", 1000)
 print("| DLIO piece, measured alone | median [min–max] |")
 print("|---|---|")
 print("\n".join(rows))
@@ -360,6 +393,7 @@ figs = [("au_dlio", "AU % (DLIO's definition)"),
         ("mib", "MiB/s (each tool's own)"),
         ("wait_pct", "data wait, % of step time (steps 2..)"),
         ("other_ms", "DLIO step time beyond data wait and configured compute, ms"),
+        ("lat_ms", "feedbench read call latency p50, ms"),
         ("process_s", "process wall s"),
         ("startup_s", "start-up + exit s"),
         ("load", "load average (1 min)")]
