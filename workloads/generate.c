@@ -61,15 +61,15 @@ static void manifest_foreign_files(struct run *run)
 			 foreign, run->cfg.dataset.data_dir);
 }
 
-/* Rank 0: 0 when the manifest matches the config and every file is there, 1 with a reason
- * when it does not. */
-int manifest_check(struct run *run, char *why, size_t len)
+/* Rank 0: 0 when the manifest exists and was written for this config; 1 with a reason when
+ * not. *sizes receives a copy of its file sizes (one per file; NULL in older manifests). */
+static int manifest_read(struct run *run, char *why, size_t len, uint64_t **sizes)
 {
 	char path[CFG_PATH_MAX + 64], hash[65];
 	json_error_t jerr;
 	json_t *m;
-	uint32_t missing = 0;
 
+	*sizes = NULL;
 	manifest_path(run, path, sizeof(path));
 	m = safe_json_load(path, 0, &jerr);
 	if (!m) {
@@ -86,41 +86,183 @@ int manifest_check(struct run *run, char *why, size_t len)
 		json_decref(m);
 		return 1;
 	}
-	json_t *sizes = json_object_get(m, "file_bytes"); /* absent in older manifests */
-	bool sized = json_array_size(sizes) == run->ds.nfiles;
+	json_t *a = json_object_get(m, "file_bytes"); /* absent in older manifests */
+	if (json_array_size(a) == run->ds.nfiles && run->ds.nfiles > 0 &&
+	    (*sizes = malloc(run->ds.nfiles * sizeof(**sizes))) != NULL)
+		for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+			json_t *v = json_array_get(a, i);
+			(*sizes)[i] =
+			    json_is_integer(v) ? (uint64_t)json_integer_value(v) : UINT64_MAX;
+		}
+	json_decref(m);
+	return 0;
+}
+
+#define NONE UINT64_MAX
+
+/* What one rank found when it statted its block of the dataset's files. */
+struct stat_finding {
+	uint64_t missing;	/* files that are not there */
+	uint64_t first_missing; /* the lowest of them (NONE: none) */
+	uint64_t odd;		/* lowest file that is not a regular file (NONE: none) */
+	uint64_t odd_mode;	/* its st_mode */
+	uint64_t resized;	/* files whose size is not the manifest's */
+	uint64_t first_resized, size, want; /* the lowest of them, its size and the manifest's */
+};
+
+/* Rank r's block of n files: [n r / P, n (r + 1) / P). */
+static uint32_t block_start(uint32_t n, int r, int nranks)
+{
+	return (uint32_t)((uint64_t)n * (uint64_t)r / (uint64_t)nranks);
+}
+
+/* Stats files [lo, hi) against the manifest's sizes (want, indexed from lo; NONE: unknown). */
+static void stat_block(struct run *run, uint32_t lo, uint32_t hi, const uint64_t *want,
+		       struct stat_finding *f)
+{
 	struct io io = {.run = run};
-	for (uint32_t i = 0; i < run->ds.nfiles; i++) {
+
+	*f = (struct stat_finding){.first_missing = NONE, .odd = NONE, .first_resized = NONE};
+	for (uint32_t i = lo; i < hi; i++) {
 		struct storage_stat st;
-		json_t *want = sized ? json_array_get(sizes, i) : NULL;
 		char buf[CFG_PATH_MAX + 64];
 		const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
-		if (io_stat(&io, fpath, &st) < 0) {
-			missing++;
+		if (!fpath || io_stat(&io, fpath, &st) < 0) {
+			if (f->missing++ == 0)
+				f->first_missing = i;
 		} else if (!st.is_reg) {
 			/* Reading a FIFO would block; a device is not a dataset. */
-			snprintf(why, len, "'%s' is %s, not a regular file", fpath,
-				 safe_kind((mode_t)st.mode));
-			json_decref(m);
-			return 1;
-		} else if (json_is_integer(want) &&
-			   (json_int_t)st.size != json_integer_value(want)) {
-			/* Not a reason to regenerate: another tool may have rewritten it (numpy,
-			 * h5py), and a truncated file fails with its own message, naming the
-			 * offset. Said before the run, so a failure mid-epoch is no surprise. */
-			run_warn(run,
-				 "'%s' is %lld bytes, the manifest says %lld: changed since it was "
-				 "generated; read as it is",
-				 fpath, (long long)st.size, (long long)json_integer_value(want));
+			f->odd = i;
+			f->odd_mode = st.mode;
+			return;
+		} else if (want && want[i - lo] != NONE && st.size != want[i - lo]) {
+			if (f->resized++ == 0) {
+				f->first_resized = i;
+				f->size = st.size;
+				f->want = want[i - lo];
+			}
 		}
 	}
-	json_decref(m);
+}
+
+/* Rank 0: the verdict from every rank's findings, in file order (the lowest file first). */
+static int stat_verdict(struct run *run, const struct stat_finding *all, char *why, size_t len)
+{
+	char buf[CFG_PATH_MAX + 64];
+	uint64_t missing = 0, resized = 0;
+	int first = -1;
+
+	for (int r = 0; r < run->nranks; r++)
+		if (all[r].odd != NONE) {
+			const char *p =
+			    dataset_path(&run->ds, (uint32_t)all[r].odd, buf, sizeof(buf));
+			snprintf(why, len, "'%s' is %s, not a regular file (found by rank %d)",
+				 p ? p : "?", safe_kind((mode_t)all[r].odd_mode), r);
+			return 1;
+		}
+	for (int r = 0; r < run->nranks; r++) {
+		missing += all[r].missing;
+		resized += all[r].resized;
+		if (first < 0 && all[r].missing)
+			first = r;
+	}
 	if (missing) {
-		snprintf(why, len, "data folder '%s' has %u of the %u files the manifest lists",
-			 run->cfg.dataset.data_dir, run->ds.nfiles - missing, run->ds.nfiles);
+		const char *p =
+		    dataset_path(&run->ds, (uint32_t)all[first].first_missing, buf, sizeof(buf));
+		snprintf(why, len,
+			 "data folder '%s' has %" PRIu64 " of the %u files the manifest lists "
+			 "(the first missing: '%s', found by rank %d)",
+			 run->cfg.dataset.data_dir, run->ds.nfiles - missing, run->ds.nfiles,
+			 p ? p : "?", first);
 		return 1;
 	}
-	manifest_foreign_files(run);
+	/* Not a reason to regenerate: another tool may have rewritten a file (numpy, h5py), and
+	 * a truncated file fails with its own message, naming the offset. Said before the run,
+	 * so a failure mid-epoch is no surprise: each rank's first such file, then a count. */
+	for (int r = 0; r < run->nranks; r++)
+		if (all[r].resized) {
+			const char *p = dataset_path(&run->ds, (uint32_t)all[r].first_resized, buf,
+						     sizeof(buf));
+			run_warn(run,
+				 "'%s' is %llu bytes, the manifest says %llu: changed since it was "
+				 "generated; read as it is",
+				 p ? p : "?", (unsigned long long)all[r].size,
+				 (unsigned long long)all[r].want);
+		}
+	uint64_t named = 0;
+	for (int r = 0; r < run->nranks; r++)
+		named += all[r].resized ? 1 : 0;
+	if (resized > named)
+		run_warn(run,
+			 "%" PRIu64 " more files differ in size from the manifest (%" PRIu64
+			 " in all)",
+			 resized - named, resized);
 	return 0;
+}
+
+/* Collective: 0 when the manifest matches the config and every file is there, 1 when not (the
+ * same on every rank; the reason on rank 0). Rank 0 reads the manifest; each rank stats its
+ * block of the files, so start-up with 100 000 files does not wait for one rank's stats. */
+int manifest_check(struct run *run, char *why, size_t len)
+{
+	struct stat_finding mine, *all = NULL;
+	uint64_t *sizes = NULL, *want = NULL;
+	int *counts = NULL, *displs = NULL;
+	int status = 0, sized = 0, P = run->nranks, r = run->rank;
+	uint32_t n = run->ds.nfiles, lo = block_start(n, r, P), hi = block_start(n, r + 1, P);
+
+	if (r == 0)
+		status = manifest_read(run, why, len, &sizes);
+	sized = sizes != NULL;
+	int pair[2] = {status, sized};
+	MPI_Bcast(pair, 2, MPI_INT, 0, run->comm);
+	status = pair[0];
+	sized = pair[1];
+	if (status)
+		goto out;
+	if (sized) { /* each rank gets the manifest's sizes of its block */
+		want = malloc((hi > lo ? hi - lo : 1) * sizeof(*want));
+		if (r == 0) {
+			counts = malloc((size_t)P * sizeof(*counts));
+			displs = malloc((size_t)P * sizeof(*displs));
+		}
+		int ok = want && (r != 0 || (counts && displs)), all_ok = 0;
+		MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, run->comm);
+		if (!all_ok) { /* no sizes to compare: the files are still checked */
+			free(want);
+			want = NULL;
+		} else {
+			for (int q = 0; r == 0 && q < P; q++) {
+				displs[q] = (int)block_start(n, q, P);
+				counts[q] = (int)(block_start(n, q + 1, P) - block_start(n, q, P));
+			}
+			MPI_Scatterv(sizes, counts, displs, MPI_UINT64_T, want, (int)(hi - lo),
+				     MPI_UINT64_T, 0, run->comm);
+		}
+	}
+	stat_block(run, lo, hi, want, &mine);
+	if (r == 0)
+		all = malloc((size_t)P * sizeof(*all));
+	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, 0,
+		   run->comm);
+	if (r == 0) {
+		if (all) {
+			status = stat_verdict(run, all, why, len);
+		} else {
+			snprintf(why, len, "out of memory checking the files the manifest lists");
+			status = 1;
+		}
+		if (status == 0)
+			manifest_foreign_files(run);
+	}
+	MPI_Bcast(&status, 1, MPI_INT, 0, run->comm);
+out:
+	free(sizes);
+	free(want);
+	free(counts);
+	free(displs);
+	free(all);
+	return status;
 }
 
 static int manifest_write(struct run *run)
@@ -282,19 +424,16 @@ int generate_dataset(struct run *run, bool force)
 	char why[1024] = "";
 	int need = 0, rc = 0;
 
-	if (run->rank == 0) {
-		if (force || run->cfg.dataset.generate == GENERATE_ALWAYS) {
-			need = 1;
-			snprintf(why, sizeof(why), "generate = always");
-		} else {
-			need = manifest_check(run, why, sizeof(why));
-		}
-		if (need && run->cfg.dataset.generate == GENERATE_NEVER)
-			rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
+	if (force || run->cfg.dataset.generate == GENERATE_ALWAYS) {
+		need = 1;
+		snprintf(why, sizeof(why), "generate = always");
+	} else {
+		need = manifest_check(run, why, sizeof(why)); /* collective */
 	}
+	if (run->rank == 0 && need && run->cfg.dataset.generate == GENERATE_NEVER)
+		rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	MPI_Bcast(&need, 1, MPI_INT, 0, run->comm);
 	if (!need)
 		return 0;
 

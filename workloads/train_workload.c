@@ -36,14 +36,14 @@ static int train_dataset(struct run *run)
 				 cfg->dataset.data_dir);
 			struct io io = {.run = run};
 			struct storage_stat st;
-			if (io_stat(&io, path, &st) != 0)
-				byo = 1;
-			else if (manifest_check(run, why, sizeof(why)) != 0)
-				rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
+			byo = io_stat(&io, path, &st) != 0;
 		}
+		MPI_Bcast(&byo, 1, MPI_INT, 0, run->comm);
+		/* Collective: every rank stats its block of the files. */
+		if (!byo && manifest_check(run, why, sizeof(why)) != 0 && run->rank == 0)
+			rc = run_fail(run, -FB_EDATASET, "%s (generate = never)", why);
 		if ((rc = agree(run, rc)) < 0)
 			return rc;
-		MPI_Bcast(&byo, 1, MPI_INT, 0, run->comm);
 		if (!byo)
 			return 0;
 		dataset_free(run, &run->ds);
@@ -154,8 +154,8 @@ static int eval_prepare(struct run *run)
 	rc = train_dataset(run);
 	if (rc == 0)
 		rc = agree(run, sampler_check(run));
-	if (rc == 0 && run->ds.generated)
-		rc = generate_dataset(run, false);
+	if (rc == 0 && run->ds.generated && run->cfg.dataset.generate != GENERATE_NEVER)
+		rc = generate_dataset(run, false); /* never: train_dataset checked it */
 	eval_leave(run, &sw);
 	return rc;
 }
@@ -174,7 +174,9 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 	if ((rc = agree(run, sampler_check(run))) < 0)
 		return rc;
 	uint64_t g0 = timer_now_ns();
-	if (run->ds.generated && (rc = generate_dataset(run, false)) < 0)
+	/* generate = never: train_dataset checked the manifest and the files already. */
+	if (run->ds.generated && run->cfg.dataset.generate != GENERATE_NEVER &&
+	    (rc = generate_dataset(run, false)) < 0)
 		return rc;
 	if ((rc = eval_prepare(run)) < 0)
 		return rc;

@@ -17,7 +17,8 @@ struct io;
 /* Generates the dataset when the manifest is missing or does not match (generate = auto), always
  * (always) or never (never: a missing or mismatching dataset is an error). Collective. */
 int generate_dataset(struct run *run, bool force);
-/* Checks the manifest in data_dir against the config; 0 when it matches. */
+/* Checks the manifest in data_dir against the config and the files it lists: 0 when they
+ * match, 1 when not (the reason in why on rank 0). Collective: each rank stats its block. */
 int manifest_check(struct run *run, char *why, size_t len);
 
 /* Per epoch, per rank figures (reduced by results.c). */

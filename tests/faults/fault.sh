@@ -305,7 +305,7 @@ page_cache = keep"
 	check_summary "s['storage']['cache_resident'] is True" \
 		"s['storage']['direct'] is False" "s['storage']['page_cache'] == 'keep'"
 	;;
-data_missing | data_fewer_files | data_foreign_files)
+data_missing | data_fewer_files | data_foreign_files | data_resized)
 	# FAILURES 9: under generate = never, a missing data folder or one with fewer files than
 	# the manifest lists fails on every rank before timing starts, naming the folder and the
 	# count, and writes nothing; files that are not part of the dataset are ignored with one
@@ -339,6 +339,21 @@ data_missing | data_fewer_files | data_foreign_files)
 		RC=$?
 		expect_rc 1
 		expect_once "data folder '$T/data' has 3 of the 4 files the manifest lists"
+		# Each rank stats its block of the files (2 of 4 here): rank 1 found it.
+		expect_once "(the first missing: '$T/data/raw-3-of-4.bin', found by rank 1)"
+		;;
+	data_resized)
+		# Files another tool grew since generation are read as they are, with a warning
+		# before the run: each rank's first such file by name (both are rank 1's here, of
+		# 4 files on 2 ranks), then how many more.
+		printf 'tail' >>"$T/data/raw-2-of-4.bin"
+		printf 'tail' >>"$T/data/raw-3-of-4.bin"
+		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
+			>"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		expect_once "'$T/data/raw-2-of-4.bin' is [0-9]* bytes, the manifest says [0-9]*: changed since it was generated" err
+		expect_once "1 more files differ in size from the manifest (2 in all)" err
 		;;
 	data_foreign_files)
 		touch "$T/data/notes.txt" "$T/data/other.bin"
@@ -350,7 +365,7 @@ data_missing | data_fewer_files | data_foreign_files)
 		check_summary "sum('ignored 2 files' in w for w in s['warnings']) == 1"
 		;;
 	esac
-	[ "$CASE" = data_foreign_files ] || expect_no_results
+	[ "$CASE" = data_foreign_files ] || [ "$CASE" = data_resized ] || expect_no_results
 	;;
 *)
 	echo "unknown case $CASE" >&2

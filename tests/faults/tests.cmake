@@ -17,7 +17,7 @@ fb_fault_test(sigkill_rank 90 sigkill_rank)
 fb_fault_test(sigint 90 sigint)
 fb_fault_test(short_eintr 60 short_eintr)
 fb_fault_test(stripe_unsupported 60 stripe_unsupported)
-foreach(case data_missing data_fewer_files data_foreign_files cache_resident)
+foreach(case data_missing data_fewer_files data_foreign_files data_resized cache_resident)
   fb_fault_test(${case} 60 ${case})
 endforeach()
 
