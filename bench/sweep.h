@@ -117,6 +117,7 @@ struct sweep_reco {
 	long runner_up;		      /* second best, -1: none */
 	double gain_pct;	      /* best over default, % (NaN without a default) */
 	bool noisy;		      /* best and its reference overlap within mean +- stddev */
+	long npoints;		      /* points of the plan in the group (done or not) */
 };
 
 /* Groups and best points for the plan's optimise metric. Points not done are ignored.

@@ -150,6 +150,7 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 		c->best = c->def = c->runner_up = -1;
 		c->gain_pct = NAN;
 		c->noisy = false;
+		c->npoints = 0;
 		for (long i = 0; i < p->npoints; i++) {
 			bool in = true, at_def = true;
 
@@ -163,6 +164,7 @@ int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
 					at_def = false;
 			}
 			any |= in;
+			c->npoints += in;
 			if (!in || !r[i].done || r[i].m[m].n == 0)
 				continue;
 			if (at_def)
@@ -297,6 +299,13 @@ static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_
 		}
 		report_values(p, c->best, true, best, sizeof(best));
 		report_fmt_stat(&r[c->best].m[m], m, a, sizeof(a));
+		if (c->npoints == 1) {
+			/* Zipped keys: the group is one point, nothing to choose. */
+			snprintf(line, sizeof(line), "%s%sone point (%s): %s %s", g, *g ? ": " : "",
+				 best, a, report_metric_unit(m));
+			json_array_append_new(lines, json_string(line));
+			continue;
+		}
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%sbest %s: %s %s", g,
 				      *g ? ": " : "", best, a, report_metric_unit(m));
 		if (c->def == c->best) {

@@ -92,6 +92,9 @@ tiny_vs_shards)
 	python3 "$HERE/check_sweep.py" "$D" 4 --plots || fail "check_sweep.py"
 	# No line against a zipped key: it would join points of different formats.
 	[ ! -e "$D/sweep_bandwidth_num_files_train.png" ] || fail "a chart against a zipped key"
+	# A format is one point here: no "best" to pick among values that move with it.
+	grep -qF -- "- format=wds: one point (num_files_train=4 num_samples_per_file=64): " \
+		"$D/sweep.md" || fail "sweep.md does not say that the wds group is one point"
 	python3 - "$D" <<'PY' || fail "tiny files against shards"
 import json, os, sys
 d = sys.argv[1]
