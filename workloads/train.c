@@ -720,7 +720,8 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 
 /* ---- epochs ---------------------------------------------------------------------------- */
 
-static int evict_caches(struct run *run)
+/* record: the count goes into summary.json (training epochs; not the evaluation passes). */
+static int evict_caches(struct run *run, bool record)
 {
 	const struct config *cfg = &run->cfg;
 	int rc = 0;
@@ -755,7 +756,7 @@ static int evict_caches(struct run *run)
 		}
 		/* every rank gets here (no early return): the count is a collective */
 		MPI_Reduce(&calls, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, run->comm);
-		if (run->rank == 0) {
+		if (run->rank == 0 && record) {
 			json_object_set_new(run->info_storage, "page_cache_evictions_per_epoch",
 					    json_integer((json_int_t)total));
 			json_object_set_new(run->info_storage, "page_cache_evicted_by",
@@ -892,7 +893,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	memset(er, 0, sizeof(*er));
 	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
 	/* every rank evicts (a collective count), whatever its sampler said */
-	int erc = evict_caches(run);
+	int erc = evict_caches(run, !e->eval);
 	if (rc == 0)
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
