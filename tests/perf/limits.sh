@@ -16,10 +16,12 @@
 #                         (fio numjobs 1 and 2, the files split between jobs)
 #   O_DIRECT 128 KiB      feedbench direct, 1 thread vs fio psync direct=1      0.97 - 1.03
 #   io_uring O_DIRECT     backend = uring, io_depth D vs fio io_uring iodepth D  0.97 - 1.03
-#                         (4 KiB and 128 KiB, D in URING_DEPTHS; fio with fixedbufs, as
+#                         random order on both sides (4 KiB and 128 KiB, D in URING_DEPTHS),
+#                         and in file order at 4 KiB, QD8 (adjacent reads sent together merge
+#                         in the block layer: /proc/diskstats shows it); fio with fixedbufs, as
 #                         feedbench registers its batch buffers; feedbench batch max(D, 16) x
-#                         prefetch FB_PREFETCH, 1 reader thread, so the ring holds >= 2 D reads)
-#   io_uring cached       the same, buffered on page-cached files, QD 8         0.97 - 1.03
+#                         prefetch FB_PREFETCH, 1 reader thread, so the ring holds >= 2 D reads
+#   io_uring cached       the same in file order, buffered on page-cached files, QD 8
 #   start-up + teardown   a tiny run (mpiexec -n 2) vs a bare MPI program       <= 50 ms more
 #                         (plots = false; results fsynced as always; bare = MPI_Init + MPI_Finalize)
 #   memory at 10 M samples  peak RSS per rank, shared, null back-end (mpiexec -n 2), against the
@@ -163,9 +165,9 @@ fio_c() {
 		      --name=r1 "--filename=$(IFS=:; echo "${files[*]:half}")")
 	fi
 	[ "$engine" = io_uring ] && extra=(--fixedbufs=1)
-	launch "$bind" 1 "$HELPER" time "$W/cpu" fio --output-format=json --rw=read --bs="$bs" \
+	launch "$bind" 1 "$HELPER" time "$W/cpu" fio --output-format=json --rw="${FIO_RW:-read}" --bs="$bs" \
 		--direct="$direct" --invalidate=0 --ioengine="$engine" --iodepth="$depth" \
-		"${extra[@]}" --file_service_type=sequential --group_reporting --loops="$loops" \
+		"${extra[@]}" --file_service_type="${FIO_FST:-sequential}" --group_reporting --loops="$loops" \
 		--thread "${args[@]}" >"$W/fio.json" 2>"$W/fio.err" || { cat "$W/fio.err" >&2; exit 1; }
 	python3 - "$W/fio.json" "$W/cpu" <<'PY'
 import json, sys
@@ -217,24 +219,31 @@ fb_1m_2() { fb "$1" big mib --set reader.read_threads=2; }
 fio_1m_2() { fio_c "$1" psync 1m 0 2 1 "$EPOCHS" "${BIG[@]}"; }
 fb_dio() { fb "$1" dio mib --set storage.direct=true --set train.epochs=1; }
 fio_dio() { fio_c "$1" psync 128k 1 1 1 1 "${DIO[@]}"; }
-# io_uring at equal queue depth: uring_row DATASET DIRECT BS DEPTH LOOPS FILES... sets FB_U and
-# FIO_U, the two contenders of one row.
+# io_uring at equal queue depth: uring_row ORDER DATASET DIRECT BS DEPTH LOOPS FILES... sets the
+# two contenders of one row. ORDER rand: every sample once per pass in a random order on both
+# sides (feedbench sample_shuffle and file_shuffle = seed; fio randread, a random file per read),
+# so neither side's reads are adjacent; seq: in file order (feedbench unshuffled, fio read,
+# file after file), where adjacent reads sent together may be merged by the block layer.
 uring_row() {
-	local set=$1 direct=$2 bs=$3 depth=$4 loops=$5
-	shift 5
-	URING_SET=$set URING_DIRECT=$direct URING_BS=$bs URING_DEPTH=$depth URING_LOOPS=$loops
-	URING_FILES=("$@")
+	local order=$1 set=$2 direct=$3 bs=$4 depth=$5 loops=$6
+	shift 6
+	URING_ORDER=$order URING_SET=$set URING_DIRECT=$direct URING_BS=$bs URING_DEPTH=$depth
+	URING_LOOPS=$loops URING_FILES=("$@")
 }
 fb_uring() {
-	local dio=true
+	local dio=true shuf=off
 	[ "$URING_DIRECT" = 1 ] || dio=false
+	[ "$URING_ORDER" = rand ] && shuf=seed
 	fb "$1" "$URING_SET" mib --set "storage.direct=$dio" --set "train.epochs=$URING_LOOPS" \
 		--set storage.backend=uring --set "storage.io_depth=$URING_DEPTH" \
-		--set "reader.batch_size=$((URING_DEPTH > 16 ? URING_DEPTH : 16))"
+		--set "reader.batch_size=$((URING_DEPTH > 16 ? URING_DEPTH : 16))" \
+		--set "reader.sample_shuffle=$shuf" --set "reader.file_shuffle=$shuf"
 }
 fio_uring() {
-	fio_c "$1" io_uring "$URING_BS" "$URING_DIRECT" 1 "$URING_DEPTH" "$URING_LOOPS" \
-		"${URING_FILES[@]}"
+	local rw=read fst=sequential
+	[ "$URING_ORDER" = rand ] && rw=randread fst=random
+	FIO_RW=$rw FIO_FST=$fst fio_c "$1" io_uring "$URING_BS" "$URING_DIRECT" 1 "$URING_DEPTH" \
+		"$URING_LOOPS" "${URING_FILES[@]}"
 }
 
 if [ "$ROWS" = all ]; then
@@ -247,15 +256,17 @@ if [ "$ROWS" = all ]; then
 fi
 if "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
 	for d in $URING_DEPTHS; do
-		uring_row dio4k 1 4k "$d" 1 "${DIO4K[@]}"
-		compare "io_uring O_DIRECT 4 KiB, QD$d vs fio io_uring QD$d" fb_uring fio_uring
-		uring_row dio 1 128k "$d" 1 "${DIO[@]}"
-		compare "io_uring O_DIRECT 128 KiB, QD$d vs fio io_uring QD$d" fb_uring fio_uring
+		uring_row rand dio4k 1 4k "$d" 1 "${DIO4K[@]}"
+		compare "io_uring O_DIRECT random 4 KiB, QD$d vs fio" fb_uring fio_uring
+		uring_row rand dio 1 128k "$d" 1 "${DIO[@]}"
+		compare "io_uring O_DIRECT random 128 KiB, QD$d vs fio" fb_uring fio_uring
 	done
-	uring_row small 0 4k 8 "$EPOCHS" "${SMALL[@]}"
-	compare "io_uring cached 4 KiB, QD8 vs fio io_uring QD8" fb_uring fio_uring
-	uring_row mid 0 128k 8 "$EPOCHS" "${MID[@]}"
-	compare "io_uring cached 128 KiB, QD8 vs fio io_uring QD8" fb_uring fio_uring
+	uring_row seq dio4k 1 4k 8 1 "${DIO4K[@]}"
+	compare "io_uring O_DIRECT in order 4 KiB, QD8 vs fio" fb_uring fio_uring
+	uring_row seq small 0 4k 8 "$EPOCHS" "${SMALL[@]}"
+	compare "io_uring cached 4 KiB, QD8 vs fio" fb_uring fio_uring
+	uring_row seq mid 0 128k 8 "$EPOCHS" "${MID[@]}"
+	compare "io_uring cached 128 KiB, QD8 vs fio" fb_uring fio_uring
 else
 	printf '%s\tskipped\t0\t%s\n' "io_uring vs fio io_uring" "uring back-end not built" >>"$RES"
 fi
@@ -362,7 +373,7 @@ for row, binds in rows.items():
               f"{statistics.median(float(r[1]) for r in rs):10.0f} "
               f"{statistics.median(float(r[4]) for r in rs):10.0f} "
               f"{statistics.median(cfb):12.3f} {statistics.median(cref):6.3f}")
-print("  rates: MiB/s (4 KiB row: samples/s); CPU: user + system of the whole process, start-up included")
+print("  rates: MiB/s (the pread loop row: samples/s); CPU: user + system of the whole process, start-up included")
 print()
 for bind, rs in rows.get("start", {}).items():
     fbw = [int(r[1]) / 1000 for r in rs]
