@@ -242,6 +242,7 @@ static void test_plan_errors(void **state)
 	      "dataset.num_files_train has 3 (line 4)", NULL}},
 	    {"dataset.format = raw, npy\nzip = format, nosuch",
 	     {"sweep.ini:4", "'nosuch' is not a swept key", NULL}},
+	    {"dataset.format = raw, npy\nzip = format", {"sweep.ini:4", "zip names one key", NULL}},
 	    {"dataset.format = raw, raw\ndataset.num_files_train = 4, 4\n"
 	     "zip = format, num_files_train",
 	     {"sweep.ini:5", "values 1 and 2 of the zipped keys are the same point", NULL}},
