@@ -197,7 +197,7 @@ for (access, io, x), c in cases.items():
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
 echo " of the next rank's block; $ROUNDS alternating rounds; load average $LOAD_BEFORE before,"
-echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(stat -f -c %T "$T"))"
+echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'NR == 2 {print $2}'))"
 echo "(fio times a phase to the millisecond: 'fio ms' says how fine its figure is; a phase"
 echo " of a few ms, such as a read-back from the page cache, is not a measurement of storage)"
 [ -n "$IOR" ] || echo "(no IOR here: fio stands in for IOR)"
