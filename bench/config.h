@@ -161,6 +161,7 @@ struct config {
 		bool emulate_copy;
 		bool step_barrier;
 		int64_t exclude_start_steps;
+		int64_t accelerators_per_rank; /* emulated accelerators (loaders) per rank */
 		double au_threshold;
 		double watchdog;
 	} train;

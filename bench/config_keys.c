@@ -218,6 +218,12 @@ const struct cfg_key cfg_keys[] = {
      "Join all ranks after each step (emulates the gradient allreduce); timed separately."},
     {"train", "exclude_start_steps", CFG_INT, OFF(train.exclude_start_steps), "1", 0, 1e9, NULL, 0,
      "Steps at the start of each epoch left out of AU (warm-up)."},
+    {"train", "accelerators_per_rank", CFG_INT, OFF(train.accelerators_per_rank), "1", 1, 256, NULL,
+     0,
+     "Emulated accelerators per rank (MPI ranks x this = accelerators): each has its own loader "
+     "(read_threads, prefetch) and share of the samples, as if it were a rank of its own; "
+     "they step together. CPU emulation, per-thread reads (no collective or stream formats), "
+     "no checkpoints or evaluation inside training."},
     {"train", "au_threshold", CFG_DOUBLE, OFF(train.au_threshold), "0.90", 0, 1, NULL, 0,
      "AU at or above which the storage keeps up (DLIO: 0.90)."},
     {"train", "watchdog", CFG_DURATION, OFF(train.watchdog), "300s", 0, 86400, NULL, N,

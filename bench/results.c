@@ -339,7 +339,8 @@ struct report_data {
 	const char *verdict;
 	char verdict_why[512];
 	double host_mem;
-	json_t *eval; /* the evaluation passes reduced (eval_reduce), or NULL */
+	json_t *eval;  /* the evaluation passes reduced (eval_reduce), or NULL */
+	json_t *accel; /* accelerators_per_rank > 1: per emulated accelerator (accel_reduce) */
 };
 
 /* The device behind the AU figure: name, count, versions, copy bandwidth (CUDA). */
@@ -499,6 +500,32 @@ static void table_nodes(FILE *f, const struct report_data *d)
 
 static void table_eval(FILE *f, json_t *ev);
 
+/* accelerators_per_rank > 1: one row per emulated accelerator. */
+static void table_accel(FILE *f, json_t *arr)
+{
+	json_t *o;
+	size_t i;
+
+	if (!arr)
+		return;
+	fprintf(f,
+		"\nEmulated accelerators (accelerators_per_rank; accelerator = loader x ranks + "
+		"rank):\n\n| accelerator | rank | loader | samples | samples/s | MiB/s | AU %% | "
+		"wait p99 ms |\n|---|---|---|---|---|---|---|---|\n");
+	json_array_foreach(arr, i, o)
+	{
+		fprintf(f, "| %d | %d | %d | %.0f | %.1f | %.1f | %.2f | %.3f |\n",
+			(int)json_integer_value(json_object_get(o, "accelerator")),
+			(int)json_integer_value(json_object_get(o, "rank")),
+			(int)json_integer_value(json_object_get(o, "loader")),
+			json_number_value(json_object_get(o, "samples")),
+			json_number_value(json_object_get(o, "samples_per_second")),
+			json_number_value(json_object_get(o, "bandwidth_MiB_per_second")),
+			json_number_value(json_object_get(o, "au_percentage")),
+			json_number_value(json_object_get(o, "data_wait_p99_seconds")) * 1e3);
+	}
+}
+
 static void table_write(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
@@ -606,6 +633,7 @@ static void table_write(FILE *f, const struct report_data *d, const json_t *summ
 		    100 * l->data_wait, 100 * l->copy, 100 * l->barrier, 100 * l->other);
 	}
 	table_eval(f, d->eval);
+	table_accel(f, d->accel);
 	json_t *warnings = json_object_get(summary, "warnings");
 	if (json_array_size(warnings)) {
 		fprintf(f, "\nWarnings:\n");
@@ -945,7 +973,11 @@ void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t
 	}
 	json_object_set_new(s, "num_ranks", json_integer(run->nranks));
 	json_object_set_new(s, "num_nodes", json_integer(run->nnodes));
-	json_object_set_new(s, "num_accelerators", json_integer(run->nranks));
+	json_object_set_new(s, "num_accelerators",
+			    json_integer((json_int_t)run->nranks *
+					 (json_int_t)run->cfg.train.accelerators_per_rank));
+	json_object_set_new(s, "accelerators_per_rank",
+			    json_integer((json_int_t)run->cfg.train.accelerators_per_rank));
 	json_object_set_new(s, "config", config_json(cfg));
 	cfg_hash(cfg, hash);
 	json_object_set_new(s, "config_hash", json_string(hash));
@@ -1508,6 +1540,65 @@ static void table_eval(FILE *f, json_t *ev)
 	}
 }
 
+/* accelerators_per_rank = K > 1 (collective): every emulated accelerator's figures over all
+ * epochs and repetitions, accelerator a = k x ranks + rank (its loader k on that rank): samples
+ * and bytes its loader read, samples/s over the epochs' wall time, AU (compute over step time of
+ * included steps), data wait p99. Rank 0 gets the array; NULL elsewhere or with K = 1. */
+enum { A_SAMPLES, A_BYTES, A_COMPUTE, A_STEP, A_WALL, A_WAIT99, A_NF };
+
+static json_t *accel_reduce(struct run *run, const struct train_result *reps, int nreps)
+{
+	int K = (int)run->cfg.train.accelerators_per_rank, P = run->nranks;
+	double mine[256 * A_NF] = {0}, *all = NULL; /* K <= 256 (the key's range) */
+	json_t *arr = NULL;
+
+	if (K <= 1 || K > 256)
+		return NULL;
+	if (run->rank == 0)
+		all = calloc((size_t)K * A_NF * (size_t)P, sizeof(double));
+	for (int k = 0; k < K; k++) {
+		double *v = mine + (size_t)k * A_NF;
+		struct hist w;
+		hist_reset(&w);
+		for (int r = 0; r < nreps; r++)
+			for (int e = 0; reps[r].accel && e < reps[r].epochs; e++) {
+				const struct epoch_rank *a =
+				    &reps[r].accel[(size_t)e * (size_t)reps[r].naccel + (size_t)k];
+				v[A_SAMPLES] += (double)a->io.samples;
+				v[A_BYTES] += (double)a->io.bytes;
+				v[A_COMPUTE] += a->compute_s;
+				v[A_STEP] += a->step_s;
+				v[A_WALL] += a->wall_s;
+				hist_merge(&w, &a->wait);
+			}
+		v[A_WAIT99] = hist_quantile(&w, 0.99);
+	}
+	MPI_Gather(mine, K * A_NF, MPI_DOUBLE, all, K * A_NF, MPI_DOUBLE, 0, run->comm);
+	if (run->rank != 0 || !all)
+		return NULL;
+	arr = json_array();
+	for (int a = 0; a < P * K; a++) {
+		int r = a % P, k = a / P;
+		const double *v = all + ((size_t)r * (size_t)K + (size_t)k) * A_NF;
+		json_t *o = json_object();
+		json_object_set_new(o, "accelerator", json_integer(a));
+		json_object_set_new(o, "rank", json_integer(r));
+		json_object_set_new(o, "loader", json_integer(k));
+		json_object_set_new(o, "samples", json_integer((json_int_t)v[A_SAMPLES]));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)v[A_BYTES]));
+		json_object_set_new(o, "samples_per_second",
+				    json_real(v[A_WALL] > 0 ? v[A_SAMPLES] / v[A_WALL] : 0));
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real(v[A_WALL] > 0 ? v[A_BYTES] / MIB / v[A_WALL] : 0));
+		json_object_set_new(o, "au_percentage",
+				    json_real(v[A_STEP] > 0 ? 100 * v[A_COMPUTE] / v[A_STEP] : 0));
+		json_object_set_new(o, "data_wait_p99_seconds", json_num(v[A_WAIT99]));
+		json_array_append_new(arr, o);
+	}
+	free(all);
+	return arr;
+}
+
 int results_write(struct run *run, struct train_result *reps, int nreps,
 		  const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
@@ -1641,6 +1732,7 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	free(vall);
 	free(setup);
 	d.eval = eval_reduce(run, reps, nreps);
+	d.accel = accel_reduce(run, reps, nreps);
 	/* Per-rank totals. */
 	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
 	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
@@ -1692,6 +1784,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		json_t *summary = summary_build(&d, ctx, nreps, reps);
 		if (d.eval)
 			eval_attach(summary, d.eval, nreps, run->cfg.train.au_threshold);
+		if (d.accel)
+			json_object_set(summary, "accelerators", d.accel);
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
 		struct train_files tf = {&d, summary, tl, tlc, tld};
 		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
@@ -1710,6 +1804,7 @@ out_nodes:
 	free(d.ranks);
 	free(d.rep_rank);
 	json_decref(d.eval);
+	json_decref(d.accel);
 	return agree(run, rc);
 }
 

@@ -101,6 +101,7 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 			 FILE *term)
 {
 	double thr = cfg->train.au_threshold * 100.0;
+	int K = (int)cfg->train.accelerators_per_rank; /* a trial of n ranks emulates n x K */
 	json_t *root = json_object(), *arr = json_array();
 	char path[4096 + 32], *text;
 	size_t cap = 4096 + (size_t)ntr * 256, len = 0;
@@ -108,16 +109,18 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 	json_object_set_new(root, "workload", json_string(cfg->workload.name));
 	json_object_set_new(root, "max_ranks", json_integer(P));
 	json_object_set_new(root, "au_threshold_pct", json_real(thr));
-	json_object_set_new(root, "answer_accelerators", json_integer(answer));
+	json_object_set_new(root, "answer_accelerators", json_integer((json_int_t)answer * K));
+	json_object_set_new(root, "answer_ranks", json_integer(answer));
 	json_object_set_new(root, "noise_margin",
 			    isfinite(margin) ? json_real(margin) : json_null());
-	json_object_set_new(root, "accelerators_per_rank", json_integer(1));
+	json_object_set_new(root, "accelerators_per_rank", json_integer(K));
 	for (int i = 0; i < ntr; i++) {
 		json_t *o = json_object();
 		char name[32];
 
 		snprintf(name, sizeof(name), "trial-%03d", tr[i].n);
-		json_object_set_new(o, "accelerators", json_integer(tr[i].n));
+		json_object_set_new(o, "accelerators", json_integer((json_int_t)tr[i].n * K));
+		json_object_set_new(o, "ranks", json_integer(tr[i].n));
 		json_object_set_new(o, "run_dir", json_string(name));
 		json_object_set_new(o, "repetitions", json_integer(tr[i].reps));
 		json_object_set_new(o, "au_pct_mean", json_real(tr[i].au_mean));
@@ -141,16 +144,17 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 	len +=
 	    (size_t)snprintf(text + len, cap - len,
 			     "# Accelerator-count search: %s\n\nAU threshold %.1f %%, up to %d "
-			     "ranks, one emulated accelerator per rank. Trials in the order "
-			     "run (n = %d first, then bisection).\n\n"
+			     "ranks, %d emulated accelerator%s per rank (accelerators_per_rank). "
+			     "Trials in the order run (n = %d ranks first, then bisection over "
+			     "ranks).\n\n"
 			     "| accelerators | AU %% (mean +- sd) | bandwidth MiB/s (mean +- sd) | "
 			     "reps | pass |\n|---:|---:|---:|---:|:---|\n",
-			     cfg->workload.name, thr, P, P);
+			     cfg->workload.name, thr, P, K, K == 1 ? "" : "s", P);
 	for (int i = 0; i < ntr && len < cap; i++)
 		len += (size_t)snprintf(text + len, cap - len,
-					"| %d | %.2f +- %.2f | %.1f +- %.1f | %d | %s |\n", tr[i].n,
-					tr[i].au_mean, tr[i].au_sd, tr[i].bw_mean, tr[i].bw_sd,
-					tr[i].reps, tr[i].pass ? "yes" : "no");
+					"| %d | %.2f +- %.2f | %.1f +- %.1f | %d | %s |\n",
+					tr[i].n * K, tr[i].au_mean, tr[i].au_sd, tr[i].bw_mean,
+					tr[i].bw_sd, tr[i].reps, tr[i].pass ? "yes" : "no");
 	if (len < cap) {
 		if (answer > 0)
 			len += (size_t)snprintf(
@@ -159,7 +163,7 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 			    "(AU stddev / distance to the threshold; below 1 the answer is clear "
 			    "of "
 			    "the noise).\n",
-			    answer, answer == 1 ? "" : "s", thr, margin);
+			    answer * K, answer * K == 1 ? "" : "s", thr, margin);
 		else
 			len += (size_t)snprintf(text + len, cap - len,
 						"\n**Answer: 0**: even one accelerator stays below "
@@ -232,8 +236,9 @@ int search_main(const struct cli *c)
 		t->pass = t->au_mean >= cfg->train.au_threshold * 100.0;
 		if (rank == 0 && !c->opts.quiet)
 			fprintf(stderr,
-				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n", n,
-				t->au_mean, t->au_sd, t->bw_mean, t->pass ? "pass" : "fail");
+				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n",
+				n * (int)cfg->train.accelerators_per_rank, t->au_mean, t->au_sd,
+				t->bw_mean, t->pass ? "pass" : "fail");
 		if (t->pass)
 			lo = n;
 		else

@@ -857,14 +857,10 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
  * under mpiexec shows where it is; a terminal has the bar instead. Rank 0's own figures: no
  * collective is added for it. */
 static void epoch_line(const struct progress *pg, const char *what, const struct epoch_rank *er,
-		       const struct pool *p)
+		       uint64_t bytes)
 {
-	uint64_t bytes = 0;
-
 	if (!pg->active || pg->tty)
 		return;
-	for (unsigned i = 0; i < p->nworkers; i++)
-		bytes += p->workers[i].stats.bytes;
 	fprintf(stderr, "feedbench: %s done in %.2f s: %.1f MiB/s, AU %.1f %% (rank 0)\n", what,
 		er->wall_s, er->wall_s > 0 ? (double)bytes / 1048576.0 / er->wall_s : 0,
 		er->step_s > 0 ? 100 * er->compute_s / er->step_s : 0);
@@ -997,7 +993,10 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
-	epoch_line(&pg, what, er, p);
+	uint64_t line_bytes = 0;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		line_bytes += p->workers[i].stats.bytes;
+	epoch_line(&pg, what, er, line_bytes);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	p->time_base += er->wall_s;
@@ -1333,6 +1332,242 @@ static int eval_pass(struct epoch_ctx *train, struct eval_state *ev, int ep)
 	return rc;
 }
 
+/* ---- accelerators_per_rank = K > 1 ------------------------------------------------------ */
+
+/* K emulated accelerators on this rank, each with its own loader (sampler, reader threads, batch
+ * ring) and the share of the samples of accelerator a = k x ranks + rank out of ranks x K (so a
+ * rank's accelerators read only the files the rank holds, i % ranks == rank). They step
+ * together: each step takes every accelerator's batch, copies each, and computes once for all
+ * (the K devices compute in parallel; the CPU emulation waits computation_time once). An
+ * accelerator whose batch came early waits for the others: that wait counts as barrier time,
+ * as it would at the gradient allreduce. */
+struct multi {
+	int k;
+	struct sampler *s; /* [k] */
+	struct pool *p;	   /* [k] */
+	int nsampler, npool;
+};
+
+static int multi_epoch(struct epoch_ctx *e, struct multi *m, int epoch, struct epoch_rank *er,
+		       struct epoch_rank *acc)
+{
+	struct run *run = e->run;
+	const struct config *cfg = &run->cfg;
+	int K = m->k, P = run->nranks, rc = 0;
+	uint64_t total = 0, min_steps, step = 0;
+	struct progress pg;
+	char what[64];
+
+	memset(er, 0, sizeof(*er));
+	for (int k = 0; k < K; k++)
+		memset(&acc[k], 0, sizeof(acc[k]));
+	for (int k = 0; k < K && rc == 0; k++)
+		rc = sampler_epoch(&m->s[k], run, epoch, k * P + run->rank, P * K);
+	int erc = evict_caches(run, true);
+	if (rc == 0)
+		rc = erc;
+	if ((rc = agree(run, rc)) < 0)
+		return rc;
+	min_steps = m->s[0].min_steps;
+	for (int k = 0; k < K; k++) {
+		if (m->s[k].steps > total)
+			total = m->s[k].steps;
+		for (unsigned i = 0; i < m->p[k].nworkers; i++) {
+			io_stats_reset(&m->p[k].workers[i].stats);
+			atomic_store(&m->p[k].workers[i].progress_bytes, 0);
+		}
+	}
+	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
+	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
+	MPI_Barrier(run->comm);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	uint64_t t0 = timer_now_ns(), prev = t0;
+	for (int k = 0; k < K; k++) {
+		m->p[k].epoch_t0 = t0;
+		pool_start(&m->p[k], m->s[k].steps);
+	}
+	struct slot **slot = calloc((size_t)K, sizeof(*slot));
+	uint64_t *ready = calloc((size_t)K, sizeof(*ready));
+	struct step_times *st = calloc((size_t)K, sizeof(*st));
+	if (!slot || !ready || !st)
+		rc = run_fail(run, -ENOMEM, "out of memory");
+	for (; step < total && rc == 0; step++) {
+		struct step_times sc = {0};
+		uint64_t post_ns = 0, t_ready, t_done, t_end;
+		double secs = 0;
+		bool any = false;
+
+		for (int k = 0; k < K; k++) {
+			slot[k] = NULL;
+			memset(&st[k], 0, sizeof(st[k]));
+			if (rc == 0 && step < m->s[k].steps) {
+				slot[k] = batch_take(&m->p[k], step, &rc);
+				ready[k] = timer_now_ns();
+				any = true;
+			}
+		}
+		t_ready = timer_now_ns();
+		for (int k = 0; k < K && rc == 0; k++)
+			if (slot[k])
+				rc = run->compute_ops->step(run->compute, slot[k]->buf,
+							    slot[k]->bytes, 0, &st[k]);
+		if (rc == 0 && any) {
+			secs = compute_step_seconds(cfg->train.computation_time,
+						    cfg->train.computation_time_stdev, &e->rng);
+			rc = run->compute_ops->step(run->compute, NULL, 0, secs, &sc);
+		}
+		t_done = timer_now_ns();
+		for (int k = 0; k < K; k++)
+			if (slot[k])
+				batch_release(slot[k]);
+		if (rc == 0 && run->stop && *run->stop)
+			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
+		if (rc < 0)
+			agree_notify_failure(run);
+		if (cfg->train.step_barrier && step < min_steps)
+			rc = step_barrier(run, rc, &post_ns);
+		else if (rc == 0 && agree_peer_failed(run))
+			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
+		t_end = timer_now_ns();
+		double copy_all = 0;
+		for (int k = 0; k < K; k++)
+			copy_all += timer_ns_to_s(st[k].copy_ns);
+		if (any) {
+			tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_WAIT,
+			       m->p[0].time_base + timer_ns_to_s(prev - t0),
+			       m->p[0].time_base + timer_ns_to_s(t_ready - t0));
+			tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_COMPUTE,
+			       m->p[0].time_base + timer_ns_to_s(t_ready - t0),
+			       m->p[0].time_base + timer_ns_to_s(t_done - t0));
+			er->steps++;
+		}
+		for (int k = 0; k < K; k++) {
+			struct epoch_rank *a = &acc[k];
+			if (!slot[k])
+				continue;
+			a->steps++;
+			if (step < (uint64_t)cfg->train.exclude_start_steps)
+				continue;
+			double copy_k = timer_ns_to_s(st[k].copy_ns);
+			a->compute_s += timer_ns_to_s(sc.busy_ns);
+			a->conf_s += secs;
+			a->step_s += timer_ns_to_s(t_end - prev);
+			a->copy_s += copy_k;
+			a->copy_bytes += st[k].copy_bytes;
+			/* waiting for the other accelerators' batches and copies: lock-step */
+			a->barrier_s +=
+			    timer_ns_to_s(post_ns + (t_ready - ready[k])) + copy_all - copy_k;
+			hist_add(&a->wait, ready[k] - prev);
+		}
+		prev = t_end;
+		watchdog_kick_at(run, t_end);
+		if (total)
+			progress_update(&pg, (double)(step + 1) / (double)total, NULL);
+	}
+	if (rc < 0)
+		agree_notify_failure(run);
+	for (int k = 0; k < K; k++)
+		pool_stop(&m->p[k]);
+	free(slot);
+	free(ready);
+	free(st);
+	uint64_t t1 = timer_now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	progress_end(&pg);
+	er->wall_s = timer_ns_to_s(t1 - t0);
+	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
+	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
+	/* The rank's figures: its loaders' reads summed, its accelerators' times averaged (they
+	 * share the step timeline), every accelerator's data waits in one histogram. */
+	for (int k = 0; k < K; k++) {
+		struct epoch_rank *a = &acc[k];
+		a->wall_s = er->wall_s;
+		for (unsigned i = 0; i < m->p[k].nworkers; i++)
+			io_stats_merge(&a->io, &m->p[k].workers[i].stats);
+		io_stats_merge(&er->io, &a->io);
+		er->compute_s += a->compute_s / K;
+		er->conf_s += a->conf_s / K;
+		er->step_s += a->step_s / K;
+		er->barrier_s += a->barrier_s / K;
+		er->copy_s += a->copy_s / K;
+		er->copy_bytes += a->copy_bytes;
+		hist_merge(&er->wait, &a->wait);
+		m->p[k].time_base += er->wall_s;
+	}
+	epoch_line(&pg, what, er, er->io.bytes);
+	if (rc == 0 && run->err.code)
+		rc = run->err.code;
+	return agree(run, rc);
+}
+
+static int train_run_multi(struct run *run, struct train_result *res)
+{
+	const struct config *cfg = &run->cfg;
+	struct multi m = {.k = (int)cfg->train.accelerators_per_rank};
+	int rc = 0;
+	uint64_t t0 = timer_now_ns();
+
+	memset(res, 0, sizeof(*res));
+	res->epochs = (int)cfg->train.epochs;
+	res->naccel = m.k;
+	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
+	res->accel = calloc((size_t)res->epochs * (size_t)m.k, sizeof(*res->accel));
+	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
+	m.s = calloc((size_t)m.k, sizeof(*m.s));
+	m.p = calloc((size_t)m.k, sizeof(*m.p));
+	if (!res->per_epoch || !res->accel || !res->timeline || !m.s || !m.p)
+		rc = run_fail(run, -ENOMEM, "out of memory");
+	else if (strcmp(run->compute_ops->name, "cpu") != 0)
+		rc = run_fail(run, -FB_ECONFIG,
+			      "%s: accelerators_per_rank = %d needs the CPU emulation; accelerator "
+			      "%s emulates one device per rank (set accelerator = cpu)",
+			      cfg->source, m.k, run->compute_ops->name);
+	for (int k = 0; rc == 0 && k < m.k; k++)
+		if ((rc = sampler_init(&m.s[k], run)) == 0)
+			m.nsampler++;
+	if (rc == 0)
+		rc = index_files(run);
+	if ((rc = agree(run, rc)) == 0)
+		rc = agree(run, open_shared(run));
+	for (int k = 0; rc == 0 && k < m.k; k++) {
+		struct train_result scratch = {0};
+		rc = pool_init(run, &m.p[k], &scratch);
+		m.npool++;
+		res->buffer_bytes += scratch.buffer_bytes;
+		if (k == 0)
+			res->binding = scratch.binding;
+		else
+			json_decref(scratch.binding);
+		m.p[k].s = &m.s[k];
+		rc = agree(run, rc);
+	}
+	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
+	if (rc == 0) {
+		struct epoch_ctx e = {run,
+				      &m.p[0],
+				      &m.s[0],
+				      res,
+				      (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
+				      0,
+				      false};
+		for (int ep = 0; ep < res->epochs && rc == 0; ep++)
+			rc = multi_epoch(&e, &m, ep, &res->per_epoch[ep],
+					 &res->accel[(size_t)ep * (size_t)m.k]);
+	}
+	for (int k = 0; k < m.npool; k++) {
+		if (k == 0)
+			timeline_collect(&m.p[k], res);
+		pool_free(run, &m.p[k]);
+	}
+	for (int k = 0; k < m.nsampler; k++)
+		sampler_free(&m.s[k]);
+	free(m.s);
+	free(m.p);
+	int crc = close_shared(run);
+	return agree(run, rc ? rc : crc);
+}
+
 int train_run(struct run *run, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
@@ -1342,6 +1577,8 @@ int train_run(struct run *run, struct train_result *res)
 	int rc = 0;
 	uint64_t t0 = timer_now_ns();
 
+	if (cfg->train.accelerators_per_rank > 1)
+		return train_run_multi(run, res);
 	memset(res, 0, sizeof(*res));
 	memset(&ev, 0, sizeof(ev));
 	res->epochs = (int)cfg->train.epochs;
@@ -1401,6 +1638,7 @@ void train_result_free(struct train_result *res)
 	free(res->per_epoch);
 	free(res->eval);
 	free(res->eval_epoch);
+	free(res->accel);
 	free(res->timeline);
 	memset(res, 0, sizeof(*res));
 }

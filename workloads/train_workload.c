@@ -173,6 +173,15 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 		return rc;
 	if ((rc = agree(run, sampler_check(run))) < 0)
 		return rc;
+	if (run->cfg.train.accelerators_per_rank > 1) {
+		/* The same deal checks with every accelerator a rank of its own (no MPI inside). */
+		int p = run->nranks;
+		run->nranks = p * (int)run->cfg.train.accelerators_per_rank;
+		rc = sampler_check(run);
+		run->nranks = p;
+		if ((rc = agree(run, rc)) < 0)
+			return rc;
+	}
 	uint64_t g0 = timer_now_ns();
 	/* generate = never: train_dataset checked the manifest and the files already. */
 	if (run->ds.generated && run->cfg.dataset.generate != GENERATE_NEVER &&
@@ -366,9 +375,66 @@ static int eval_check(const struct config *cfg, int nranks, struct fb_errbuf *er
 	return 0;
 }
 
+/* accelerators_per_rank = K > 1: the default data path only (each accelerator's loader reads
+ * with its own reader threads, the CPU emulation steps for all K); the rest is refused by name.
+ * Every accelerator must have samples and a whole batch, as a rank must. */
+static int accel_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const struct format_ops *fmt = format_find(cfg->dataset.format);
+	const char *src = cfg->source, *no = NULL;
+	int64_t k = cfg->train.accelerators_per_rank;
+
+	if (k <= 1 || !fmt)
+		return 0;
+	if (cfg->train.accelerator == ACCEL_CUDA)
+		no = "accelerator = cuda (one GPU per rank; the K accelerators are CPU emulations)";
+	else if (cfg->mpiio.collective)
+		no = "[storage.mpiio] collective = true (collective reads are made by one trainer)";
+	else if ((fmt->caps & FORMAT_CAP_OWNS_IO) && fmt->read_collective &&
+		 cfg->hdf5.transfer == HDF5_TRANSFER_COLLECTIVE &&
+		 cfg->dataset.file_access == FILE_ACCESS_SHARED)
+		no = "[format.hdf5] transfer = collective (collective reads are made by one "
+		     "trainer)";
+	else if (fmt->caps & FORMAT_CAP_STREAM)
+		no =
+		    "stream formats (wds: shards are dealt to reader threads, not to accelerators)";
+	else if (checkpoint_in_training(cfg))
+		no =
+		    "checkpoints inside training (checkpoint_every_epochs, checkpoint_every_steps)";
+	else if (eval_enabled(cfg))
+		no = "the evaluation phase ([dataset] num_files_eval)";
+	if (no)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: accelerators_per_rank = %" PRId64 " is not supported with %s; "
+			       "use accelerators_per_rank = 1 (one accelerator per rank) there",
+			       src, k, no);
+	uint64_t files = (uint64_t)cfg->dataset.num_files_train,
+		 spf = (uint64_t)cfg->dataset.num_samples_per_file,
+		 a = (uint64_t)nranks * (uint64_t)k;
+	uint64_t batch = (uint64_t)cfg->reader.batch_size;
+	if (fmt->caps & FORMAT_CAP_FILE_PER_SAMPLE) {
+		files *= spf;
+		spf = 1;
+	}
+	uint64_t fewest =
+	    cfg->dataset.file_access == FILE_ACCESS_SHARED ? files * spf / a : files / a * spf;
+	if (fewest == 0 || batch > fewest)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: %d ranks x accelerators_per_rank %" PRId64 " = %" PRIu64
+			       " accelerators, and the last reads %" PRIu64 " samples per epoch%s "
+			       "(batch_size %" PRIu64 "): use more files, fewer accelerators, or "
+			       "file_access = shared",
+			       src, nranks, k, a, fewest, fewest ? ", less than a batch" : "",
+			       batch);
+	return 0;
+}
+
 static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	int rc = cfg_validate_dataset(cfg, nranks, err);
+
+	if (rc == 0)
+		rc = accel_check(cfg, nranks, err);
 
 	if (rc == 0)
 		rc = eval_check(cfg, nranks, err);

@@ -52,6 +52,8 @@ struct train_result {
 	int nevals;		      /* evaluation passes run */
 	struct epoch_rank *eval;      /* [nevals]: each pass's figures for this rank */
 	int *eval_epoch;	      /* [nevals]: the training epoch (0-based) each followed */
+	int naccel;		      /* accelerators_per_rank > 1: emulated accelerators here */
+	struct epoch_rank *accel;     /* [epochs x naccel]: each accelerator's figures */
 	double buffer_bytes;	      /* memory held by batch buffers */
 	double setup_s;	 /* index files and open shared handles, before the first read */
 	json_t *binding; /* summary.json "binding" (cpus.h), rank 0 only; owned */

@@ -72,6 +72,19 @@ print('not shared: answered', r['answer_accelerators'])
 sys.exit(0 if r['answer_accelerators'] == 4 and len(r['trials']) == 1 else 1)" ||
 	fail "with a device per rank the answer must be 4 after one trial"
 
+# accelerators_per_rank = 2 on 2 ranks: the search counts accelerators (ranks x 2), not ranks.
+"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" search "$INI" --output "$T/res4" \
+	--set storage.faulty.shared_device=false --set train.accelerators_per_rank=2 -q \
+	>"$T/out" 2>"$T/err" || fail "feedbench search (accelerators_per_rank = 2) exited $?"
+python3 -c "
+import glob, json, sys
+r = json.load(open(glob.glob('$T/res4/*/search_results.json')[0]))
+print('2 ranks x 2 accelerators: answered', r['answer_accelerators'])
+sys.exit(0 if r['answer_accelerators'] == 4 and r['answer_ranks'] == 2 and
+         r['accelerators_per_rank'] == 2 and r['trials'][0]['accelerators'] == 4 else 1)" ||
+	fail "with 2 accelerators per rank the answer must count 4 accelerators"
+grep -q "^\*\*Answer: 4 accelerators" "$T"/res4/*/report.md || fail "report.md does not count accelerators"
+
 # A workload that is not training is refused before anything runs.
 "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" search "$INI" --set workload.type=ior \
 	--output "$T/res3" >"$T/out" 2>"$T/err"
