@@ -29,6 +29,12 @@ fb() { # fb [--set ...]: 2 ranks on tiny.ini; sets RC
 	RC=$?
 }
 
+fb1() { # fb1 [--set ...]: one rank, no mpiexec (config refusals); sets RC
+	"$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
 # check SAMPLES_PER_ACCELERATOR PY_CONDITIONS...: samples of accelerator 0, 1, ... over the run
 check() {
 	local f
@@ -73,22 +79,26 @@ uneven_barrier)
 	check 32,32,16,16,16,16
 	;;
 refused)
-	fb --set train.accelerators_per_rank=2 --set dataset.format=wds
+	fb1 --set train.accelerators_per_rank=2 --set dataset.format=wds
 	[ "$RC" -ne 0 ] || fail "wds with accelerators_per_rank = 2 ran"
 	grep -qF "accelerators_per_rank = 2 is not supported with stream formats" "$T/err" ||
 		fail "no message naming stream formats"
-	fb --set train.accelerators_per_rank=2 --set dataset.num_files_eval=2
+	fb1 --set train.accelerators_per_rank=2 --set dataset.num_files_eval=2
 	[ "$RC" -ne 0 ] || fail "evaluation with accelerators_per_rank = 2 ran"
 	grep -qF "is not supported with the evaluation phase" "$T/err" || fail "no message naming evaluation"
-	fb --set train.accelerators_per_rank=2 --set storage.backend=mpiio \
+	fb1 --set train.accelerators_per_rank=2 --set storage.backend=mpiio \
 		--set dataset.file_access=shared --set storage.mpiio.collective=true
 	[ "$RC" -ne 0 ] || fail "collective reads with accelerators_per_rank = 2 ran"
 	grep -qF "is not supported with [storage.mpiio] collective = true" "$T/err" ||
 		fail "no message naming collective reads"
+	fb1 --set train.accelerators_per_rank=2 --set train.accelerator=cuda
+	[ "$RC" -ne 0 ] || fail "accelerator = cuda with accelerators_per_rank = 2 ran"
+	grep -qF "is not supported with accelerator = cuda" "$T/err" || fail "no message naming cuda"
 	fb --set train.accelerators_per_rank=8
 	[ "$RC" -ne 0 ] || fail "16 accelerators over 8 files ran"
 	grep -qF "2 ranks x accelerators_per_rank 8 = 16 accelerators, and the last reads 0 samples" "$T/err" ||
 		fail "no message naming the accelerator count"
+	[ ! -e "$T/results" ] || [ -z "$(ls -A "$T/results")" ] || fail "a refused run left results"
 	;;
 *)
 	echo "unknown case $CASE" >&2

@@ -34,6 +34,14 @@ fb() {
 	RC=$?
 }
 
+# fb1 [--set ...]: one rank, no mpiexec (config refusals: quicker than a failing mpiexec job).
+fb1() {
+	rm -rf "$T/results"
+	"$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, want $1"; }
 expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"; }
 
@@ -128,16 +136,16 @@ bad_values)
 	fb "$T/data" --set dataset.num_files_eval=1
 	[ "$RC" -ne 0 ] || fail "num_files_eval = 1 on 2 ranks (per_rank) succeeded"
 	expect_err "num_files_eval = 1 leaves rank 1 without evaluation samples"
-	fb "$T/data" --set dataset.num_files_eval=2 --set reader.batch_size_eval=9
+	fb1 --set dataset.num_files_eval=1 --set reader.batch_size_eval=9
 	[ "$RC" -ne 0 ] || fail "batch_size_eval larger than a rank's share succeeded"
-	expect_err "batch_size_eval (9) is larger than the 8 evaluation samples rank 1 reads"
-	fb "$T/data" --set evaluation.eval_time=10ms
+	expect_err "batch_size_eval (9) is larger than the 8 evaluation samples rank 0 reads"
+	fb1 --set evaluation.eval_time=10ms
 	[ "$RC" -ne 0 ] || fail "eval_time without num_files_eval succeeded"
 	expect_err "eval_time is set but [dataset] num_files_eval is 0"
-	fb "$T/data" --set dataset.num_files_eval=-2
+	fb1 --set dataset.num_files_eval=-2
 	[ "$RC" -ne 0 ] || fail "num_files_eval = -2 succeeded"
 	expect_err "num_files_eval"
-	fb "$T/data" --set dataset.num_files_eval=2 --set evaluation.eval_after_epoch=3
+	fb1 --set dataset.num_files_eval=2 --set evaluation.eval_after_epoch=3
 	[ "$RC" -ne 0 ] || fail "eval_after_epoch beyond the epochs succeeded"
 	expect_err "eval_after_epoch = 3 but training runs 2 epochs"
 	[ ! -e "$T/results" ] || [ -z "$(ls -A "$T/results")" ] || fail "a refused run left results"
