@@ -339,6 +339,11 @@ static int eval_check(const struct config *cfg, int nranks, struct fb_errbuf *er
 		}
 		return 0;
 	}
+	if (strlen(cfg->dataset.data_dir) + sizeof("-valid") > sizeof(cfg->dataset.data_dir))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: data_dir is too long to name its evaluation folder beside it "
+			       "(<data_dir>-valid); use a shorter path",
+			       src);
 	if (fmt && (fmt->caps & FORMAT_CAP_FILE_PER_SAMPLE)) {
 		files *= spf;
 		spf = 1;
