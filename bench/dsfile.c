@@ -113,3 +113,14 @@ int dataset_entry(const struct dataset *ds, uint32_t i, struct ds_file *e, char 
 	}
 	return 0;
 }
+
+uint64_t dataset_table_bytes(const struct dataset *ds)
+{
+	uint64_t n = (uint64_t)ds->nheld * sizeof(*ds->files) + ds->arena_bytes;
+
+	if (ds->names)
+		n += (uint64_t)ds->nfiles * sizeof(*ds->names);
+	if (ds->first)
+		n += ((uint64_t)ds->nfiles + 1) * sizeof(*ds->first);
+	return n;
+}

@@ -47,8 +47,9 @@ struct dataset {
 	uint64_t rec_mean, rec_stdev;
 	char *name_head, *name_tail; /* generated: "<head><index, name_width digits><tail>" */
 	int name_width;
-	char **names;	  /* discovered: every file's path where kept (see above), else NULL */
-	char *path_arena; /* one block holding the held entries' paths, or NULL */
+	char **names;	      /* discovered: every file's path where kept (see above), else NULL */
+	char *path_arena;     /* one block holding the held entries' paths, or NULL */
+	uint64_t arena_bytes; /* its size */
 };
 
 /* Size of sample (file, index) of a generated dataset: record_length_bytes, or a deterministic
@@ -63,6 +64,9 @@ uint64_t dataset_file_samples(const struct dataset *ds, uint32_t i);
 uint64_t dataset_file_first(const struct dataset *ds, uint32_t i);
 /* This rank's entry of file i, or NULL when it does not hold it. */
 struct ds_file *dataset_file(const struct dataset *ds, uint32_t i);
+/* Bytes this rank's file table holds: entries, their names, names and first samples kept per
+ * file (format indexes, ds_file.meta, not counted). summary.json ranks[].file_table_bytes. */
+uint64_t dataset_table_bytes(const struct dataset *ds);
 /* Maps a global sample number to its file's index and its index in the file (any file). */
 uint32_t dataset_index_of(const struct dataset *ds, uint64_t global, uint64_t *index);
 /* Maps a global sample number to its file (which this rank must hold; NULL otherwise). */

@@ -64,7 +64,8 @@ struct rank_total {
 	double wall, bytes, ops, samples, compute, step, barrier;
 	double conf, wait, copy; /* configured compute, data wait, H2D copy: included steps */
 	double wait_p99, lat_p99;
-	double peak_rss; /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
+	double peak_rss;    /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
+	double table_bytes; /* bytes: the rank's file tables (dataset_table_bytes) */
 	double cpu_user, cpu_sys;
 	char host[64];
 	int node_leader, local_rank; /* which node (its local rank 0's world rank), rank on it */
@@ -1078,7 +1079,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	json_object_set_new(s, "epochs", eps);
 
 	ranks = json_array();
-	double peak_rss = 0;
+	double peak_rss = 0, table_max = 0;
 	for (int r = 0; r < run->nranks; r++) {
 		const struct rank_total *t = &d->ranks[r];
 		json_t *o = json_object();
@@ -1101,6 +1102,8 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
 		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
 		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
+		json_object_set_new(o, "file_table_bytes",
+				    json_integer((json_int_t)t->table_bytes));
 		json_object_set_new(o, "cpu_user_seconds", json_real(t->cpu_user));
 		json_object_set_new(o, "cpu_system_seconds", json_real(t->cpu_sys));
 		json_object_set_new(
@@ -1108,10 +1111,12 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		    json_num(t->wall > 0 ? (t->cpu_user + t->cpu_sys) / t->wall : NAN));
 		json_array_append_new(ranks, o);
 		peak_rss = fmax(peak_rss, t->peak_rss);
+		table_max = fmax(table_max, t->table_bytes);
 	}
 	json_object_set_new(s, "ranks", ranks);
 	nodes_summary(s, d);
 	json_object_set_new(s, "peak_rss_max_bytes", json_integer((json_int_t)peak_rss));
+	json_object_set_new(s, "file_table_max_bytes", json_integer((json_int_t)table_max));
 	json_object_set_new(s, "verdict", json_string(d->verdict));
 	json_object_set_new(s, "verdict_reason", json_string(d->verdict_why));
 	json_object_set_new(s, "lost_time", lost_json(&d->lost));
@@ -1742,6 +1747,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		mine.peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
+	mine.table_bytes =
+	    (double)(dataset_table_bytes(&run->ds) + dataset_table_bytes(&run->eval_ds));
 	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, d.ranks, (int)sizeof(mine), MPI_BYTE, 0,
 		   run->comm);
 

@@ -108,6 +108,7 @@ int dataset_layout(struct run *run, struct dataset *ds)
 				ds->max_sample = max;
 		}
 	}
+	ds->arena_bytes = len * (uint64_t)ds->nheld;
 	ds->path_arena = malloc(len * (size_t)(ds->nheld ? ds->nheld : 1));
 	if (!ds->path_arena)
 		return run_fail(run, -ENOMEM, "out of memory for %" PRIu32 " file names",
@@ -330,6 +331,7 @@ static int discover_bcast(struct run *run, struct dataset *ds, char *paths, uint
 		for (uint32_t i = 0; ds->names && i < n; i++)
 			ds->names[i] = i ? ds->names[i - 1] + strlen(ds->names[i - 1]) + 1 : paths;
 		ds->path_arena = paths; /* the names' block */
+		ds->arena_bytes = plen;
 		paths = NULL;
 	} else if (rc == 0) {
 		/* Only this rank's names: their lengths, then one block. */
@@ -339,6 +341,7 @@ static int discover_bcast(struct run *run, struct dataset *ds, char *paths, uint
 			if (dataset_file(ds, i))
 				need += strlen(at) + 1;
 		ds->path_arena = malloc(need);
+		ds->arena_bytes = need;
 		if (!ds->path_arena)
 			rc = run_fail(run, -ENOMEM, "out of memory");
 		char *to = ds->path_arena;

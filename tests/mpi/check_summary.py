@@ -255,6 +255,15 @@ def main():
     check(close(m["train_cores_busy_per_accelerator"], cpu / (wall * s["num_ranks"])),
           "train_cores_busy_per_accelerator != CPU s / (ranks x wall)")
 
+    # The file table each rank holds: positive, and the maximum is the largest rank's.
+    tb = [r["file_table_bytes"] for r in s["ranks"]]
+    check(min(tb) > 0 and s["file_table_max_bytes"] == max(tb),
+          f"file_table_bytes {tb}, max {s.get('file_table_max_bytes')}")
+    if s["config"]["dataset"]["file_access"] == "per_rank" and s["num_ranks"] > 1 \
+            and s["config"]["dataset"]["num_files_train"] >= s["num_ranks"]:
+        check(max(tb) < s["ranks"][0]["file_table_bytes"] * s["num_ranks"],
+              f"per_rank file tables {tb} are not a share of the files")
+
     # Binding: CPUs per rank from the affinity mask and the cgroup limit, every rank listed,
     # and the warning exactly when the reader threads outnumber the rank's CPUs.
     b = s.get("binding")

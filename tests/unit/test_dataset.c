@@ -197,6 +197,12 @@ static int64_t layout_peak(const char *access, int rank, int nranks, uint32_t *n
 	assert_int_equal(dataset_layout(run, &run->ds), 0);
 	int64_t peak = alloc_peak - base;
 	*nheld = run->ds.nheld;
+	/* What summary.json reports (ranks[].file_table_bytes) is what the layout allocated,
+	 * within malloc's rounding and the fixed part. */
+	int64_t told = (int64_t)dataset_table_bytes(&run->ds);
+	if (told > peak + TABLE_BYTES_FIXED || told < peak - TABLE_BYTES_FIXED)
+		fail_msg("dataset_table_bytes %lld, the layout allocated %lld", (long long)told,
+			 (long long)peak);
 	run_free(run);
 	return peak;
 }
