@@ -1543,6 +1543,13 @@ static int train_run_multi(struct run *run, struct train_result *res)
 		rc = agree(run, rc);
 	}
 	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
+	if (rc == 0 && run->rank == 0)
+		run_warn(
+		    run,
+		    "accelerators_per_rank = %d: %d loaders of %u reader threads each, %u reader "
+		    "threads and one trainer per rank (summary.json \"binding\" counts one "
+		    "loader's threads)",
+		    m.k, m.k, m.p[0].nworkers, (unsigned)m.k * m.p[0].nworkers);
 	if (rc == 0) {
 		struct epoch_ctx e = {run,
 				      &m.p[0],
