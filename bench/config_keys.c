@@ -187,7 +187,8 @@ const struct cfg_key cfg_keys[] = {
     {"reader", "read_threads", CFG_INT, OFF(reader.read_threads), "auto", 1, 1024, NULL, CFG_F_AUTO,
      "Reader threads per rank (DataLoader workers). auto: from the CPUs the rank may use "
      "(affinity mask shared with the ranks on it, cgroup limit): one CPU is kept for the "
-     "trainer, so CPUs - 1, at least 1; the count and why are in summary.json \"binding\"."},
+     "trainer, so CPUs - 1 (split over accelerators_per_rank loaders), at least 1; the count "
+     "and why are in summary.json \"binding\"."},
     {"reader", "prefetch_size", CFG_INT, OFF(reader.prefetch_size), "2", 1, 1024, NULL, 0,
      "Batches prefetched per reader thread (queue holds read_threads x prefetch_size)."},
     {"reader", "prefetch_bytes", CFG_SIZE, OFF(reader.prefetch_bytes), "0", 0, 1099511627776.0,

@@ -377,13 +377,15 @@ static int rank_cpus(struct run *run, struct cpu_limits *lim, double *cpus, int 
 	return 0;
 }
 
-unsigned cpus_auto_threads(double cpus)
+unsigned cpus_auto_threads(double cpus, unsigned loaders)
 {
 	/* The trainer keeps a CPU of its own: it takes every batch and, with CUDA, copies it to
-	 * the device; a reader on its CPU would take turns with it at every hand-off. */
+	 * the device; a reader on its CPU would take turns with it at every hand-off. The rest
+	 * are shared by the rank's loaders (accelerators_per_rank). */
 	double n = floor(cpus + 1e-9) - 1;
+	unsigned per = n >= 1 ? (unsigned)n / (loaders ? loaders : 1) : 0;
 
-	return n >= 1 ? (unsigned)n : 1;
+	return per >= 1 ? per : 1;
 }
 
 int cpus_read_threads(struct run *run)
@@ -403,11 +405,16 @@ int cpus_read_threads(struct run *run)
 		snprintf(run->read_threads_why, sizeof(run->read_threads_why), "set in the config");
 		return 0;
 	}
-	run->read_threads = cpus_auto_threads(fewest);
+	unsigned loaders = (unsigned)run->cfg.train.accelerators_per_rank;
+	char split[64] = "";
+	if (loaders > 1 && fewest >= 2)
+		snprintf(split, sizeof(split), ", the rest split over %u loaders", loaders);
+	run->read_threads = cpus_auto_threads(fewest, loaders);
 	snprintf(run->read_threads_why, sizeof(run->read_threads_why),
-		 "auto: %.3g CPU%s for this rank%s, %s", fewest, fewest == 1 ? "" : "s",
+		 "auto: %.3g CPU%s for this rank%s, %s%s", fewest, fewest == 1 ? "" : "s",
 		 fewest < cpus ? " (the fewest of any rank)" : "",
-		 fewest < 2 ? "shared by the reader and the trainer" : "one kept for the trainer");
+		 fewest < 2 ? "shared by the reader and the trainer" : "one kept for the trainer",
+		 split);
 	return 0;
 }
 

@@ -44,9 +44,10 @@ int cpus_binding(struct run *run, unsigned threads, struct cpu_binding *b, json_
  * read_threads, or for read_threads = auto from the fewest CPUs any rank may use (as in
  * cpu_binding.cpus): cpus_auto_threads() of them, the same count on every rank. */
 int cpus_read_threads(struct run *run);
-/* read_threads = auto on a rank with `cpus` CPUs: one kept for the trainer, the rest read;
- * at least 1 (with 1 CPU or less the reader shares the trainer's). */
-unsigned cpus_auto_threads(double cpus);
+/* read_threads = auto on a rank with `cpus` CPUs and `loaders` loaders (accelerators_per_rank):
+ * one CPU kept for the trainer, the rest split over the loaders; at least 1 per loader (with 1
+ * CPU or less the reader shares the trainer's). */
+unsigned cpus_auto_threads(double cpus, unsigned loaders);
 
 /* ---- parsers, exposed for the unit tests ---- */
 

@@ -152,6 +152,24 @@ static void test_cgroup_v1_hybrid(void **state)
 }
 
 /* This machine: whatever the limits are, they are consistent. */
+/* read_threads = auto: CPUs - 1 over the loaders, at least 1 (README, "Launching"). */
+static void test_auto_threads(void **state)
+{
+	static const struct {
+		double cpus;
+		unsigned loaders, want;
+	} cases[] = {{0.5, 1, 1}, {1, 1, 1},   {1.5, 1, 1}, {2, 1, 1}, {2.5, 1, 1}, {3, 1, 2},
+		     {8, 1, 7},	  {64, 1, 63}, {8, 2, 3},   {3, 2, 1}, {2, 4, 1},   {9, 4, 2}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned got = cpus_auto_threads(cases[i].cpus, cases[i].loaders);
+		if (got != cases[i].want)
+			fail_msg("%g CPUs, %u loaders: %u threads, want %u", cases[i].cpus,
+				 cases[i].loaders, got, cases[i].want);
+	}
+}
+
 static void test_detect(void **state)
 {
 	struct cpu_limits c;
@@ -171,6 +189,7 @@ int main(void)
 	    cmocka_unit_test(test_cpu_max),	     cmocka_unit_test(test_cfs),
 	    cmocka_unit_test(test_cpu_list),	     cmocka_unit_test(test_cgroup_v2),
 	    cmocka_unit_test(test_cgroup_v1_hybrid), cmocka_unit_test(test_detect),
+	    cmocka_unit_test(test_auto_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
