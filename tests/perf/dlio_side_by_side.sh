@@ -15,6 +15,9 @@
 #   ROUNDS     (3): rounds per workload and rank count, each DLIO then feedbench
 #   EPOCHS     (3)
 #   VENV       (build/dlio-venv)   MPIEXEC (mpirun)
+#   FB_SET     (train.step_barrier=true): --set options for every feedbench run. DLIO 2.0.0
+#              calls comm.barrier() after every step (main.py, _train); `feedbench import-dlio`
+#              leaves [train] step_barrier at feedbench's default (false), so it is set here.
 #   NO_INSTALL=1  never install (Debian packages or pip); exit 77 when something is missing
 #
 # How DLIO runs here (no GPU, 2 cores, Debian bookworm): DLIO 2.0.0's wheel requires
@@ -56,6 +59,8 @@ epochs=${EPOCHS:-3}
 venv=${VENV:-build/dlio-venv}
 mpiexec=${MPIEXEC:-mpirun}
 deb_python=/usr/bin/python3
+fbset=()
+for kv in ${FB_SET-train.step_barrier=true}; do fbset+=(--set "$kv"); done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 mpiflags=(--oversubscribe)
@@ -227,7 +232,7 @@ PY
 			rm -rf "$out"
 			l0=$(load1) t0=$(now)
 			"$mpiexec" "${mpiflags[@]}" -n "$n" "$fb" run "$work/$wl.ini" -q -o "$out" \
-				--set output.plots=false >"$out.log" 2>&1 ||
+				--set output.plots=false "${fbset[@]}" >"$out.log" 2>&1 ||
 				{ echo "feedbench run failed: see $out.log" >&2; exit 1; }
 			t1=$(now)
 			"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
