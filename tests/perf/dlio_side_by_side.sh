@@ -8,9 +8,9 @@
 #   FEEDBENCH  default build/feedbench;  WORK_DIR default /tmp/feedbench-dlio-sbs (kept: the
 #              datasets are generated once and reused; logs, both tools' outputs, rows.jsonl)
 # Environment:
-#   WORKLOADS  (unet3d resnet50): any of unet3d, resnet50 (the scaled-down workloads below) and
-#              unet3d_c0, resnet50_c0 (the same with computation_time 0: what each tool costs
-#              per sample when nothing else takes time)
+#   WORKLOADS  (unet3d resnet50 unet3d_c0 resnet50_c0): the scaled-down workloads below, and
+#              the same with computation_time 0 (_c0: what each tool costs per sample when
+#              nothing else takes time)
 #   RANKS      ("1 2"): the rank counts to run each workload at
 #   ROUNDS     (3): rounds per workload and rank count, each DLIO then feedbench
 #   EPOCHS     (3)
@@ -52,7 +52,7 @@ set -uo pipefail
 
 fb=${1:-build/feedbench}
 work=${2:-/tmp/feedbench-dlio-sbs}
-workloads=${WORKLOADS:-unet3d resnet50}
+workloads=${WORKLOADS:-unet3d resnet50 unet3d_c0 resnet50_c0}
 ranks_list=${RANKS:-1 2}
 rounds=${ROUNDS:-3}
 epochs=${EPOCHS:-3}
