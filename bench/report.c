@@ -80,6 +80,72 @@ static void report_stat_row(FILE *f, const char *name, json_t *metric, const cha
 	fprintf(f, "| %s | %s | %s | %s |\n", name, a, sd_key ? b : "", unit);
 }
 
+/* A count printed whole ("n/a" when summary.json lacks it), so it reads as summary.json has it. */
+static const char *report_count(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+/* The rest of a table row: each value as report_format_number writes it. */
+static void report_cells(FILE *f, const double *vals, size_t n)
+{
+	char a[32];
+
+	for (size_t k = 0; k < n; k++) {
+		report_format_number(vals[k], a, sizeof(a));
+		fprintf(f, " %s |", a);
+	}
+	fprintf(f, "\n");
+}
+
+/* "| read threads |" and "| file table |": how read_threads was chosen (auto says why) and the
+ * memory each rank's file table takes; rows only where summary.json has the figures. */
+static void report_binding_rows(FILE *f, json_t *root)
+{
+	json_t *b = json_object_get(root, "binding"), *ranks = json_object_get(root, "ranks"), *v;
+	const char *choice = summary_str(b, "read_threads_choice", NULL);
+	double tmax = summary_num(root, "file_table_max_bytes");
+	double sharing = summary_num(b, "ranks_sharing_cpus");
+	char t[2][32];
+	size_t i, shown = 0;
+
+	if (json_is_object(b) && !isnan(summary_num(b, "cpus_per_rank")))
+		fprintf(
+		    f,
+		    "| binding | %.3g CPU%s per rank (rank 0: CPU list %s, used by %s rank%s of "
+		    "the node), %s threads per rank: %s |\n",
+		    summary_num(b, "cpus_per_rank"),
+		    summary_num(b, "cpus_per_rank") == 1 ? "" : "s",
+		    summary_str(b, "cpu_list", "?"), report_count(sharing, t[0], sizeof(t[0])),
+		    sharing == 1 ? "" : "s",
+		    report_count(summary_num(b, "threads_per_rank"), t[1], sizeof(t[1])),
+		    json_is_true(json_object_get(b, "readers_share_trainer_core"))
+			? "readers share the trainer's CPUs"
+			: "each has a CPU of its own");
+	if (choice)
+		fprintf(f, "| read threads | %s (%s) |\n",
+			report_count(summary_num(b, "read_threads"), t[0], sizeof(t[0])), choice);
+	if (isnan(tmax))
+		return;
+	fprintf(f, "| file table (memory) | %.0f bytes on the largest rank", tmax);
+	json_array_foreach(ranks, i, v)
+	{
+		double tb = summary_num(v, "file_table_bytes");
+		if (isnan(tb))
+			continue;
+		if (shown == 8) {
+			fprintf(f, ", ...");
+			break;
+		}
+		fprintf(f, "%s rank %zu %.0f", shown++ ? "," : ";", i, tb);
+	}
+	fprintf(f, " |\n");
+}
+
 static void report_run_context(FILE *f, json_t *root)
 {
 	json_t *cfg = json_object_get(root, "config"), *st = json_object_get(root, "storage");
@@ -97,7 +163,12 @@ static void report_run_context(FILE *f, json_t *root)
 		summary_num(root, "num_ranks"), summary_num(root, "num_ranks") == 1 ? "" : "s",
 		summary_num(root, "num_nodes"), summary_num(root, "num_nodes") == 1 ? "" : "s",
 		summary_str(root, "hostname", "?"));
-	fprintf(f, "| accelerator | %s |\n", summary_str(acc, "kind", "?"));
+	if (summary_num(root, "accelerators_per_rank") > 1)
+		fprintf(f, "| accelerator | %s, %.0f emulated (%.0f per rank) |\n",
+			summary_str(acc, "kind", "?"), summary_num(root, "num_accelerators"),
+			summary_num(root, "accelerators_per_rank"));
+	else
+		fprintf(f, "| accelerator | %s |\n", summary_str(acc, "kind", "?"));
 	char t[6][64];
 	fprintf(f,
 		"| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
@@ -133,11 +204,110 @@ static void report_run_context(FILE *f, json_t *root)
 		summary_text(rd, "batch_size", t[0], 64),
 		summary_text(rd, "read_threads", t[1], 64),
 		summary_text(rd, "prefetch_size", t[2], 64));
+	report_binding_rows(f, root);
 	fprintf(f, "| training | %s epochs, computation_time %s s, %s repetitions |\n",
 		summary_text(tr, "epochs", t[0], 64),
 		summary_text(tr, "computation_time", t[1], 64),
 		summary_text(out, "repetitions", t[2], 64));
 	fprintf(f, "| config hash | `%s` |\n\n", summary_str(root, "config_hash", "?"));
+}
+
+/* accelerators_per_rank > 1: one row per emulated accelerator (summary.json accelerators[]). */
+static void report_accelerators(FILE *f, json_t *root)
+{
+	json_t *acc = json_object_get(root, "accelerators"), *v;
+	char t[3][32];
+	size_t i;
+
+	if (!json_is_array(acc) || json_array_size(acc) == 0)
+		return;
+	fprintf(
+	    f,
+	    "\n### Per accelerator\n\n%s emulated accelerators, %s per rank, each with a loader "
+	    "of its own (accelerator = loader x ranks + rank); figures over all epochs and "
+	    "repetitions.\n\n| accelerator | rank | loader | samples | bytes | samples/s | MiB/s "
+	    "| AU (%%) | data wait p99 (µs) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+	    report_count(summary_num(root, "num_accelerators"), t[0], sizeof(t[0])),
+	    report_count(summary_num(root, "accelerators_per_rank"), t[1], sizeof(t[1])));
+	json_array_foreach(acc, i, v)
+	{
+		double vals[] = {summary_num(v, "samples_per_second"),
+				 summary_num(v, "bandwidth_MiB_per_second"),
+				 summary_num(v, "au_percentage"),
+				 summary_num(v, "data_wait_p99_seconds") * 1e6};
+		fprintf(f, "| %s | %s | %s |",
+			report_count(summary_num(v, "accelerator"), t[0], sizeof(t[0])),
+			report_count(summary_num(v, "rank"), t[1], sizeof(t[1])),
+			report_count(summary_num(v, "loader"), t[2], sizeof(t[2])));
+		fprintf(f, " %s |", report_count(summary_num(v, "samples"), t[0], sizeof(t[0])));
+		fprintf(f, " %s |", report_count(summary_num(v, "bytes_read"), t[0], sizeof(t[0])));
+		report_cells(f, vals, sizeof(vals) / sizeof(vals[0]));
+	}
+}
+
+/* The evaluation passes ([dataset] num_files_eval): the set, DLIO's eval_* figures (deviation
+ * over passes) and one row per pass (summary.json eval, metric.eval_*). */
+static void report_eval(FILE *f, json_t *root)
+{
+	json_t *ev = json_object_get(root, "eval"), *metric = json_object_get(root, "metric");
+	json_t *passes = json_object_get(ev, "passes"), *v;
+	size_t n = json_is_array(passes) ? json_array_size(passes) : 0, i;
+	static const char *const keys[] = {
+	    "eval_bandwidth_MiB_per_second", "eval_io_mean_MB_per_second",
+	    "eval_throughput_mean_samples_per_second", "eval_au_mean_percentage"};
+	const char *meets = summary_str(metric, "eval_au_meet_expectation", NULL);
+	char t[6][32];
+	bool any = false;
+
+	if (!json_is_object(ev))
+		return;
+	fprintf(
+	    f,
+	    "\n## Evaluation\n\nEvaluation set: %s files, %s samples, batch %s, eval_time %s s "
+	    "per step; after epoch %s and every %s epochs: %zu pass%s%s%s. Training's figures "
+	    "above do not include evaluation time.\n\n",
+	    report_count(summary_num(ev, "files"), t[0], sizeof(t[0])),
+	    report_count(summary_num(ev, "samples"), t[1], sizeof(t[1])),
+	    report_count(summary_num(ev, "batch_size"), t[2], sizeof(t[2])),
+	    summary_text(ev, "eval_time", t[3], sizeof(t[3])),
+	    report_count(summary_num(ev, "eval_after_epoch"), t[4], sizeof(t[4])),
+	    report_count(summary_num(ev, "epochs_between_evals"), t[5], sizeof(t[5])), n,
+	    n == 1 ? "" : "es", meets ? ", AU " : "",
+	    meets ? (strcmp(meets, "success") == 0 ? "meets the threshold" : "misses the threshold")
+		  : "");
+	if (n == 0)
+		return;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		any = any || !isnan(summary_num(metric, keys[k]));
+	if (any) {
+		fprintf(f, "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
+		report_stat_row(f, "bandwidth", metric, keys[0], NULL, "MiB/s", 1);
+		report_stat_row(f, "I/O (DLIO)", metric, keys[1], "eval_io_stdev_MB_per_second",
+				"MiB/s", 1);
+		report_stat_row(f, "throughput", metric, keys[2],
+				"eval_throughput_stdev_samples_per_second", "samples/s", 1);
+		report_stat_row(f, "AU", metric, keys[3], "eval_au_stdev_percentage", "%", 1);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "| repetition | after epoch | samples | bytes | wall (s) | MiB/s | IOPS | "
+		   "samples/s | AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
+		   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	json_array_foreach(passes, i, v)
+	{
+		double vals[] = {summary_num(v, "wall_seconds"),
+				 summary_num(v, "bandwidth_MiB_per_second"),
+				 summary_num(v, "iops"),
+				 summary_num(v, "samples_per_second"),
+				 summary_num(v, "au_percentage"),
+				 summary_num(v, "latency_seconds.p99") * 1e6,
+				 summary_num(v, "data_wait_seconds.p99") * 1e6};
+		fprintf(f, "| %s | %s | %s | %s |",
+			report_count(summary_num(v, "repetition"), t[0], sizeof(t[0])),
+			report_count(summary_num(v, "after_epoch"), t[1], sizeof(t[1])),
+			report_count(summary_num(v, "samples"), t[2], sizeof(t[2])),
+			report_count(summary_num(v, "bytes_read"), t[3], sizeof(t[3])));
+		report_cells(f, vals, sizeof(vals) / sizeof(vals[0]));
+	}
 }
 
 int report_write_run(const char *run_dir)
@@ -212,6 +382,8 @@ int report_write_run(const char *run_dir)
 		}
 		fprintf(f, "\n");
 	}
+	report_accelerators(f, root);
+	report_eval(f, root);
 	fprintf(f, "\n## Plots\n\n");
 	for (size_t k = 0; k < sizeof(report_run_plots) / sizeof(report_run_plots[0]); k++)
 		report_embed(f, run_dir, report_run_plots[k][0], report_run_plots[k][1]);

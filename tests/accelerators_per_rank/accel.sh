@@ -61,6 +61,13 @@ for cond in sys.argv[4:]:
 PY
 }
 
+# report N: report.md shows the N accelerators' rows as summary.json has them (tests/report)
+report() {
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_report.py" \
+		"$(dirname "$(find "$T/results" -name summary.json | head -1)")" --accelerators "$1" \
+		2>>"$T/err" || fail "report.md does not match summary.json"
+}
+
 case $CASE in
 per_rank | shared)
 	# K = 2: 4 accelerators, 16 samples each per epoch
@@ -69,14 +76,17 @@ per_rank | shared)
 	[ "$RC" -eq 0 ] || fail "exit $RC"
 	check 32,32,32,32 "s['accelerators_per_rank'] == 2" \
 		"'Emulated accelerators' in open(sys.argv[1].replace('summary.json', 'table.md')).read()"
+	report 4
 	;;
 uneven_barrier)
 	# K = 3: 6 accelerators over 8 files, accelerator a reads files i % 6 == a: 2, 2, 1, 1,
 	# 1, 1 files per epoch; the step barrier joins the steps every accelerator has.
+	# read_threads = auto: report.md says how many and why (binding.read_threads_choice).
 	fb --set train.accelerators_per_rank=3 --set train.computation_time=1ms \
-		--set train.step_barrier=true
+		--set train.step_barrier=true --set reader.read_threads=auto
 	[ "$RC" -eq 0 ] || fail "exit $RC"
-	check 32,32,16,16,16,16
+	check 32,32,16,16,16,16 "s['binding']['read_threads_choice'].startswith('auto')"
+	report 6
 	;;
 refused)
 	fb1 --set train.accelerators_per_rank=2 --set dataset.format=wds

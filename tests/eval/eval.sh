@@ -45,6 +45,13 @@ fb1() {
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, want $1"; }
 expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"; }
 
+# report [--passes N]: report.md of the run shows what summary.json has (tests/report)
+report() {
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_report.py" \
+		"$(dirname "$(find "$T/results" -name summary.json | head -1)")" "$@" 2>>"$T/err" ||
+		fail "report.md does not match summary.json"
+}
+
 # check PY_CONDITIONS...: each a Python expression over s (summary.json) that must hold.
 check() {
 	local f
@@ -91,6 +98,7 @@ bytes_case() {
 	[ "$(find "$T/data-valid" -name 'raw-*' | wc -l)" -eq 4 ] || fail "want 4 evaluation files"
 	grep -q "^Evaluation: 4 files" "$(dirname "$(find "$T/results" -name summary.json)")/table.md" ||
 		fail "table.md has no evaluation table"
+	report --passes 2
 }
 
 case $CASE in
@@ -104,10 +112,12 @@ after_epoch)
 	check "len(passes) == 1 and passes[0]['after_epoch'] == 2" \
 		"passes[0]['samples'] == 16 and passes[0]['steps'] == 4" \
 		"[('eval' in e) for e in s['epochs']] == [False, True, False]"
+	report --passes 1
 	# without num_files_eval: no evaluation, no eval figures
 	fb "$T/data" --set train.epochs=3
 	expect_rc 0
 	check "'eval' not in s" "'eval_passes' not in m"
+	report
 	;;
 valid_layout)
 	# data_dir .../train: the evaluation set in .../valid, as DLIO keeps it; found again with
