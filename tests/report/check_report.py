@@ -50,12 +50,17 @@ def tables(lines):
 
 
 def close(cell, want):
-    """A number as report_format_number rounds it."""
-    try:
-        got = float(cell)
-    except ValueError:
-        return False
-    return abs(got - want) <= max(0.006 * abs(want), 0.0006)
+    """The cell is want as report_format_number (bench/report.c) writes it."""
+    a = abs(want)
+    if a >= 1000 or a == 0:
+        text = "%.0f" % want
+    elif a >= 10:
+        text = "%.1f" % want
+    elif a >= 0.1:
+        text = "%.2f" % want
+    else:
+        text = "%.3g" % want
+    return cell == text
 
 
 def main():
