@@ -190,6 +190,7 @@ struct config {
 		bool verify;		/* compare what is read back byte for byte */
 		int64_t keep_last;	/* checkpoints kept on disk; 0: all */
 		int64_t every_epochs;	/* inside training (type = train): 0 never */
+		int64_t after_epoch;	/* the first checkpoint epoch (1-based); 0: every_epochs */
 		int64_t every_steps;	/* inside training, every N global steps: 0 never */
 		int mode;		/* CKPT_MODE_* (inside training) */
 	} checkpoint;

@@ -294,6 +294,10 @@ const struct cfg_key cfg_keys[] = {
      NULL, 0,
      "type = train: save a checkpoint after every N epochs (summary.json says the steps it "
      "cost). 0: never."},
+    {"checkpoint", "checkpoint_after_epoch", CFG_INT, OFF(checkpoint.after_epoch), "0", 0, 1e6,
+     NULL, 0,
+     "type = train: the first checkpoint follows this epoch (1-based), then every "
+     "checkpoint_every_epochs-th (DLIO's checkpoint_after_epoch). 0: checkpoint_every_epochs."},
     {"checkpoint", "checkpoint_every_steps", CFG_INT, OFF(checkpoint.every_steps), "0", 0, 1e12,
      NULL, 0,
      "type = train: save a checkpoint after every N training steps, counted over the steps "

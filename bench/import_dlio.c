@@ -500,6 +500,9 @@ static void imp_finish(struct imp *im)
 			       : "feedbench writes its own files of the mapped format");
 	imp_set(im, "dataset.verify", "false", -1,
 		"DLIO does not check what it reads (and its files carry no feedbench headers)");
+	imp_set(im, "train.step_barrier", "true", -1,
+		"DLIO 2.0.0 joins all ranks after every training step (dlio_benchmark/main.py, "
+		"_train: self.comm.barrier() after each step's compute)");
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
 			defaults[i].dlio);

@@ -1136,6 +1136,13 @@ int checkpoint_train_check(const struct config *cfg, int nranks, struct fb_errbu
 			       "plain I/O calls: use [storage] backend = posix (MPI-IO handles "
 			       "are shared with the training's collective calls)",
 			       cfg->source);
+	if (rc == 0 && cfg->checkpoint.every_epochs > 0 &&
+	    cfg->checkpoint.after_epoch > cfg->train.epochs)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] checkpoint_after_epoch = %" PRId64
+			       " but training runs %" PRId64 " epochs: no checkpoint would follow "
+			       "an epoch",
+			       cfg->source, cfg->checkpoint.after_epoch, cfg->train.epochs);
 	return rc;
 }
 
@@ -1361,8 +1368,12 @@ int checkpoint_train_epoch(struct run *run, int epoch, double epoch_s, uint64_t 
 
 	if (blocked_s)
 		*blocked_s = 0;
-	if (!st || run->cfg.checkpoint.every_epochs <= 0 ||
-	    (epoch + 1) % run->cfg.checkpoint.every_epochs != 0)
+	/* After 1-based epoch e >= after when (e - after) % every == 0 (DLIO's
+	 * next_checkpoint_epoch: checkpoint_after_epoch, then every epochs_between_checkpoints);
+	 * after 0: every. */
+	int64_t every = run->cfg.checkpoint.every_epochs, e = epoch + 1;
+	int64_t after = run->cfg.checkpoint.after_epoch ? run->cfg.checkpoint.after_epoch : every;
+	if (!st || every <= 0 || e < after || (e - after) % every != 0)
 		return 0;
 	return ckpt_train_save(run, steps > 0 ? epoch_s / (double)steps : 0, blocked_s);
 }

@@ -374,6 +374,77 @@ fail_errno = ENOSPC"
 	[ ! -e "$CK/step-2/.metadata" ] || fail "the failed checkpoint looks complete"
 	[ -z "$(summary)" ] || fail "results were written"
 	;;
+train_after_epoch)
+	# checkpoint_after_epoch (DLIO's checkpoint_after_epoch and epochs_between_checkpoints):
+	# a checkpoint after 1-based epoch e when e >= after and (e - after) % every == 0. Small:
+	# 8 raw files x 2 samples of 16 KiB, batch 4 (2 steps per rank and epoch), 64 KiB
+	# checkpoints written by rank 0 (zero_stage 0). Which epochs had one: the count after 2, 3,
+	# 4 and 5 epochs (1, 1, 2, 2: one after epoch 4, none after 3 or 5), and a read failing in
+	# epoch 2 leaves no checkpoint (none after epoch 1): after epochs 2 and 4 only.
+	ae_config() { # ae_config NAME EPOCHS AFTER EVERY [more INI]
+		cat >"$T/$1.ini" <<INI
+[workload]
+name = $1
+type = train
+[dataset]
+data_dir = $T/data
+format = raw
+num_files_train = 8
+num_samples_per_file = 2
+record_length_bytes = 16KiB
+[reader]
+batch_size = 4
+read_threads = 1
+[train]
+epochs = $2
+computation_time = 1ms
+[output]
+dir = $T/results
+plots = false
+[checkpoint]
+model_size_bytes = 64KiB
+transfer_size = 64KiB
+checkpoint_after_epoch = $3
+checkpoint_every_epochs = $4
+${5-}
+INI
+	}
+	for e in 2 3 4 5; do
+		ae_config ae$e $e 2 2
+		rm -rf "$CK" "$T/results"
+		run 2 ae$e
+		expect_rc 0
+		want=$(((e - 2) / 2 + 1))
+		check "s['metric']['checkpoint_count'] == $want and s['metric']['checkpoint_bytes_written'] == $want * 65536 and sorted(os.listdir(ck)) == ['step-%d' % (i + 1) for i in range($want)] and s['metric']['checkpoint_writing_ranks'] == 1 and s['config']['checkpoint']['checkpoint_after_epoch'] == 2"
+	done
+	# rank 1 reads 8 samples per epoch: its 11th read (epoch 2) fails
+	ae_config aef 5 2 2 "[storage]
+backend = faulty
+[storage.faulty]
+fail_op = read
+fail_rank = 1
+fail_nth = 11
+fail_errno = EIO"
+	rm -rf "$CK" "$T/results"
+	run 2 aef
+	expect_rc 1
+	grep -q "rank 1: .*Input/output error" "$T/err" || fail "the read failure is not named"
+	[ -z "$(ls "$CK" 2>/dev/null)" ] || fail "a checkpoint after epoch 1: $(ls "$CK")"
+	# after 1, every 2 over 5 epochs: 1, 3, 5 (the old rule, every 2nd epoch, gives 2)
+	ae_config ae1 5 1 2
+	rm -rf "$CK" "$T/results"
+	run 2 ae1
+	expect_rc 0
+	check "s['metric']['checkpoint_count'] == 3"
+	# a first checkpoint beyond the last epoch is refused before anything runs
+	ae_config ae6 5 6 2
+	rm -rf "$CK" "$T/results"
+	run 2 ae6
+	expect_rc 2
+	grep -qF "checkpoint_after_epoch = 6 but training runs 5 epochs: no checkpoint would follow an epoch" "$T/err" ||
+		fail "the refusal does not say why"
+	[ -z "$(summary)" ] && [ ! -e "$CK" ] || fail "a refused config wrote something"
+	;;
 sweep)
 	# A stripe sweep over a checkpoint workload: every point records the requested layout and
 	# the checkpoint's write bandwidth in the columns sweep reads (repetitions[]).

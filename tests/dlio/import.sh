@@ -85,6 +85,7 @@ PY
 	expect_value "$u" reader sample_shuffle seed
 	expect_value "$u" train computation_time 0.636
 	expect_value "$u" train au_threshold 0.90
+	expect_value "$u" train step_barrier true # DLIO's comm.barrier() after every step
 	grep -qF "; line 15: dataset.record_length: 146600628" "$u" || fail "no source comment"
 	r=$T/resnet50_a100.ini
 	expect_value "$r" dataset record_length_bytes 114660 # 114660.07, rounded

@@ -17,7 +17,8 @@
 #   VENV       (build/dlio-venv)   MPIEXEC (mpirun)
 #   FB_SET     (train.step_barrier=true): --set options for every feedbench run. DLIO 2.0.0
 #              calls comm.barrier() after every step (main.py, _train); `feedbench import-dlio`
-#              leaves [train] step_barrier at feedbench's default (false), so it is set here.
+#              and the shipped workloads write step_barrier = true too (kept here for INIs
+#              written before they did).
 #   NO_INSTALL=1  never install (Debian packages or pip); exit 77 when something is missing
 #
 # How DLIO runs here (no GPU, 2 cores, Debian bookworm): DLIO 2.0.0's wheel requires

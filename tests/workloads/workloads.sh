@@ -76,6 +76,8 @@ assert cfg["dataset"]["file_access"] == ini["dataset"]["file_access"]
 assert int(cfg["reader"]["batch_size"]) == int(ini["reader"]["batch_size"])
 assert int(cfg["reader"]["read_threads"]) == int(ini["reader"]["read_threads"])
 assert float(cfg["train"]["au_threshold"]) == float(ini["train"]["au_threshold"])
+# DLIO 2.0.0 joins all ranks after every step (main.py _train: comm.barrier())
+assert cfg["train"]["step_barrier"] is True, cfg["train"]
 files, spf = int(get("dataset", "num_files_train")), int(get("dataset", "num_samples_per_file"))
 epochs = int(get("train", "epochs"))
 assert s["metric"]["train_samples"] == files * spf * epochs, (s["metric"]["train_samples"],
