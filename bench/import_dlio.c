@@ -3,10 +3,10 @@
  * feedbench's configs stay INI; YAML is read only here, through libyaml's document API. Each
  * DLIO key becomes the feedbench key of the same section and name, or of its row in
  * cfg_dlio_aliases (config_keys.c), or one of the few keys handled below (format, data
- * folder, workflow); every other key is listed, with the reason, as a comment at the end of the
- * INI and on stderr. Keys DLIO leaves out get DLIO's defaults where they differ from
- * feedbench's, so the imported workload is DLIO's. docs/dlio.md explains every key this file
- * does not map.
+ * folder, workflow, DLIO's checkpoint section); every other key is listed, with the reason, as a
+ * comment at the end of the INI and on stderr. Keys DLIO leaves out get DLIO's defaults where they
+ * differ from feedbench's, so the imported workload is DLIO's. docs/dlio.md explains every key this
+ * file does not map.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,12 +25,13 @@
 
 #define IMP_MAX	  256 /* keys of one YAML file */
 #define IMP_VALUE 512
+#define IMP_LIST  64 /* numbers of one YAML list (optimization_groups, layer_parameters) */
 
 /* A value for one feedbench key, and where it came from. */
 struct imp_set {
 	char key[CFG_NAME_MAX]; /* "dataset.record_length_bytes" */
 	char value[IMP_VALUE];
-	char from[CFG_NAME_MAX + 64]; /* "dataset.record_length: 146600628", or a note */
+	char from[640]; /* "dataset.record_length: 146600628", or a note */
 	int line;
 };
 
@@ -55,6 +56,19 @@ struct imp {
 	int generate_data; /* -1 absent, 0, 1 */
 	int evaluation;	   /* workflow.evaluation: -1 absent, 0, 1 */
 	bool train;	   /* workflow.train */
+	char framework[32];
+	/* DLIO 2.0.0's checkpoint keys (utils/config.py), DLIO's defaults when absent. */
+	struct {
+		int enabled; /* workflow.checkpoint: -1 absent, 0, 1 */
+		int enabled_line;
+		char folder[CFG_PATH_MAX];
+		double after_epoch, epochs_between, steps_between, model_size, num_layers, tp, pp;
+		double opt[IMP_LIST], layers[IMP_LIST];
+		int nopt, nlayers; /* -1: absent (DLIO's default list) */
+		char type[32];
+		struct imp_skip keys[32]; /* every checkpoint.* key seen: value and line */
+		int nkeys;
+	} ck;
 };
 
 /* DLIO keys (or prefixes ending in '.') that have no feedbench equivalent, and why. The same
@@ -64,7 +78,7 @@ static const struct {
 	const char *why;
 } imp_reasons[] = {
     {"framework", "feedbench's reader threads emulate either framework's loader"},
-    {"model.", "model description for checkpoint sizes; only model.name is used (workload name)"},
+    {"model.", "DLIO 2.0.0 reads model only as a name; only model.name is used (workload name)"},
     {"reader.data_loader", "feedbench's reader threads are the loader (read_threads of them)"},
     {"reader.data_loader_classname", "no plug-in loaders: feedbench's reader threads"},
     {"reader.data_loader_sampler", "feedbench's sampler deals samples to ranks itself"},
@@ -97,8 +111,8 @@ static const struct {
     {"train.seed_change_epoch", "feedbench reshuffles every epoch from the seed"},
     {"evaluation.steps_between_evals",
      "DLIO 2.0 does not read it; evaluations follow whole epochs (epochs_between_evals)"},
-    {"checkpoint.", "feedbench's train workload has no checkpoint phase"},
-    {"workflow.checkpoint", "feedbench's train workload has no checkpoint phase"},
+    {"checkpoint.checkpoint_mechanism_classname",
+     "no plug-in checkpointing: feedbench writes DCP shards ([checkpoint] layout)"},
     {"workflow.do_eval", "DLIO 2.0 reads workflow.evaluation, not do_eval: without it DLIO does "
 			 "not evaluate, and neither does the INI"},
     {"workflow.profiling", "no built-in profiler: run Darshan or strace beside feedbench"},
@@ -121,6 +135,8 @@ static void usage(FILE *f)
 	       "reason, as comments at the end and on stderr (docs/dlio.md explains each).\n"
 	       "Keys DLIO leaves out get DLIO's defaults. DLIO reads data_folder/train/: with\n"
 	       "generate_data False the INI reads DLIO's files there (generate = never).\n"
+	       "With workflow.checkpoint True, DLIO's checkpoints become [checkpoint] keys (the\n"
+	       "bytes rank 0 writes, after which epochs or steps); step_barrier is always true.\n"
 	       "Exit status: 0 written, 1 cannot write OUT.ini, 2 usage or YAML error.\n");
 }
 
@@ -248,6 +264,11 @@ static const char *imp_convert(const struct cfg_key *k, const char *v, char *out
 	}
 }
 
+static int imp_line(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
 /* The DLIO formats feedbench writes and reads as they are; others map to raw. */
 static bool imp_native_format(const char *f)
 {
@@ -255,12 +276,96 @@ static bool imp_native_format(const char *f)
 	       strcmp(f, "npy") == 0;
 }
 
+/* The checkpoint.* keys DLIO 2.0.0 reads (utils/config.py LoadConfig): kept for imp_ckpt,
+ * which maps them once the workflow and epochs are known. False: not one of them. */
+static bool imp_ckpt_key(struct imp *im, const char *k, const char *v, int line)
+{
+	static const char *const nums[] = {"checkpoint_after_epoch",
+					   "epochs_between_checkpoints",
+					   "steps_between_checkpoints",
+					   "model_size",
+					   "num_layers",
+					   "tensor_parallelism",
+					   "pipeline_parallelism"};
+	double *dst[] = {&im->ck.after_epoch, &im->ck.epochs_between, &im->ck.steps_between,
+			 &im->ck.model_size,  &im->ck.num_layers,     &im->ck.tp,
+			 &im->ck.pp};
+	bool known = strcmp(k, "checkpoint_folder") == 0 || strcmp(k, "type") == 0;
+	char *end;
+
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]) && !known; i++)
+		if (strcmp(k, nums[i]) == 0) {
+			double d = strtod(v, &end);
+			if (end == v || *end || !isfinite(d) || d != floor(d)) {
+				char dk[CFG_NAME_MAX];
+				snprintf(dk, sizeof(dk), "checkpoint.%s", k);
+				imp_skip(im, dk, v, line, "not a whole number");
+				return true;
+			}
+			*dst[i] = d;
+			known = true;
+		}
+	if (!known)
+		return false;
+	if (strcmp(k, "checkpoint_folder") == 0)
+		snprintf(im->ck.folder, sizeof(im->ck.folder), "%s", v);
+	else if (strcmp(k, "type") == 0)
+		snprintf(im->ck.type, sizeof(im->ck.type), "%s", v);
+	if (im->ck.nkeys < (int)(sizeof(im->ck.keys) / sizeof(im->ck.keys[0]))) {
+		struct imp_skip *s = &im->ck.keys[im->ck.nkeys++];
+		snprintf(s->dlio, sizeof(s->dlio), "checkpoint.%s", k);
+		snprintf(s->value, sizeof(s->value), "%s", v);
+		s->line = line;
+	}
+	return true;
+}
+
+/* checkpoint.optimization_groups and layer_parameters: YAML lists of whole numbers. */
+static bool imp_ckpt_list(struct imp *im, yaml_document_t *doc, const char *dk, yaml_node_t *n)
+{
+	bool opt = strcmp(dk, "checkpoint.optimization_groups") == 0;
+	double *dst = opt ? im->ck.opt : im->ck.layers;
+	int *cnt = opt ? &im->ck.nopt : &im->ck.nlayers, k = 0;
+	char *end;
+
+	if (!opt && strcmp(dk, "checkpoint.layer_parameters") != 0)
+		return false;
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *e = yaml_document_get_node(doc, *it);
+		double d;
+
+		if (!e || e->type != YAML_SCALAR_NODE || k == IMP_LIST)
+			return false;
+		d = strtod((const char *)e->data.scalar.value, &end);
+		if (end == (const char *)e->data.scalar.value || *end || !isfinite(d) ||
+		    d != floor(d))
+			return false;
+		dst[k++] = d;
+	}
+	*cnt = k;
+	if (im->ck.nkeys < (int)(sizeof(im->ck.keys) / sizeof(im->ck.keys[0]))) {
+		struct imp_skip *s = &im->ck.keys[im->ck.nkeys++];
+		snprintf(s->dlio, sizeof(s->dlio), "%s", dk);
+		snprintf(s->value, sizeof(s->value), "[list of %d]", k);
+		s->line = imp_line(n);
+	}
+	return true;
+}
+
 /* Keys with their own rule; true when handled. */
 static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
 {
 	bool b;
 
-	if (strcmp(dk, "model") == 0 || strcmp(dk, "model.name") == 0) {
+	if (strcmp(dk, "framework") == 0)
+		snprintf(im->framework, sizeof(im->framework), "%s", v); /* and listed below */
+	if (strncmp(dk, "checkpoint.", 11) == 0 && imp_ckpt_key(im, dk + 11, v, line)) {
+		return true;
+	} else if (strcmp(dk, "workflow.checkpoint") == 0 && yaml_bool(v, &b)) {
+		im->ck.enabled = b;
+		im->ck.enabled_line = line;
+	} else if (strcmp(dk, "model") == 0 || strcmp(dk, "model.name") == 0) {
 		imp_set(im, "workload.name", v, line, "%s: %s", dk, v);
 	} else if (strcmp(dk, "dataset.format") == 0) {
 		snprintf(im->format, sizeof(im->format), "%s", v);
@@ -330,11 +435,6 @@ static void imp_scalar(struct imp *im, const char *dk, const char *v, int line)
 			note);
 }
 
-static int imp_line(const yaml_node_t *n)
-{
-	return (int)n->start_mark.line + 1;
-}
-
 /* Walks one section's mapping: scalars are keys; anything deeper is one unmapped key. */
 static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, yaml_node_t *n)
 {
@@ -361,6 +461,8 @@ static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, y
 		}
 		return;
 	}
+	if (n->type == YAML_SEQUENCE_NODE && imp_ckpt_list(im, doc, prefix, n))
+		return;
 	why = imp_reason(prefix);
 	imp_skip(im, prefix, n->type == YAML_SEQUENCE_NODE ? "[list]" : "{mapping}", imp_line(n),
 		 why ? why : "not a DLIO workload key feedbench knows (see docs/dlio.md)");
@@ -442,6 +544,171 @@ static void imp_eval(struct imp *im)
 	}
 }
 
+/* Bytes of one DLIO checkpoint tensor of n elements: PyTorch's is int8 (n bytes), TensorFlow's
+ * int32 of n / 4 elements (checkpointing/pytorch_checkpointing.py, tf_checkpointing.py). */
+static double imp_tensor(const struct imp *im, double n)
+{
+	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
+
+	return n <= 0 ? 0 : tf ? floor(n / 4) * 4 : n;
+}
+
+/* Lists every checkpoint.* key seen as not mapped, for one reason. */
+static void imp_ckpt_skip_all(struct imp *im, const char *why)
+{
+	for (int i = 0; i < im->ck.nkeys; i++)
+		imp_skip(im, im->ck.keys[i].dlio, im->ck.keys[i].value, im->ck.keys[i].line, why);
+}
+
+static bool imp_ckpt_has(const struct imp *im, const char *dlio)
+{
+	for (int i = 0; i < im->ck.nkeys; i++)
+		if (strcmp(im->ck.keys[i].dlio, dlio) == 0)
+			return true;
+	return false;
+}
+
+static void imp_ckpt_skip(struct imp *im, const char *dlio, const char *why)
+{
+	for (int i = 0; i < im->ck.nkeys; i++)
+		if (strcmp(im->ck.keys[i].dlio, dlio) == 0)
+			imp_skip(im, dlio, im->ck.keys[i].value, im->ck.keys[i].line, why);
+}
+
+/* DLIO 2.0.0's checkpoints (main.py _train, checkpointing/base_checkpointing.py): with
+ * workflow.checkpoint True, after step steps_between_checkpoints, 2x, ... of every epoch when
+ * steps_between_checkpoints >= 0, else after epoch checkpoint_after_epoch, then every
+ * epochs_between_checkpoints-th; saved synchronously, never read back. Rank 0 (type rank_zero)
+ * writes the model tensor, the optimizer state (two tensors per group and one of their sum)
+ * and num_layers (+ tensor_parallelism when > 1) layer files of all layer_parameters, each a
+ * file of its own; feedbench writes those bytes as one DCP shard of rank 0 (zero_stage 0,
+ * tensor and pipeline 1) plus .metadata. */
+static void imp_ckpt(struct imp *im)
+{
+	static const double dlio_layers[] = {17371, 24740228}; /* DLIO's default layer_parameters */
+	const struct imp_set *ep = imp_find(im, "train.epochs");
+	double epochs = ep ? strtod(ep->value, NULL) : 1, model, opt = 0, osum = 0, per_layer = 0,
+	       files = 0, total;
+	const double *lp = im->ck.nlayers < 0 ? dlio_layers : im->ck.layers;
+	int nlp = im->ck.nlayers < 0 ? 2 : im->ck.nlayers, line = im->ck.enabled_line;
+	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
+	char v[64], lay[96], folder[CFG_PATH_MAX];
+	size_t n;
+
+	if (im->ck.enabled != 1 || !im->train) {
+		imp_ckpt_skip_all(
+		    im, im->ck.enabled != 1
+			    ? "workflow.checkpoint is not True: DLIO writes no checkpoint "
+			      "(set it, and the INI checkpoints too)"
+			    : "a generate-only workflow writes no checkpoint");
+		return;
+	}
+	if (im->ck.steps_between == 0 ||
+	    (im->ck.steps_between < 0 && (im->ck.after_epoch < 1 || im->ck.after_epoch > epochs))) {
+		imp_ckpt_skip_all(
+		    im, im->ck.steps_between == 0
+			    ? "steps_between_checkpoints 0: DLIO writes no checkpoint (its first "
+			      "checkpoint step, 0, never comes), and neither does the INI"
+			    : "checkpoint_after_epoch outside 1..train.epochs: DLIO writes no "
+			      "checkpoint, and neither does the INI");
+		return;
+	}
+	/* what rank 0 writes per checkpoint */
+	model = imp_tensor(im, im->ck.model_size);
+	for (int i = 0; i < (im->ck.nopt < 0 ? 0 : im->ck.nopt); i++)
+		if (im->ck.opt[i] > 0) {
+			opt += 2 * imp_tensor(im, im->ck.opt[i]);
+			osum += im->ck.opt[i];
+		}
+	if (im->ck.nopt > 0)
+		opt += imp_tensor(im, osum);
+	for (int i = 0; i < nlp; i++)
+		per_layer += imp_tensor(im, lp[i]);
+	if (per_layer > 0 && im->ck.num_layers > 0)
+		files = im->ck.num_layers + (im->ck.tp > 1 ? im->ck.tp : 0);
+	total = model + opt + files * per_layer;
+	if (total <= 0) {
+		imp_ckpt_skip_all(im, "the checkpoint has 0 bytes (model_size 0, no optimization "
+				      "groups, no layers): nothing to write");
+		return;
+	}
+
+	snprintf(folder, sizeof(folder), "%s", im->ck.folder[0] ? im->ck.folder : "./checkpoints");
+	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
+		folder[--n] = '\0';
+	imp_set(im, "checkpoint.folder", folder, -1, "checkpoint.checkpoint_folder: %s%s",
+		im->ck.folder[0] ? im->ck.folder : "./checkpoints/",
+		im->ck.folder[0] ? "" : " (DLIO's default)");
+	snprintf(v, sizeof(v), "%.0f", total);
+	if (im->ck.tp > 1)
+		snprintf(lay, sizeof(lay), "%.0f + tensor_parallelism %.0f", im->ck.num_layers,
+			 im->ck.tp);
+	else
+		snprintf(lay, sizeof(lay), "%.0f", im->ck.num_layers);
+	imp_set(
+	    im, "checkpoint.model_size_bytes", v, -1,
+	    "the bytes rank 0 writes per checkpoint: model %.0f (checkpoint.model_size%s) + "
+	    "optimizer %.0f (optimization_groups: 2 tensors per group and one of their sum, "
+	    "3 x %.0f) + %.0f layer files x %.0f (num_layers %s%s; each file holds all of "
+	    "layer_parameters%s)%s. DLIO writes them as separate %s files; feedbench writes one "
+	    "shard plus .metadata (DCP)",
+	    model, imp_ckpt_has(im, "checkpoint.model_size") ? "" : ": DLIO's default", opt, osum,
+	    files, per_layer, lay,
+	    imp_ckpt_has(im, "checkpoint.num_layers") ? "" : ": DLIO's default",
+	    im->ck.nlayers < 0 ? ": DLIO's default [17371, 24740228]" : "",
+	    tf ? "; TensorFlow's tensors are int32 of n / 4 elements" : "",
+	    tf ? "TensorFlow checkpoint" : "torch.save .pt");
+	imp_set(im, "checkpoint.zero_stage", "0", -1,
+		"%s: only rank 0 writes (zero_stage 0, tensor and pipeline parallelism 1)",
+		strcmp(im->ck.type, "all_ranks") == 0
+		    ? "checkpoint.type: all_ranks (not mapped, see the end)"
+		: imp_ckpt_has(im, "checkpoint.type")
+		    ? "checkpoint.type: rank_zero"
+		    : "checkpoint.type: rank_zero (DLIO's default when absent)");
+	imp_set(im, "checkpoint.layout", "dcp", -1, "one shard per writing rank plus .metadata");
+	imp_set(im, "checkpoint.mode", "blocking", line,
+		"workflow.checkpoint: True: DLIO saves synchronously inside the training loop and "
+		"never reads a checkpoint back (nor does feedbench inside training)");
+	if (im->ck.steps_between > 0) {
+		snprintf(v, sizeof(v), "%.0f", im->ck.steps_between);
+		imp_set(im, "checkpoint.checkpoint_every_steps", v, -1,
+			"checkpoint.steps_between_checkpoints: %s. DLIO counts the steps of each "
+			"epoch from 1; feedbench counts over all epochs: the same steps when it "
+			"divides the steps per epoch",
+			v);
+		imp_ckpt_skip(im, "checkpoint.checkpoint_after_epoch",
+			      "steps_between_checkpoints is set: DLIO makes no epoch checkpoints "
+			      "(main.py _train)");
+		imp_ckpt_skip(im, "checkpoint.epochs_between_checkpoints",
+			      "steps_between_checkpoints is set: DLIO makes no epoch checkpoints "
+			      "(main.py _train)");
+	} else {
+		/* epochs_between < 1: DLIO's next checkpoint epoch never moves on: one checkpoint
+		 */
+		double every = im->ck.epochs_between >= 1 ? im->ck.epochs_between : epochs;
+		snprintf(v, sizeof(v), "%.0f", every);
+		imp_set(im, "checkpoint.checkpoint_every_epochs", v, -1,
+			"checkpoint.epochs_between_checkpoints: %.0f%s%s", im->ck.epochs_between,
+			imp_ckpt_has(im, "checkpoint.epochs_between_checkpoints")
+			    ? ""
+			    : " (DLIO's default when absent)",
+			im->ck.epochs_between >= 1 ? "" : " (below 1: DLIO checkpoints once)");
+		snprintf(v, sizeof(v), "%.0f", im->ck.after_epoch);
+		imp_set(im, "checkpoint.checkpoint_after_epoch", v, -1,
+			"checkpoint.checkpoint_after_epoch: %s%s", v,
+			imp_ckpt_has(im, "checkpoint.checkpoint_after_epoch")
+			    ? ""
+			    : " (DLIO's default when absent)");
+	}
+	if (strcmp(im->ck.type, "all_ranks") == 0)
+		imp_ckpt_skip(
+		    im, "checkpoint.type",
+		    "all_ranks: every rank writes a full copy; feedbench splits one "
+		    "checkpoint over the ranks: model_size_bytes is one copy, written by "
+		    "rank 0; for N ranks set model_size_bytes = N x that and zero_stage = 3 "
+		    "(each rank then writes one copy's bytes)");
+}
+
 /* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
 static void imp_finish(struct imp *im)
 {
@@ -507,6 +774,7 @@ static void imp_finish(struct imp *im)
 		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
 			defaults[i].dlio);
 	imp_eval(im);
+	imp_ckpt(im);
 }
 
 /* A comment, wrapped at 100 columns: the INI parser refuses lines of 200 characters. */
@@ -532,10 +800,11 @@ static void imp_comment(FILE *out, const char *first, const char *text)
 
 static void imp_write(const struct imp *im, FILE *out)
 {
-	char buf[CFG_NAME_MAX + 512];
+	char buf[1024];
 
-	static const char *const sections[] = {"workload", "dataset", "format.tfrecord", "storage",
-					       "reader",   "train",   "evaluation",	 "output"};
+	static const char *const sections[] = {"workload",   "dataset",	   "format.tfrecord",
+					       "storage",    "reader",	   "train",
+					       "evaluation", "checkpoint", "output"};
 	const char *base = strrchr(im->path, '/');
 
 	fprintf(out,
@@ -614,6 +883,18 @@ int import_dlio_main(int argc, char **argv)
 	im->generate_data = -1;
 	im->evaluation = -1;
 	im->train = true;
+	/* DLIO 2.0.0's defaults (utils/config.py) */
+	im->ck.enabled = -1;
+	im->ck.after_epoch = 1;
+	im->ck.epochs_between = 1;
+	im->ck.steps_between = -1;
+	im->ck.model_size = 10240;
+	im->ck.num_layers = 1;
+	im->ck.tp = 1;
+	im->ck.pp = 1;
+	im->ck.nopt = -1;
+	im->ck.nlayers = -1;
+	snprintf(im->ck.type, sizeof(im->ck.type), "rank_zero");
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);

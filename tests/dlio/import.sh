@@ -87,6 +87,39 @@ PY
 	expect_value "$u" train au_threshold 0.90
 	expect_value "$u" train step_barrier true # DLIO's comm.barrier() after every step
 	grep -qF "; line 15: dataset.record_length: 146600628" "$u" || fail "no source comment"
+	# DLIO's checkpoints (workflow.checkpoint True): after epoch 5, then every 2nd; rank 0
+	# writes the model (499153191 int8) and one layer file of DLIO's default layer_parameters
+	# (17371 + 24740228): 523910790 bytes
+	expect_value "$u" checkpoint folder checkpoints/unet3d
+	expect_value "$u" checkpoint model_size_bytes 523910790
+	expect_value "$u" checkpoint zero_stage 0
+	expect_value "$u" checkpoint mode blocking
+	expect_value "$u" checkpoint checkpoint_every_epochs 2
+	expect_value "$u" checkpoint checkpoint_after_epoch 5
+	[ -z "$(value "$u" checkpoint checkpoint_every_steps)" ] || fail "unet3d: step checkpoints"
+	grep -q "checkpoint\..* not mapped" "$T/unet3d_a100.stderr" && fail "unet3d: a checkpoint key not mapped"
+	# Megatron: steps_between_checkpoints 1000; 30102 + 3 x (1009254400 + 865075200 + 793600)
+	# + 44 layer files x (129761280 + 20971520) = 12257642902 bytes per rank; type all_ranks
+	# (every rank a full copy) is listed as not mapped
+	m=$T/megatron_deepspeed.ini
+	expect_value "$m" checkpoint model_size_bytes 12257642902
+	expect_value "$m" checkpoint checkpoint_every_steps 1000
+	[ -z "$(value "$m" checkpoint checkpoint_every_epochs)" ] || fail "megatron: epoch checkpoints"
+	grep -qF "megatron_deepspeed.yaml:33: checkpoint.type not mapped: all_ranks: every rank writes a full copy" \
+		"$T/megatron_deepspeed.stderr" || fail "megatron: all_ranks not reported"
+	[ "$(grep -c "checkpoint\..* not mapped" "$T/megatron_deepspeed.stderr")" -eq 1 ] ||
+		fail "megatron: checkpoint keys other than type not mapped"
+	# BERT (framework tensorflow: int32 tensors of n / 4 elements): 4034713312 + 17368 + 24740228
+	expect_value "$T/bert_v100.ini" checkpoint model_size_bytes 4059470908
+	expect_value "$T/bert_v100.ini" checkpoint checkpoint_every_steps 250
+	# MLPerf Storage's b200 YAML has a checkpoint section but workflow.checkpoint False
+	[ -z "$(value "$T/mlperf_storage_unet3d_b200.ini" checkpoint model_size_bytes)" ] ||
+		fail "b200: checkpoints although workflow.checkpoint is False"
+	grep -qF "checkpoint.checkpoint_after_epoch not mapped: workflow.checkpoint is not True" \
+		"$T/mlperf_storage_unet3d_b200.stderr" || fail "b200: the unused checkpoint keys are not said"
+	for f in "$T"/*.ini; do
+		[ "$(value "$f" train step_barrier)" = true ] || fail "$(basename "$f"): no step_barrier = true"
+	done
 	r=$T/resnet50_a100.ini
 	expect_value "$r" dataset record_length_bytes 114660 # 114660.07, rounded
 	expect_value "$r" reader read_threads 8
@@ -109,6 +142,31 @@ PY
 	expect_value "$b" train computation_time 0.162
 	awk 'length > 199 { exit 1 }' "$T"/*.ini || fail "an INI line the parser would refuse"
 	echo "converted $n YAML files"
+	;;
+checkpoint)
+	# The imported unet3d_a100.yaml, scaled down (5 epochs of 2 steps per rank, 64 KiB
+	# checkpoints) on 2 ranks: one checkpoint, after epoch 5 (DLIO's checkpoint_after_epoch 5,
+	# epochs_between_checkpoints 2), written by rank 0 alone
+	fb import-dlio "$DATA/unet3d_a100.yaml" -o "$T/u.ini"
+	[ "$RC" -eq 0 ] || fail "exit $RC"
+	"${MPIEXEC:-mpiexec}" --oversubscribe -n 2 "$FEEDBENCH" run "$T/u.ini" \
+		--set "dataset.data_dir=$T/d/train" --set dataset.generate=auto \
+		--set dataset.num_files_train=28 --set dataset.record_length_bytes=4KiB \
+		--set dataset.record_length_bytes_stdev=0 --set train.computation_time=0 \
+		--set checkpoint.model_size_bytes=64KiB --set "checkpoint.folder=$T/ck" \
+		--set "output.dir=$T/r" --set output.plots=false --quiet >"$T/out" 2>"$T/err"
+	[ $? -eq 0 ] || fail "the imported unet3d_a100.yaml does not run"
+	python3 - "$T/r" "$T/ck" <<'PY' || fail "not one checkpoint of 64 KiB by rank 0"
+import glob, json, os, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/*/summary.json")[0]))
+m = s["metric"]
+assert s["config"]["train"]["epochs"] == 5 and s["config"]["train"]["step_barrier"] is True
+assert m["checkpoint_count"] == 1 and m["checkpoint_bytes_written"] == 65536, m
+assert m["checkpoint_writing_ranks"] == 1, m
+assert s["checkpoint"]["mode"] == "blocking" and s["checkpoint"]["every_epochs"] == 2
+assert sorted(os.listdir(sys.argv[2])) == ["step-1"], os.listdir(sys.argv[2])
+assert sorted(os.listdir(sys.argv[2] + "/step-1")) == [".metadata", "__0_0.distcp"]
+PY
 	;;
 eval)
 	# DLIO's default.yaml evaluates (workflow.evaluation True): its evaluation keys map to

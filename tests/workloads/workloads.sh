@@ -23,8 +23,9 @@ fail() {
 fb2() { "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; }
 
 [ -f "$INI" ] || fail "no $INI"
-# Checkpoint configs have their own checks (no DLIO workload YAML of their own).
-if grep -qE '^\[checkpoint\]' "$INI"; then
+# Checkpoint configs have their own checks (no DLIO workload YAML of their own); the DLIO
+# workloads with DLIO's checkpoints (unet3d, bert, megatron) are checked here.
+if grep -qE '^\[checkpoint\]' "$INI" && ! grep -q "dlio-benchmark 2.0.0" "$INI"; then
 	exec bash "$FEEDBENCH_SOURCE_DIR/tests/checkpoint/configs.sh" "$NAME"
 fi
 # Every number cites its source: each key = value line follows a comment or sits in a file
@@ -40,24 +41,31 @@ while IFS= read -r line; do
 	n=$((n + 1))
 done < <(grep -E '^; +[A-Z][0-9]+: +--set ' "$INI")
 
-# Scaled down: at least 2 steps per rank (the first is warm-up), tiny files.
+# Scaled down: at least 2 steps per rank (the first is warm-up), tiny files; DLIO's checkpoints
+# of 64 KiB, as many as checks.checkpoints says (not a key: read by the check below).
 case $NAME in
 unet3d) scale=(dataset.num_files_train=28 dataset.record_length_bytes=32KiB
-	dataset.record_length_bytes_stdev=8KiB train.epochs=2) ;;
+	dataset.record_length_bytes_stdev=8KiB train.epochs=3 checkpoint.checkpoint_after_epoch=1
+	checkpoint.model_size_bytes=64KiB checks.checkpoints=2) ;; # after epochs 1 and 3
 resnet50) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=800
 	dataset.record_length_bytes=1KiB train.epochs=1) ;;
 cosmoflow) scale=(dataset.num_files_train=16 dataset.record_length_bytes=32KiB
 	dataset.record_length_bytes_stdev=2KiB train.epochs=1) ;;
-bert) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=192 train.epochs=1) ;;
+bert) scale=(dataset.num_files_train=2 dataset.num_samples_per_file=192 train.epochs=1
+	checkpoint.checkpoint_every_steps=2 checkpoint.model_size_bytes=64KiB
+	checks.checkpoints=2) ;; # 4 steps per rank
 dlrm) scale=(dataset.num_samples_per_file=8192 dataset.record_length_bytes=1KiB train.epochs=1
 	dataset.num_samples_per_file_eval=2048 reader.batch_size_eval=512 evaluation.eval_time=2ms) ;;
-megatron) scale=(dataset.num_samples_per_file=4096 train.epochs=1) ;;
+megatron) scale=(dataset.num_samples_per_file=4096 train.epochs=1
+	checkpoint.checkpoint_every_steps=1 checkpoint.model_size_bytes=64KiB
+	checks.checkpoints=2) ;; # 2 steps per rank
 *) fail "no scaled-down settings for $NAME" ;;
 esac
 args=()
 for s in "${scale[@]}" dataset.data_dir="$T/data" train.computation_time=2ms output.plots=false; do
-	args+=(--set "$s")
+	[[ $s == checks.* ]] || args+=(--set "$s")
 done
+grep -qE '^\[checkpoint\]' "$INI" && args+=(--set checkpoint.folder="$T/ck")
 fb2 run "$INI" "${args[@]}" --output "$T/results" --quiet || fail "the scaled-down run failed"
 summary=$(ls "$T"/results/*/summary.json 2>/dev/null | head -1)
 [ -n "$summary" ] || fail "no summary.json"
@@ -92,6 +100,14 @@ if nfe:
     assert all(p["samples"] == nfe * spfe for p in passes), (passes, nfe * spfe)
 else:
     assert "eval" not in s
+# DLIO's checkpoints, where the workload has them: written by rank 0 alone (rank_zero)
+if ini.has_section("checkpoint"):
+    m, want = s["metric"], int(over["checks.checkpoints"])
+    assert m["checkpoint_count"] == want and m["checkpoint_writing_ranks"] == 1, m
+    assert m["checkpoint_bytes_written"] == want * 65536, m
+    assert s["checkpoint"]["mode"] == "blocking", s["checkpoint"]
+else:
+    assert "checkpoint" not in s
 print("ok: %s, %d samples, AU %.1f %%" % (s["workload"], s["metric"]["train_samples"],
                                           s["metric"]["train_au_mean_percentage"]))
 PY
