@@ -92,7 +92,8 @@ static const struct {
     {"reader.preprocess_time_stdev", "no preprocessing step"},
     {"reader.transfer_size", "TensorFlow's read-ahead buffer, not a read size: feedbench reads a "
 			     "record per call ([storage] transfer_size splits reads)"},
-    {"reader.pin_memory", "see [train] pin_memory (CUDA staging buffers)"},
+    {"reader.pin_memory", "DLIO 2.0.0 does not read it (its PyTorch loader always pins "
+			  "memory): see [train] pin_memory (CUDA staging buffers)"},
     {"dataset.record_length_resize", "a resize after reading: no I/O"},
     {"dataset.record_length_bytes_resize", "a resize after reading: no I/O"},
     {"dataset.num_subfolders_train", "feedbench reads the files of one folder"},

@@ -40,6 +40,12 @@ while IFS= read -r line; do
 	"$FEEDBENCH" validate "$INI" "${sets[@]}" >"$T/out" 2>"$T/err" || fail "'$line' does not validate"
 	n=$((n + 1))
 done < <(grep -E '^; +[A-Z][0-9]+: +--set ' "$INI")
+# megatron's DLIO checkpoint type all_ranks, every rank a copy: ";   ALL_RANKS: --set ..."
+while IFS= read -r line; do
+	read -ra sets <<<"$(sed -E 's/^;[^:]+:[ ]+//' <<<"$line")"
+	fb2 validate "$INI" "${sets[@]}" || fail "'$line' does not validate on 2 ranks"
+	n=$((n + 1))
+done < <(grep -E '^; +ALL_RANKS: +--set ' "$INI")
 
 # Scaled down: at least 2 steps per rank (the first is warm-up), tiny files; DLIO's checkpoints
 # of 64 KiB, as many as checks.checkpoints says (not a key: read by the check below).
