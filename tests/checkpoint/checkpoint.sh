@@ -444,6 +444,9 @@ fail_errno = EIO"
 	grep -qF "checkpoint_after_epoch = 6 but training runs 5 epochs: no checkpoint would follow an epoch" "$T/err" ||
 		fail "the refusal does not say why"
 	[ -z "$(summary)" ] && [ ! -e "$CK" ] || fail "a refused config wrote something"
+	# without epoch checkpoints (checkpoint_every_epochs = 0) it is ignored: steps only
+	ae_config ae0 5 6 0 "checkpoint_every_steps = 4"
+	"$FEEDBENCH" validate "$T/ae0.ini" >"$T/out" 2>"$T/err" || fail "after 6 with every 0 refused"
 	;;
 sweep)
 	# A stripe sweep over a checkpoint workload: every point records the requested layout and
