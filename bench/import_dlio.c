@@ -669,7 +669,9 @@ static void imp_ckpt(struct imp *im)
 	imp_set(im, "checkpoint.layout", "dcp", -1, "one shard per writing rank plus .metadata");
 	imp_set(im, "checkpoint.mode", "blocking", line,
 		"workflow.checkpoint: True: DLIO saves synchronously inside the training loop and "
-		"never reads a checkpoint back (nor does feedbench inside training)");
+		"never reads a checkpoint back (nor does feedbench inside training). DLIO's AU "
+		"leaves checkpoints out, feedbench's counts the time training waits for them "
+		"(docs/dlio.md)");
 	if (im->ck.steps_between > 0) {
 		snprintf(v, sizeof(v), "%.0f", im->ck.steps_between);
 		imp_set(im, "checkpoint.checkpoint_every_steps", v, -1,
