@@ -233,15 +233,22 @@ train:
   epochs: 2
   computation_time: 0.001
 checkpoint:
-  checkpoint_folder: checkpoints/unet3d
+  checkpoint_folder: %s
+  model_size: 65536
+  num_layers: 0
 metric:
   au: 0.90
-""" % folder)
+""" % (folder, tmp_path / "ckpt"))
     ini = tmp_path / "unet3d_tiny.ini"
     p = subprocess.run([exe, "import-dlio", str(yaml), "-o", str(ini)], capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stderr
-    assert "checkpoint.checkpoint_folder not mapped" in p.stderr
+    # DLIO's checkpoint section becomes checkpoints inside training: rank 0 writes model_size
+    # bytes after every epoch (checkpoint_after_epoch 1, epochs_between_checkpoints 1).
+    assert "checkpoint." not in p.stderr, p.stderr
+    text = ini.read_text()
+    assert "folder = %s" % (tmp_path / "ckpt") in text, text
+    assert "model_size_bytes = 65536" in text, text
     out = tmp_path / "out"
     p = subprocess.run([mpiexec, "--oversubscribe", "-n", "2", exe, "run", str(ini),
                         "--output", str(out), "--quiet"], capture_output=True, text=True,
@@ -254,6 +261,10 @@ metric:
     assert s["format"]["discovered"]["files"] == 8
     assert s["metric"]["train_samples"] == 16
     assert s["metric"]["train_bytes_read"] == 2 * 8 * 4096
+    steps = sorted(os.listdir(tmp_path / "ckpt"))
+    assert len(steps) == 2, steps
+    for d in steps:
+        assert os.path.exists(tmp_path / "ckpt" / d / ".metadata"), d
 
 
 def test_dlio_npz_collective(feedbench, tmp_path):
