@@ -82,6 +82,8 @@ struct worker {
 	struct timeline_event *tl; /* private timeline buffer */
 	int ntl, tlcap;
 	struct spinner spin; /* this reader's, for the slots it waits on */
+	uint64_t pend_step;  /* lazy wakes: its first batch handed over without a wake-up */
+	unsigned npend;	     /* and how many of its batches since */
 	struct bwin win;     /* queued reads: its batches in flight (b NULL: reads one by one) */
 };
 
@@ -106,7 +108,10 @@ struct pool {
 	    epoch_seq;		  /* futex word: bumped to start an epoch, or to end the threads */
 	_Atomic uint32_t running; /* futex word: threads still in the epoch */
 	bool quit;		  /* with the last epoch_seq bump: threads return */
-	bool spin; /* spin before sleeping: only when every thread has a CPU of its own */
+	bool spin;	     /* spin before sleeping: only when every thread has a CPU of its own */
+	bool lazy_wake;	     /* readers share the trainer's CPUs: wake-ups in groups (see below) */
+	uint64_t tpend_step; /* the trainer's first slot freed without a wake-up */
+	unsigned tnpend;     /* and how many since */
 	struct spinner trainer_spin;
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
@@ -208,6 +213,30 @@ static bool slot_wait(const struct pool *p, struct spinner *sp, struct slot *slo
 static void slot_publish(struct slot *slot)
 {
 	atomic_fetch_add(&slot->turn, 1);
+	if (atomic_load(&slot->waiters))
+		futex_wake(&slot->turn);
+}
+
+/* Lazy wake-ups, when the readers share the trainer's CPUs (binding.readers_share) and the
+ * trainer only consumes (pool_init says when): each
+ * hand-off that wakes a sleeper costs two context switches on that CPU, which at small samples
+ * cost more than the reads (the bound 4 KiB row of tests/perf/limits.sh). So a reader hands its
+ * filled batches over without waking the trainer until it must wait for a free slot itself (or
+ * LAZY_MAX batches are pending, or its epoch ends), and the trainer frees slots without waking
+ * the readers as long as its next batch is already there. Both sides then switch once per group
+ * of batches instead of once per batch. Batch order, the ring and the memory bound are as
+ * before; a sleeper is never left waiting while the other side waits too (each flushes its
+ * pending wakes before it waits, and pool_abort wakes every slot). */
+#define LAZY_MAX 8u
+
+/* Hands the slot on without a wake-up; the caller flushes it later. */
+static void slot_publish_quiet(struct slot *slot)
+{
+	atomic_fetch_add(&slot->turn, 1);
+}
+
+static void slot_wake(struct slot *slot)
+{
 	if (atomic_load(&slot->waiters))
 		futex_wake(&slot->turn);
 }
@@ -548,6 +577,16 @@ static void worker_epoch_queued(struct worker *w)
 	}
 }
 
+/* A reader's pending wake-ups: its batches from pend_step on, npend of them. */
+static void reader_flush(struct worker *w)
+{
+	uint64_t step = w->pend_step;
+
+	for (unsigned i = 0; i < w->npend; i++, step = worker_next(w, step))
+		slot_wake(&w->pool->slots[step % w->pool->nslots]);
+	w->npend = 0;
+}
+
 static void worker_epoch(struct worker *w)
 {
 	struct pool *p = w->pool;
@@ -568,6 +607,8 @@ static void worker_epoch(struct worker *w)
 		bool free_now =
 		    (atomic_load_explicit(&slot->turn, memory_order_acquire) & TURN_MASK) == want;
 
+		if (!free_now)
+			reader_flush(w);
 		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
 		    (!free_now && !slot_wait(p, &w->spin, slot, want)))
 			break;
@@ -576,12 +617,21 @@ static void worker_epoch(struct worker *w)
 		t1 = timer_now_ns();
 		worker_tl_read(w, t0, t1);
 		slot->rc = rc;
-		slot_publish(slot);
+		if (p->lazy_wake && rc == 0) {
+			slot_publish_quiet(slot);
+			if (w->npend++ == 0)
+				w->pend_step = step;
+			if (w->npend >= LAZY_MAX)
+				reader_flush(w);
+		} else {
+			slot_publish(slot);
+		}
 		if (rc < 0) {
 			pool_abort(p);
 			break;
 		}
 	}
+	reader_flush(w);
 	if (reader_close_all(w) < 0)
 		pool_abort(p);
 }
@@ -620,9 +670,33 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 	return *rc < 0 ? NULL : slot;
 }
 
-static void batch_release(struct slot *slot)
+/* The trainer's pending wake-ups: slots of steps tpend_step .. + tnpend freed quietly. */
+static void trainer_flush(struct pool *p)
 {
-	slot_publish(slot);
+	for (unsigned i = 0; i < p->tnpend; i++)
+		slot_wake(&p->slots[(p->tpend_step + i) % p->nslots]);
+	p->tnpend = 0;
+}
+
+/* Frees step's slot for its reader. Lazily (the readers share the trainer's CPUs): no wake-up
+ * while the next batch is already there, up to LAZY_MAX slots. */
+static void batch_release(struct pool *p, uint64_t step)
+{
+	struct slot *slot = &p->slots[step % p->nslots];
+
+	if (!p->lazy_wake) {
+		slot_publish(slot);
+		return;
+	}
+	slot_publish_quiet(slot);
+	if (p->tnpend++ == 0)
+		p->tpend_step = step;
+	struct slot *next = &p->slots[(step + 1) % p->nslots];
+	bool ready = step + 1 < p->nsteps &&
+		     (atomic_load_explicit(&next->turn, memory_order_acquire) & TURN_MASK) ==
+			 step_turn(p, step + 1) + 1;
+	if (!ready || p->tnpend >= LAZY_MAX)
+		trainer_flush(p);
 }
 
 /* Sets the epoch's steps and wakes the readers. */
@@ -645,6 +719,7 @@ static void pool_stop(struct pool *p)
 {
 	uint32_t r;
 
+	p->tnpend = 0; /* pool_abort wakes every slot */
 	pool_abort(p);
 	while ((r = atomic_load_explicit(&p->running, memory_order_acquire)) != 0)
 		futex_wait(&p->running, r);
@@ -940,7 +1015,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		}
 		t_done = timer_now_ns();
 		if (!coll && slot)
-			batch_release(slot);
+			batch_release(p, step);
 		if (rc == 0 && run->stop && *run->stop)
 			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
 		if (rc < 0 && !coll)
@@ -1139,6 +1214,14 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	 * shared with the ranks that overlap it, capped by its cgroup's CPU limit); under
 	 * binding to one core it would take the core from the thread it waits for. */
 	p->spin = !bind.readers_share;
+	/* Lazy wake-ups only where the trainer is a pure consumer (no emulated compute, barrier or
+	 * checkpoint between its batches): with compute, a reader held back by a deferred wake
+	 * would lose the overlap that prefetching exists for, and a deferred hand-off would add
+	 * to the trainer's data wait. */
+	p->lazy_wake = bind.readers_share && cfg->train.computation_time == 0 &&
+		       cfg->train.computation_time_stdev == 0 && cfg->evaluation.eval_time == 0 &&
+		       cfg->evaluation.eval_time_stdev == 0 && !cfg->train.step_barrier &&
+		       !checkpoint_in_training(cfg) && cfg->train.accelerators_per_rank <= 1;
 	p->trainer_spin.limit_ns = SPIN_NS;
 	if (!coll && (double)threads > bind.cpus)
 		run_warn(run,
@@ -1420,7 +1503,7 @@ static int multi_epoch(struct epoch_ctx *e, struct multi *m, int epoch, struct e
 		t_done = timer_now_ns();
 		for (int k = 0; k < K; k++)
 			if (slot[k])
-				batch_release(slot[k]);
+				batch_release(&m->p[k], step);
 		if (rc == 0 && run->stop && *run->stop)
 			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
 		if (rc < 0)
