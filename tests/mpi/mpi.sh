@@ -174,6 +174,29 @@ PY
 			fail "table.md does not say: $threads read threads (auto: $why)"
 	done
 	;;
+lazy_wake)
+	# Readers sharing the trainer's one CPU hand batches over in groups (workloads/train.c, lazy
+	# wake-ups): every sample still once per epoch, verified, in every ring shape; a lost
+	# wake-up would hang the run (the watchdog names it), a lost batch would change the counts.
+	command -v taskset >/dev/null || { echo "taskset not installed"; exit 77; }
+	c0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+	for shape in 1:1:1 1:2:2 1:3:3 2:2:1 2:1:2 1:1:16; do
+		IFS=: read -r n threads prefetch <<<"$shape"
+		rm -rf "$T/results"
+		taskset -c "$c0" "$MPIEXEC" --oversubscribe --bind-to none -n "$n" "$FEEDBENCH" run \
+			"$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+			--set "reader.read_threads=$threads" --set "reader.prefetch_size=$prefetch" \
+			--set train.epochs=3 >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		summary --ranks "$n" --epochs 3 --bytes $((64 * REC * 3)) --samples 192 --ops 192
+		python3 - "$(run_dir)/summary.json" <<'PY' || fail "readers_share on one CPU ($shape)"
+import json, sys
+b = json.load(open(sys.argv[1]))["binding"]
+assert b["readers_share_trainer_core"] is True, b
+PY
+	done
+	;;
 prefetch_bytes)
 	# The ring by bytes: batches of 4 x 4 KiB, 3 readers: 100 KiB hold 6 whole batches (2 per
 	# reader), 1 byte still one per reader. Every sample once per epoch, in either ring.
