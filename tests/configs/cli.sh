@@ -224,7 +224,7 @@ list)
 	grep -qE "^  cpu +built" "$T/out" || fail "list does not show the cpu accelerator"
 	# One name column for every section: the status starts at the same column on every row
 	# (a long name such as "checkpoint" once pushed its row out of line), no trailing blanks.
-	awk '/^  [a-z]/ { c = index($0, " built"); if (!c) c = index($0, " not built")
+	awk '/^  [a-z]/ { c = index($0, " not built"); if (!c) c = index($0, " built")
 		if (col && c != col) { print "row out of line: " $0; bad = 1 } col = c }
 		/ $/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$T/out" ||
 		fail "the columns of feedbench list are not aligned"
