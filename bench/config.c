@@ -892,6 +892,10 @@ static void cfg_write_selected(const struct config *cfg, FILE *out, bool hashing
 		}
 		cfg_format_value(cfg, k, val, sizeof(val));
 		fprintf(out, "%s = %s\n", k->name, val);
+		/* A section's free-form lines (MPI-IO hints, sweep axes) once, after its last row.
+		 */
+		if (i + 1 < cfg_nkeys && strcmp(cfg_keys[i + 1].section, k->section) == 0)
+			continue;
 		if (strcmp(k->section, "storage.mpiio") == 0 && !dataset)
 			for (int h = 0; h < cfg->mpiio.nhints; h++)
 				fprintf(out, "%s = %s\n", cfg->mpiio.hints[h].key,

@@ -321,15 +321,22 @@ static int eval_check(const struct config *cfg, int nranks, struct fb_errbuf *er
 	uint64_t fewest;
 
 	if (!eval_enabled(cfg)) {
+		/* A key changed from its default, not merely present: the effective config of a
+		 * run (config.ini in its folder) lists every key with its value and must load. */
 		static const char *const keys[][2] = {{"dataset", "num_samples_per_file_eval"},
 						      {"reader", "batch_size_eval"},
 						      {"evaluation", "eval_time"},
 						      {"evaluation", "eval_time_stdev"},
 						      {"evaluation", "eval_after_epoch"},
 						      {"evaluation", "epochs_between_evals"}};
+		const bool changed[] = {cfg->dataset.num_samples_per_file_eval != 0,
+					cfg->reader.batch_size_eval != 0,
+					cfg->evaluation.eval_time != 0,
+					cfg->evaluation.eval_time_stdev != 0,
+					cfg->evaluation.eval_after_epoch != 1,
+					cfg->evaluation.epochs_between_evals != 1};
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			const struct cfg_key *k = cfg_find(keys[i][0], keys[i][1]);
-			if (k && cfg->lines[k - cfg_keys] != 0)
+			if (changed[i])
 				return fb_fail(
 				    err, -FB_ECONFIG,
 				    "%s: [%s] %s is set but [dataset] num_files_eval is 0: "

@@ -229,6 +229,28 @@ list)
 		/ $/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$T/out" ||
 		fail "the columns of feedbench list are not aligned"
 	;;
+effective_roundtrip)
+	# The effective config that validate prints (and every run folder keeps as config.ini)
+	# lists every key with its value; loaded again it must validate and print the same text.
+	# Once, the evaluation keys at their defaults were refused as "set", and a [sweep] with
+	# two rows printed its axes twice (a duplicate key on reload).
+	n=0
+	for c in quickstart.ini ci.ini sweeps/loader-small.ini sweeps/tiny-files-vs-shards-small.ini \
+		workloads/dlrm.ini workloads/unet3d.ini workloads/train_with_checkpoints.ini \
+		workloads/ior.ini workloads/mdtest.ini; do
+		c=${FEEDBENCH_SOURCE_DIR:-.}/configs/$c
+		fb validate "$c"
+		[ "$RC" -eq 0 ] || fail "$c does not validate: $(cat "$T/err")"
+		cp "$T/out" "$T/effective.ini"
+		fb validate "$T/effective.ini"
+		[ "$RC" -eq 0 ] || fail "the effective config of $c does not validate: $(cat "$T/err")"
+		tail -n +2 "$T/effective.ini" >"$T/a"
+		tail -n +2 "$T/out" >"$T/b"
+		cmp -s "$T/a" "$T/b" || fail "the effective config of $c changes when loaded again"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 9 ] || fail "only $n configs checked"
+	;;
 help)
 	for h in --help -h help; do
 		fb $h

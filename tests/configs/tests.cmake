@@ -27,7 +27,7 @@ endforeach()
 
 foreach(case no_arguments unknown_command missing_config config_not_found unknown_option
              extra_argument unknown_set_key set_bad_value set_applies keys list help version
-             subcommand_help)
+             subcommand_help effective_roundtrip)
   add_test(NAME cli.${case} COMMAND bash ${FB_CLI_SH} ${case})
   set_tests_properties(cli.${case} PROPERTIES
     LABELS "configs;cli" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
