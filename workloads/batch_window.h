@@ -22,6 +22,7 @@ struct bwin_batch {
 	uint64_t step;
 	uint64_t first, count; /* its samples in the sampler's order (sampler_batch) */
 	uint64_t queued;       /* samples queued so far */
+	uint64_t bytes;	       /* their sample bytes (format extents), counted when queued */
 	uint64_t mark;	       /* io_queue_mark() after its last sample was queued */
 	uint64_t t0;	       /* ns: when it started (timeline) */
 };

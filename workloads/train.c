@@ -465,13 +465,15 @@ static int queue_sample(struct worker *w, struct bwin_batch *b)
 	if (run->cfg.dataset.verify) /* a read that leaves the buffer unfilled must not pass */
 		memset(dst, SAMPLE_POISON, file->max_sample);
 	rc = io_queue_read(&w->io, ((struct freader_file *)r)->sf, dst, len, off);
+	b->bytes += len;
 	b->queued++;
 	b->mark = io_queue_mark(&w->io);
 	return rc;
 }
 
-/* Batch b's reads all landed: counts and verifies its samples, then hands it over (not on a
- * failure: the caller hands the failure over instead). */
+/* Batch b's reads all landed: counts its samples (bytes summed when they were queued) and
+ * verifies them, then hands it over (not on a failure: the caller hands the failure over
+ * instead). */
 static int batch_finish(struct worker *w, const struct bwin_batch *b, uint64_t *t_last)
 {
 	struct pool *p = w->pool;
@@ -479,17 +481,14 @@ static int batch_finish(struct worker *w, const struct bwin_batch *b, uint64_t *
 	struct slot *slot = &p->slots[b->step % p->nslots];
 	int rc = 0;
 
-	slot->bytes = 0;
-	for (uint64_t j = 0; j < b->count && rc == 0; j++) {
+	slot->bytes = b->bytes;
+	w->stats.samples += b->count;
+	for (uint64_t j = 0; run->cfg.dataset.verify && j < b->count && rc == 0; j++) {
 		uint64_t index, off, len;
 		struct ds_file *file =
 		    dataset_file_of(&run->ds, sampler_sample(p->s, b->first + j), &index);
 		rc = run->format->extent(run, file, index, &off, &len);
-		if (rc < 0)
-			break;
-		slot->bytes += len;
-		w->stats.samples++;
-		if (run->cfg.dataset.verify)
+		if (rc == 0)
 			rc = verify_sample(run, file, index, (char *)slot->buf + j * p->sample_cap,
 					   len);
 	}
