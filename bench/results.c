@@ -1631,14 +1631,16 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 	 * repetition, for the DLIO-comparable throughput. */
 	double *setup = calloc((size_t)nreps, sizeof(double)),
 	       *setup_in = calloc((size_t)nreps, sizeof(double));
-	if (!setup || !setup_in) {
+	/* Every rank leaves together: the reductions below are collectives. */
+	int arc = agree(run, !setup || !setup_in ? run_fail(run, -ENOMEM, "out of memory") : 0);
+	if (arc < 0) {
 		free(setup);
 		free(setup_in);
 		free(vall);
 		free(d.ep);
 		free(d.ranks);
 		free(d.rep_rank);
-		return run_fail(run, -ENOMEM, "out of memory");
+		return arc;
 	}
 	for (int r = 0; r < nreps; r++)
 		setup_in[r] = reps[r].setup_s;
@@ -1800,8 +1802,8 @@ int results_write(struct run *run, struct train_result *reps, int nreps,
 		json_decref(summary);
 		json_decref(d.rules);
 	}
+out_nodes: /* every rank makes the broadcast, rank 0 also after a failure */
 	MPI_Bcast(&run->rules_broken, 1, MPI_INT, 0, run->comm);
-out_nodes:
 	free(d.nodes);
 	free(d.node_of);
 	free(tl);

@@ -244,12 +244,13 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 
 	io_stats_reset(&out->io);
 	if (!ord || posix_memalign((void **)&buf, IOR_ALIGN, t) ||
-	    posix_memalign((void **)&want, IOR_ALIGN, t)) {
+	    posix_memalign((void **)&want, IOR_ALIGN, t))
 		rc = run_fail(run, -ENOMEM, "out of memory for a %" PRIu64 "-byte transfer", t);
-		goto out;
-	}
+	/* The phase starts together (IOR's barrier), and a rank that could not allocate stops
+	 * every rank there rather than leaving them in a barrier it never reaches. */
+	if ((rc = agree(run, rc)) < 0)
+		goto out_free;
 	ior_path(run, owner, path, sizeof(path));
-	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
 	rc = ior_open(run, &io, phase, path, &f);
 	uint64_t t1 = timer_now_ns();
@@ -292,11 +293,12 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 	out->close_s = timer_ns_to_s(t3 - t2);
 	out->total_s = timer_ns_to_s(t3 - t0 - verify_ns);
 	out->done = rc == 0;
-out:
+	rc = agree(run, rc);
+out_free:
 	free(ord);
 	free(buf);
 	free(want);
-	return agree(run, rc);
+	return rc;
 }
 
 static int ior_rep(struct run *run, int repetition, void **out)
