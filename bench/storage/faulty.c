@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "../run.h"
+#include "../safefile.h"
 #include "../timer.h"
 
 extern const struct storage_ops faulty_storage;
@@ -267,16 +268,22 @@ static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, u
 	if (cfg->faulty.shared_device && cfg->faulty.read_latency > 0) {
 		char lpath[CFG_PATH_MAX + 32];
 
+		/* The device's lock file beside the data folder: never through a link, never a
+		 * FIFO or a device (safe_open_write), not truncated. */
 		snprintf(lpath, sizeof(lpath), "%s.faulty-device", cfg->dataset.data_dir);
-		lockfd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (lockfd < 0)
-			return -errno;
-		while (flock(lockfd, LOCK_EX) < 0)
+		lockfd = safe_open_write(lpath, 0, false);
+		while (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0)
 			if (errno != EINTR) {
 				int e = -errno;
 				close(lockfd);
-				return e;
+				lockfd = e;
 			}
+		if (lockfd < 0) {
+			/* the read counted in flight ends here: a pause waits for none forever */
+			if (s > 0)
+				faulty_pace_exit(st);
+			return lockfd;
+		}
 	}
 	t0 = timer_now_ns();
 	n = f->inner_ops->pread(f->inner, buf, len, off);
