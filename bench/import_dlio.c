@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "safefile.h"
 
 #define IMP_MAX	  256 /* keys of one YAML file */
 #define IMP_VALUE 512
@@ -845,29 +846,35 @@ static void imp_write(const struct imp *im, FILE *out)
 	}
 }
 
-/* Writes OUT next to its final name and renames it: never half an INI under that name. */
+/* Writes OUT atomically (safe_write_atomic: an unguessable temporary beside it, fsynced,
+ * renamed, the folder fsynced): never half an INI under that name. */
 static int imp_output(const struct imp *im, const char *out_path)
 {
-	char tmp[CFG_PATH_MAX + 32];
+	char *text = NULL;
+	size_t len = 0;
 	FILE *f;
 
 	if (!out_path) {
 		imp_write(im, stdout);
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out_path, (long)getpid());
-	f = fopen(tmp, "w");
+	f = open_memstream(&text, &len);
 	if (!f) {
-		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", tmp,
-			strerror(errno));
+		fprintf(stderr, "feedbench: import-dlio: out of memory\n");
 		return 1;
 	}
 	imp_write(im, f);
-	if (ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0) | (fclose(f) != 0) ||
-	    rename(tmp, out_path) != 0) {
-		fprintf(stderr, "feedbench: import-dlio: cannot write '%s': %s\n", out_path,
-			strerror(errno));
-		unlink(tmp);
+	int err = ferror(f);
+	if (fclose(f) != 0 || err) {
+		free(text);
+		fprintf(stderr, "feedbench: import-dlio: out of memory\n");
+		return 1;
+	}
+	int rc = safe_write_atomic(out_path, text, len);
+	free(text);
+	if (rc < 0) {
+		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", out_path,
+			strerror(-rc));
 		return 1;
 	}
 	return 0;

@@ -34,6 +34,7 @@
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
+#include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/util.h"
 #include "../bench/storage/fs.h"
@@ -609,7 +610,7 @@ static int ckpt_check_existing(struct run *run, struct ckpt_state *st, int64_t s
 		return 0;
 	ckpt_step_dir(st, step, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/" CKPT_META, dir);
-	m = json_load_file(path, 0, &jerr);
+	m = safe_json_load_at(path, 0, true, &jerr); /* never through a link, never a FIFO */
 	if (!m)
 		return run_fail(run, -FB_EDATASET,
 				"checkpoint '%s' cannot be restored: %s is %s (save = false "
