@@ -71,6 +71,14 @@ static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t l
 	while (rc == -EINTR);
 	if (rc < 0)
 		return rc;
+	/* Only this read is in flight on a queue used one read at a time: another tag would be
+	 * another request's result, which must not pass for this one's. */
+	if (rc != 1 || c.tag != IO_TAG_SYNC)
+		return run_fail(io->run, -EIO,
+				"internal error: a read of '%s' at offset %" PRIu64
+				" through the %s queue was answered by %s",
+				io_path(f), off, ops->name,
+				rc != 1 ? "no completion" : "another request's completion");
 	return (ssize_t)c.res;
 }
 

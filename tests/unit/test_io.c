@@ -55,6 +55,7 @@ struct io_queue {
 	int odd;	   /* ANSWER_EINTR / ANSWER_SHORT on odd calls only */
 	unsigned reap_max; /* 0: every read in flight completes at each reap; else at most this */
 	int fifo;	   /* complete the oldest reads first (else the newest) */
+	int wrong_tag;	   /* answer with a tag no read was queued with */
 };
 
 static struct io_queue *the_queue; /* the test's view of the one queue */
@@ -118,7 +119,7 @@ static int fake_queue_reap(struct io_queue *q, struct io_completion *c, unsigned
 		int answer = q->odd && call % 2 == 0 ? ANSWER_FULL : q->answer;
 		size_t len = r->len;
 
-		c[k].tag = r->tag;
+		c[k].tag = q->wrong_tag ? r->tag ^ 0x5a : r->tag;
 		if (call == q->fail_nth) {
 			c[k++].res = -EIO;
 			continue;
@@ -341,6 +342,23 @@ static void test_sync_path(void **state)
 	rig_free(g);
 }
 
+/* io_pread through a queue whose completion carries another request's tag: an internal
+ * error said as such, never that other request's result taken for this read's. */
+static void test_sync_wrong_tag(void **state)
+{
+	struct rig *g = rig_new(8, 0);
+
+	(void)state;
+	g->io.queue->wrong_tag = 1;
+	assert_int_equal(io_pread(&g->io, g->f, g->buf, 5000, 0), -EIO);
+	if (!strstr(g->run.err.msg, "internal error: a read of 'fake.bin' at offset 0") ||
+	    !strstr(g->run.err.msg, "another request's completion"))
+		fail_msg("message: %s", g->run.err.msg);
+	assert_int_equal(g->stats.ops, 0);
+	assert_int_equal(g->stats.bytes, 0);
+	rig_free(g);
+}
+
 /* A back-end with its own namespace: lists three names, refuses to remove anything. */
 static unsigned ns_lists, ns_rmdirs;
 
@@ -515,6 +533,7 @@ int main(void)
 	    cmocka_unit_test(test_error),
 	    cmocka_unit_test(test_eof),
 	    cmocka_unit_test(test_sync_path),
+	    cmocka_unit_test(test_sync_wrong_tag),
 	    cmocka_unit_test(test_namespace_backend),
 	    cmocka_unit_test(test_namespace_posix),
 	    cmocka_unit_test(test_marks),
