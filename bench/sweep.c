@@ -916,6 +916,14 @@ static int sweep_check_resume(struct sweep_state *s)
 	return rc;
 }
 
+/* True when nothing holds path: not a folder, a file, nor a link (dangling or not). */
+static bool sweep_name_free(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
 static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 {
 	const struct config *cfg = s->cfg;
@@ -931,8 +939,11 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 	/* Two sweeps started in the same second get -2, -3: never share a folder. */
 	/* The sweep works in <name>.partial and takes its final name only when every point,
 	 * table, report and picture was written: a folder under a final name is a finished
-	 * sweep. A final name already taken (an earlier sweep) is skipped too. */
-	for (int n = 1; n < 100; n++) {
+	 * sweep. The .partial name is claimed with mkdir (safe_claim_dir), which fails for
+	 * anything holding it (a folder, a file, a link, even a dangling one) and never follows
+	 * a link; a final name already held by anything (an earlier sweep) gives the claim back
+	 * and moves on. The rename at the end never replaces a folder that appeared meanwhile. */
+	for (int n = 1;; n++) {
 		if (n == 1)
 			snprintf(s->final_dir, sizeof(s->final_dir), "%s/%s-sweep-%s", parent, name,
 				 stamp);
@@ -943,13 +954,17 @@ static int sweep_create_dir(struct sweep_state *s, char *created, size_t clen)
 		    sizeof(s->dir))
 			return fb_fail(&s->err, -ENAMETOOLONG, "cannot create '%s': %s",
 				       s->final_dir, strerror(ENAMETOOLONG));
-		if (access(s->final_dir, F_OK) == 0)
-			continue;
-		if (mkdir(s->dir, 0755) == 0)
+		rc = safe_claim_dir(s->dir, 0755);
+		if (rc == 0 && sweep_name_free(s->final_dir))
 			break;
-		if (errno != EEXIST || n == 99)
-			return fb_fail(&s->err, -errno, "cannot create '%s': %s", s->dir,
-				       strerror(errno));
+		if (rc == 0)
+			rmdir(s->dir);
+		else if (rc != -EEXIST || n == 99)
+			return fb_fail(&s->err, rc, "cannot create '%s': %s", s->dir,
+				       strerror(-rc));
+		if (n == 99)
+			return fb_fail(&s->err, -EEXIST, "cannot create '%s': %s", s->final_dir,
+				       strerror(EEXIST));
 	}
 	snprintf(path, sizeof(path), "%s/sweep.ini", s->dir);
 	if ((rc = safe_write_atomic(path, s->text, s->text_len)) < 0)

@@ -227,11 +227,34 @@ bad_value)
 	;;
 no_gnuplot)
 	# FAILURES.md 25: results and tables written, a warning that plots were skipped.
+	# The output folder is not empty: for every second the sweep may start in, its first
+	# name is an earlier sweep's folder, its second name's .partial a link to a folder outside
+	# and its third name a dangling link. The sweep takes the fourth name and touches none.
+	mkdir -p "$T/results" "$T/outside"
+	echo keep >"$T/outside/file"
+	now=$(date +%s)
+	for i in $(seq -2 60); do
+		stamp=$(date -u -d "@$((now + i))" +%Y%m%dT%H%M%SZ)
+		mkdir "$T/results/loader-small-sweep-$stamp"
+		echo earlier >"$T/results/loader-small-sweep-$stamp/sweep.json"
+		ln -s "$T/outside" "$T/results/loader-small-sweep-$stamp-2.partial"
+		ln -s "$T/outside/none" "$T/results/loader-small-sweep-$stamp-3"
+	done
 	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot fb 2 sweep \
 		"$SRC/configs/sweeps/loader-small.ini" --output "$T/results" --quiet
 	expect_rc 0
 	expect_err "plots skipped: gnuplot not found"
-	D=$(sweep_dir)
+	D=$(ls -d "$T"/results/loader-small-sweep-*-4 2>/dev/null)
+	[ -n "$D" ] && [ -d "$D" ] && [ ! -L "$D" ] ||
+		fail "the sweep did not take the first free name: $(ls "$T/results" | grep -- '-4')"
+	[ "$(ls -A "$T/outside")" = file ] && [ "$(cat "$T/outside/file")" = keep ] ||
+		fail "the folder behind a planted link was touched: $(ls -A "$T/outside")"
+	[ "$(cat "$T"/results/loader-small-sweep-*Z/sweep.json | sort -u)" = earlier ] ||
+		fail "an earlier sweep's folder was written into"
+	[ "$(find "$T/results" -maxdepth 1 -type l | wc -l)" -eq 126 ] ||
+		fail "a planted link was removed or replaced"
+	[ "$(find "$T/results" -maxdepth 1 -name '*.partial' ! -type l | wc -l)" -eq 0 ] ||
+		fail "a .partial folder was left: $(ls "$T/results" | grep partial | grep -v -- -2.partial)"
 	python3 "$HERE/check_sweep.py" "$D" 4 || fail "check_sweep.py without gnuplot"
 	[ -z "$(find "$D" -name '*.png')" ] || fail "pictures appeared without gnuplot"
 	cp -r "$HERE/fixtures/run" "$T/run"
