@@ -75,13 +75,14 @@ test: build
 # The same code paths under AddressSanitizer and UndefinedBehaviorSanitizer (the `debug`
 # preset): any report fails the test. Leak reports are off: Open MPI's own allocations at exit
 # would drown them. The interoperability tests (Python), the sweeps and the compare suite (its
-# false-alarm and sensitivity cases time real runs) are not repeated here.
+# false-alarm and sensitivity cases time real runs) are not repeated here; the report tests
+# (label plot: report.md written by C from damaged summary.json files, about 2 s) are.
 test-sanitize: deps
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j $(JOBS)
 	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs' -LE 'interop|sweep|gpu|compare'
+		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs|plot' -LE 'interop|sweep|gpu|compare'
 
 # The runs that put threads together under ThreadSanitizer (the `tsan` preset): the reader pool
 # and its prefetch ring (4 reader threads, shared files, MPI-IO from reader threads), the

@@ -1,6 +1,7 @@
 # report.md rewritten by `feedbench plot` from an older summary.json (no evaluation, per-
 # accelerator, binding or file-table fields) and from one with damaged fields: written, no empty
-# sections, no nan or (null). No MPI, no gnuplot. Label `plot`.
+# sections, no nan or (null). No MPI, no gnuplot. Label `plot`, which `make test-sanitize` selects
+# (the other `plot` test, sweep.plot, is also `sweep` and left out there).
 foreach(case old_summary malformed)
   add_test(NAME report.${case} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report.sh ${case})
   set_tests_properties(report.${case} PROPERTIES
