@@ -8,20 +8,9 @@ set -u
 
 CASE=$1
 shift
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
-T=$(mktemp -d /tmp/fb_fault_XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 HERE=$(cd "$(dirname "$0")" && pwd)
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout" >&2
-	cat "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
+. "$HERE/../lib.sh"
+lib_init fault /tmp
 
 # config NAME [extra INI text]: writes $T/NAME.ini, a tiny dataset of 4 files x 8 samples of
 # 4 KiB (131072 bytes), verified reads; FORMAT, ACCESS, EPOCHS, CTIME and WATCHDOG change it.
@@ -57,8 +46,7 @@ INI
 # run NRANKS NAME: runs the config in the foreground; sets RC and SECONDS_TAKEN.
 run() {
 	local start=$SECONDS
-	"$MPIEXEC" --oversubscribe -n "$1" "$FEEDBENCH" run "$T/$2.ini" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi "$1" run "$T/$2.ini"
 	SECONDS_TAKEN=$((SECONDS - start))
 }
 
@@ -92,10 +80,6 @@ expect_once() {
 	[ "$n" -eq 1 ] || fail "expected '$1' once, found it $n times"
 }
 
-expect_rc() {
-	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
-}
-
 # check_summary PYTHON-EXPRESSION...: each expression, with s = summary.json, must be true.
 check_summary() {
 	local f
@@ -104,11 +88,9 @@ check_summary() {
 	python3 "$HERE/check_summary.py" "$f" "$@" >>"$T/err" 2>&1 || fail "summary.json check failed"
 }
 
-# start NRANKS NAME: runs in the background; MPIPID is mpiexec's pid.
-start() {
-	"$MPIEXEC" --oversubscribe -n "$1" "$FEEDBENCH" run "$T/$2.ini" >"$T/out" 2>"$T/err" &
-	MPIPID=$!
-}
+# start NRANKS NAME: runs in the background; MPIPID is mpiexec's pid (the EXIT trap of
+# tests/lib.sh kills it and its ranks when a check fails first).
+start() { fb_mpi_bg "$1" run "$T/$2.ini"; }
 
 # rank_pid N: the pid of rank N among mpiexec's children (waits up to 20 s for it).
 rank_pid() {
@@ -313,30 +295,25 @@ data_missing | data_fewer_files | data_foreign_files | data_resized)
 	config data
 	never=(--set dataset.generate=never)
 	if [ "$CASE" != data_missing ]; then
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" generate "$T/data.ini" >"$T/out" 2>"$T/err" ||
-			fail "generate failed"
+		fb_mpi 2 generate "$T/data.ini"
+		[ "$RC" -eq 0 ] || fail "generate failed"
 	fi
 	case $CASE in
 	data_missing)
 		# verified reads need feedbench's manifest: a configuration error
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
-			>"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 run "$T/data.ini" "${never[@]}"
 		expect_rc 2
 		expect_once "'$T/data' has no manifest"
 		expect_no_results
 		# files of other tools (no manifest, a format that can say what it holds)
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
-			--set dataset.verify=false --set dataset.format=tfrecord >"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 run "$T/data.ini" "${never[@]}" \
+			--set dataset.verify=false --set dataset.format=tfrecord
 		expect_rc 1
 		expect_once "cannot open data folder '$T/data'"
 		;;
 	data_fewer_files)
 		rm "$T/data/raw-3-of-4.bin" || fail "the dataset has no raw-3-of-4.bin"
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
-			>"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 run "$T/data.ini" "${never[@]}"
 		expect_rc 1
 		expect_once "data folder '$T/data' has 3 of the 4 files the manifest lists"
 		# Each rank stats its block of the files (2 of 4 here): rank 1 found it.
@@ -348,18 +325,14 @@ data_missing | data_fewer_files | data_foreign_files | data_resized)
 		# 4 files on 2 ranks), then how many more.
 		printf 'tail' >>"$T/data/raw-2-of-4.bin"
 		printf 'tail' >>"$T/data/raw-3-of-4.bin"
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
-			>"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 run "$T/data.ini" "${never[@]}"
 		expect_rc 0
 		expect_once "'$T/data/raw-2-of-4.bin' is [0-9]* bytes, the manifest says [0-9]*: changed since it was generated" err
 		expect_once "1 more files differ in size from the manifest (2 in all)" err
 		;;
 	data_foreign_files)
 		touch "$T/data/notes.txt" "$T/data/other.bin"
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/data.ini" "${never[@]}" \
-			>"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 run "$T/data.ini" "${never[@]}"
 		expect_rc 0
 		expect_once "ignored 2 files in '$T/data'" err
 		check_summary "sum('ignored 2 files' in w for w in s['warnings']) == 1"

@@ -8,23 +8,11 @@
 set -u
 
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_hostile_XXXXXX")
-cleanup() {
-	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout" >&2
-	head -40 "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	head -40 "$T/err" >&2 2>/dev/null
-	exit 1
-}
+. "$(dirname "$0")/../lib.sh"
+lib_init hostile
+# A tmpfs mounted by a case (full_disk_plots) goes before the folder holding it; the runs
+# started in the background are stopped before that.
+lib_on_exit '[ -z "${MNT:-}" ] || umount "$MNT" 2>/dev/null'
 
 # A file nobody may touch: its content is checked at the end of a case.
 echo "precious" >"$T/victim"
@@ -64,14 +52,6 @@ fb() {
 	timeout -k 5 60 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
 	RC=$?
 	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "feedbench $* hung (killed after 60 s)"
-}
-
-expect_rc() {
-	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
-}
-
-expect_msg() {
-	grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"
 }
 
 case $CASE in
@@ -119,7 +99,7 @@ generate_symlink | generate_fifo | generate_hardlink)
 	esac
 	fb generate "$T/gs.ini"
 	expect_rc 1
-	expect_msg "refusing to write '$T/data/raw-1-of-2.bin'"
+	expect_err "refusing to write '$T/data/raw-1-of-2.bin'"
 	victim_intact
 	[ ! -e "$T/data/feedbench-manifest.json" ] || fail "a manifest was written"
 	;;
@@ -138,11 +118,11 @@ backend = $st"
 	mkfifo "$f"
 	fb run "$T/rf.ini" --set dataset.generate=never
 	expect_rc 1
-	expect_msg "'$f' is a FIFO, not a regular file"
+	expect_err "'$f' is a FIFO, not a regular file"
 	rm "$T/data/feedbench-manifest.json"
 	fb run "$T/rf.ini" --set dataset.generate=never --set dataset.verify=false
 	expect_rc 1
-	expect_msg "not a regular file"
+	expect_err "not a regular file"
 	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
 	;;
 set_mpiio_empty_name)
@@ -151,7 +131,7 @@ set_mpiio_empty_name)
 backend = mpiio"
 	fb validate "$T/sm.ini" --set storage.mpiio.=x
 	expect_rc 2
-	expect_msg "--set storage.mpiio.=x: an MPI-IO hint needs a name"
+	expect_err "--set storage.mpiio.=x: an MPI-IO hint needs a name"
 	fb run "$T/sm.ini" --set storage.mpiio.=x
 	expect_rc 2
 	;;
@@ -161,7 +141,7 @@ name_escape)
 	mkdir -p "$T/a/b/out"
 	fb run "$T/ne.ini" --set "workload.name=../../escape" --output "$T/a/b/out"
 	expect_rc 2
-	expect_msg "cannot name a results folder"
+	expect_err "cannot name a results folder"
 	[ ! -e "$T/a/escape" ] && [ -z "$(ls -A "$T/a/b/out")" ] ||
 		fail "something was written: $(find "$T/a")"
 	;;
@@ -211,7 +191,7 @@ PY
 	esac
 	fb plot "$S"
 	expect_rc 1
-	expect_msg "$want"
+	expect_err "$want"
 	[ "$(cat "$T/outside/report.md")" = precious ] || fail "report.md outside was rewritten"
 	;;
 compare_point_escape | compare_summary_link)
@@ -231,14 +211,14 @@ compare_point_escape | compare_summary_link)
 			>"$S/sweep_results.json"
 		fb compare "$S" "$R" --allow-cached
 		expect_rc 3 # compare's status for an input it cannot use
-		expect_msg "points[0].dir '../outside' is not a folder inside the sweep"
+		expect_err "points[0].dir '../outside' is not a folder inside the sweep"
 		;;
 	compare_summary_link)
 		mv "$R/summary.json" "$T/real.json"
 		ln -s "$T/outside/summary.json" "$R/summary.json"
 		fb compare "$R" "$T/real.json" --allow-cached
 		expect_rc 3
-		expect_msg "is a symbolic link"
+		expect_err "is a symbolic link"
 		# The user's own path to a link is followed.
 		fb compare "$R/summary.json" "$T/real.json" --allow-cached
 		[ "$RC" -eq 0 ] || fail "compare of a user-given link exited $RC"
@@ -251,7 +231,7 @@ output_is_file)
 	cp "$T/victim" "$T/resfile"
 	fb run "$T/of.ini" --output "$T/resfile"
 	expect_rc 1
-	expect_msg "cannot write results into '$T/resfile': Not a directory (checked before the run"
+	expect_err "cannot write results into '$T/resfile': Not a directory (checked before the run"
 	[ "$(cat "$T/resfile")" = precious ] || fail "the file was changed"
 	;;
 same_output)
@@ -285,8 +265,8 @@ full_disk_plots)
 	PLOTS=true config fd
 	fb run "$T/fd.ini" --output "$MNT"
 	expect_rc 1
-	expect_msg "cannot write results into '$MNT/fd-"
-	expect_msg ".unfinished' (summary.json)"
+	expect_err "cannot write results into '$MNT/fd-"
+	expect_err ".unfinished' (summary.json)"
 	entries=$(ls -A "$MNT")
 	[ "$(echo "$entries" | wc -l)" -eq 1 ] && [[ $entries == fd-*.unfinished ]] ||
 		fail "expected only the unfinished folder, found: $entries"
@@ -299,8 +279,8 @@ sigterm_ranks)
 	CTIME=200ms EPOCHS=40 config st
 	fb generate "$T/st.ini"
 	expect_rc 0
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/st.ini" >"$T/out" 2>"$T/err" &
-	P=$!
+	fb_mpi_bg 2 run "$T/st.ini"
+	P=$MPIPID
 	sleep 2
 	kill -TERM $(ps -o pid= --ppid "$P") 2>/dev/null
 	wait "$P"
@@ -329,7 +309,7 @@ SH
 	wait "$P"
 	RC=$?
 	expect_rc 130
-	expect_msg "feedbench: interrupted: cannot write results into"
+	expect_err "feedbench: interrupted: cannot write results into"
 	entries=$(ls -A "$T/results")
 	[ "$(echo "$entries" | wc -l)" -eq 1 ] && [[ $entries == sw-*.unfinished ]] ||
 		fail "expected only the unfinished folder, found: $entries"
@@ -341,8 +321,8 @@ sigstop_resume)
 	CTIME=100ms EPOCHS=16 WATCHDOG=2s config ss
 	fb generate "$T/ss.ini"
 	expect_rc 0
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/ss.ini" -q >"$T/out" 2>"$T/err" &
-	P=$!
+	fb_mpi_bg 2 run "$T/ss.ini" -q
+	P=$MPIPID
 	sleep 1.5
 	C=$(ps -o pid= --ppid "$P")
 	[ -n "$C" ] || fail "no ranks found"
@@ -371,7 +351,7 @@ mpmd_configs | mpmd_commands | mpmd_sets)
 	expect_rc 2
 	[ "$(grep -c "the ranks were started with different commands" "$T/err")" -eq 1 ] ||
 		fail "the mismatch is not said once"
-	expect_msg "rank 1 runs 'feedbench ${b[*]}'"
+	expect_err "rank 1 runs 'feedbench ${b[*]}'"
 	[ ! -e "$T/data" ] && [ ! -e "$T/results" ] || fail "something was generated or measured"
 	;;
 *)
