@@ -121,7 +121,9 @@ const struct cfg_key cfg_keys[] = {
      "[storage.mpiio] is passed verbatim as an MPI-IO hint."},
 
     {"storage.faulty", "fail_op", CFG_STRING, OFF(faulty.fail_op), "read", NOLIM, NULL, N,
-     "Tests: operation to fail (open, read, write, fsync, close).", SZ(faulty.fail_op)},
+     "Tests: operation to fail (open, read, write, fsync, close, mkdir, unlink, rmdir, "
+     "sync_dir).",
+     SZ(faulty.fail_op)},
     {"storage.faulty", "fail_rank", CFG_INT, OFF(faulty.fail_rank), "-1", -1, 1e9, NULL, N,
      "Tests: rank that fails (-1 every rank)."},
     {"storage.faulty", "fail_nth", CFG_INT, OFF(faulty.fail_nth), "0", 0, 1e15, NULL, N,

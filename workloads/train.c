@@ -17,6 +17,7 @@
  * are no reader threads then.
  */
 #include "checkpoint.h"
+#include "evict.h"
 #include "workloads.h"
 
 #include <errno.h>
@@ -794,62 +795,6 @@ static int collective_batch(struct pool *p, struct worker *w, struct slot *slot,
 
 /* ---- epochs ---------------------------------------------------------------------------- */
 
-/* record: the count goes into summary.json (training epochs; not the evaluation passes). */
-static int evict_caches(struct run *run, bool record)
-{
-	const struct config *cfg = &run->cfg;
-	int rc = 0;
-
-	if (cfg->storage.page_cache == PAGE_CACHE_EVICT) {
-		/* Once per node: the node's first rank evicts every file its node's ranks will
-		 * read (shared files: all of them; per-rank files: those of ranks i % P on the
-		 * node), so P ranks on one node do not evict each file P times. */
-		bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
-		unsigned long long calls = 0, total = 0;
-		for (uint32_t i = 0; run->local_rank == 0 && rc == 0 && i < run->ds.nfiles; i++) {
-			int owner = (int)(i % (uint32_t)run->nranks);
-			if (!shared && (run->rank_leaders ? run->rank_leaders[owner] != run->rank
-							  : owner != run->rank))
-				continue;
-			char buf[CFG_PATH_MAX + 64];
-			const char *fpath = dataset_path(&run->ds, i, buf, sizeof(buf));
-			int fd = fpath ? open(fpath, O_RDONLY | O_CLOEXEC) : -1;
-			if (fd < 0) {
-				rc = run_fail(
-				    run, fpath ? -errno : -FB_EINTERNAL,
-				    "cannot open '%s' to evict it: %s", fpath ? fpath : "?",
-				    fpath ? strerror(errno) : "name unknown on this rank");
-				break;
-			}
-			int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-			close(fd);
-			calls++;
-			if (err)
-				rc = run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s",
-					      fpath, strerror(err));
-		}
-		/* every rank gets here (no early return): the count is a collective */
-		MPI_Reduce(&calls, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, run->comm);
-		if (run->rank == 0 && record) {
-			json_object_set_new(run->info_storage, "page_cache_evictions_per_epoch",
-					    json_integer((json_int_t)total));
-			json_object_set_new(run->info_storage, "page_cache_evicted_by",
-					    json_string("the first rank of each node"));
-		}
-	} else if (cfg->storage.page_cache == PAGE_CACHE_DROP && run->local_rank == 0) {
-		sync();
-		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "3\n", 2) != 2)
-			rc = run_fail(run, -errno,
-				      "page_cache = drop needs root: cannot write "
-				      "/proc/sys/vm/drop_caches: %s (use page_cache = evict)",
-				      strerror(errno));
-		if (fd >= 0)
-			close(fd);
-	}
-	return rc;
-}
-
 static double timeval_diff_s(const struct timeval *a, const struct timeval *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_usec - a->tv_usec) / 1e6;
@@ -963,7 +908,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	memset(er, 0, sizeof(*er));
 	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
 	/* every rank evicts (a collective count), whatever its sampler said */
-	int erc = evict_caches(run, !e->eval);
+	int erc = evict_dataset(run, !e->eval);
 	if (rc == 0)
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
@@ -1445,7 +1390,7 @@ static int multi_epoch(struct epoch_ctx *e, struct multi *m, int epoch, struct e
 		memset(&acc[k], 0, sizeof(acc[k]));
 	for (int k = 0; k < K && rc == 0; k++)
 		rc = sampler_epoch(&m->s[k], run, epoch, k * P + run->rank, P * K);
-	int erc = evict_caches(run, true);
+	int erc = evict_dataset(run, true);
 	if (rc == 0)
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)

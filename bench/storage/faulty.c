@@ -48,9 +48,21 @@
 
 extern const struct storage_ops faulty_storage;
 
-enum { FAULT_OPEN, FAULT_READ, FAULT_WRITE, FAULT_FSYNC, FAULT_CLOSE, FAULT_NOPS };
+enum {
+	FAULT_OPEN,
+	FAULT_READ,
+	FAULT_WRITE,
+	FAULT_FSYNC,
+	FAULT_CLOSE,
+	FAULT_MKDIR,
+	FAULT_UNLINK,
+	FAULT_RMDIR,
+	FAULT_SYNC_DIR,
+	FAULT_NOPS
+};
 
-static const char *const faulty_op_names[FAULT_NOPS] = {"open", "read", "write", "fsync", "close"};
+static const char *const faulty_op_names[FAULT_NOPS] = {
+    "open", "read", "write", "fsync", "close", "mkdir", "unlink", "rmdir", "sync_dir"};
 
 struct faulty_errno {
 	const char *name;
@@ -122,7 +134,7 @@ static int faulty_config(struct run *run, int *op, int *err, const struct storag
 	if (*op < 0)
 		return run_fail(run, -FB_ECONFIG,
 				"[storage.faulty] fail_op = '%s' is not one of open, read, write, "
-				"fsync, close",
+				"fsync, close, mkdir, unlink, rmdir, sync_dir",
 				cfg->faulty.fail_op);
 	*err = 0;
 	for (size_t i = 0; i < sizeof(faulty_errnos) / sizeof(faulty_errnos[0]); i++)
@@ -363,6 +375,46 @@ static int faulty_evict(struct sfile *sf)
 	return f->inner_ops->evict ? f->inner_ops->evict(f->inner) : 0;
 }
 
+/* Namespace calls: counted like the others, then the inner back-end's (or POSIX's). */
+static int faulty_ns_hit(struct run *run, int op, const struct storage_ops **inner)
+{
+	int fop, err, rc = faulty_config(run, &fop, &err, inner);
+
+	return rc ? rc : faulty_hit(run, op, fop, err);
+}
+
+static int faulty_mkdir(const char *path, unsigned mode, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_MKDIR, &inner);
+
+	return rc ? rc : storage_call_mkdir(inner, path, mode, run);
+}
+
+static int faulty_unlink(const char *path, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_UNLINK, &inner);
+
+	return rc ? rc : storage_call_unlink(inner, path, run);
+}
+
+static int faulty_rmdir(const char *path, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_RMDIR, &inner);
+
+	return rc ? rc : storage_call_rmdir(inner, path, run);
+}
+
+static int faulty_sync_dir(const char *path, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_SYNC_DIR, &inner);
+
+	return rc ? rc : storage_call_sync_dir(inner, path, run);
+}
+
 /* Queued reads: the inner back-end's queue, and the failures injected but not yet reaped. */
 struct io_queue {
 	struct io_queue *inner;
@@ -458,6 +510,10 @@ const struct storage_ops faulty_storage = {
     .close = faulty_close,
     .size = faulty_size,
     .evict = faulty_evict,
+    .mkdir = faulty_mkdir,
+    .unlink = faulty_unlink,
+    .rmdir = faulty_rmdir,
+    .sync_dir = faulty_sync_dir,
     .queue_open = faulty_queue_open,
     .queue_register = faulty_queue_register,
     .queue_read = faulty_queue_read,

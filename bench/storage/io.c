@@ -232,12 +232,50 @@ static void io_meta_done(struct io *io, uint64_t t0)
 	}
 }
 
+/* ---- namespace calls ------------------------------------------------------------------ */
+
+int storage_call_mkdir(const struct storage_ops *ops, const char *path, unsigned mode,
+		       struct run *run)
+{
+	if (ops->mkdir)
+		return ops->mkdir(path, mode, run);
+	return mkdir(path, (mode_t)mode) < 0 ? -errno : 0;
+}
+
+int storage_call_unlink(const struct storage_ops *ops, const char *path, struct run *run)
+{
+	if (ops->unlink)
+		return ops->unlink(path, run);
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+int storage_call_rmdir(const struct storage_ops *ops, const char *path, struct run *run)
+{
+	if (ops->rmdir)
+		return ops->rmdir(path, run);
+	return rmdir(path) < 0 ? -errno : 0;
+}
+
+/* POSIX: a file system that cannot fsync a folder (EINVAL) makes its entries durable
+ * otherwise (or never): no error, as fsync(2) documents. */
+int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run)
+{
+	int fd, rc;
+
+	if (ops->sync_dir)
+		return ops->sync_dir(path, run);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = fsync(fd) < 0 && errno != EINVAL ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
 int io_mkdir(struct io *io, const char *path, unsigned mode)
 {
-	const struct storage_ops *ops = io->run->storage;
 	uint64_t t0 = timer_now_ns();
-	int rc = ops->mkdir ? ops->mkdir(path, mode, io->run)
-			    : (mkdir(path, (mode_t)mode) < 0 ? -errno : 0);
+	int rc = storage_call_mkdir(io->run->storage, path, mode, io->run);
 
 	io_meta_done(io, t0);
 	if (rc == -EEXIST) {
@@ -280,9 +318,8 @@ int io_mkdirs(struct io *io, const char *path, unsigned mode)
 
 int io_unlink(struct io *io, const char *path, bool missing_ok)
 {
-	const struct storage_ops *ops = io->run->storage;
 	uint64_t t0 = timer_now_ns();
-	int rc = ops->unlink ? ops->unlink(path, io->run) : (unlink(path) < 0 ? -errno : 0);
+	int rc = storage_call_unlink(io->run->storage, path, io->run);
 
 	io_meta_done(io, t0);
 	if (rc == -ENOENT && missing_ok)
@@ -317,9 +354,8 @@ int io_stat(struct io *io, const char *path, struct storage_stat *st)
 
 int io_rmdir(struct io *io, const char *path, bool missing_ok)
 {
-	const struct storage_ops *ops = io->run->storage;
 	uint64_t t0 = timer_now_ns();
-	int rc = ops->rmdir ? ops->rmdir(path, io->run) : (rmdir(path) < 0 ? -errno : 0);
+	int rc = storage_call_rmdir(io->run->storage, path, io->run);
 
 	io_meta_done(io, t0);
 	if (rc == -ENOENT && missing_ok)
@@ -368,18 +404,9 @@ int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
 
 int io_sync_dir(struct io *io, const char *path)
 {
-	const struct storage_ops *ops = io->run->storage;
 	uint64_t t0 = timer_now_ns();
-	int rc;
+	int rc = storage_call_sync_dir(io->run->storage, path, io->run);
 
-	if (ops->sync_dir) {
-		rc = ops->sync_dir(path, io->run);
-	} else {
-		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		rc = fd < 0 ? -errno : (fsync(fd) < 0 ? -errno : 0);
-		if (fd >= 0)
-			close(fd);
-	}
 	if (rc < 0)
 		return run_fail(io->run, rc, "cannot fsync folder '%s': %s", path, fb_strerror(rc));
 	if (io->stats) {
@@ -387,6 +414,21 @@ int io_sync_dir(struct io *io, const char *path)
 		io->stats->sync_ns += timer_now_ns() - t0;
 	}
 	return 0;
+}
+
+int io_evict(struct io *io, const char *path)
+{
+	struct sfile *f = NULL;
+	int rc = io_open(io, &f, path, STORAGE_O_READ);
+
+	if (rc < 0)
+		return rc;
+	rc = io->run->storage->evict ? io->run->storage->evict(f) : 0;
+	if (rc < 0)
+		run_fail(io->run, rc, "cannot evict '%s' from the page cache: %s", path,
+			 fb_strerror(rc));
+	int crc = io_close(io, f);
+	return rc ? rc : crc;
 }
 
 int io_thread_setup(struct io *io)

@@ -178,8 +178,23 @@ int io_rmdir(struct io *io, const char *path, bool missing_ok);
  * and NOT recorded (the caller knows what the folder is); fn's own non-zero return is passed
  * back as it is. */
 int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg);
-/* fsync of a folder: its new and removed entries become durable. Counted as a sync. */
+/* fsync of a folder: its new and removed entries become durable. Counted as a sync. A file
+ * system that cannot fsync a folder (EINVAL) is no error. */
 int io_sync_dir(struct io *io, const char *path);
+/* Drops path's cached pages (storage_ops.evict: posix_fadvise DONTNEED on posix) so the next
+ * read comes from the storage: opened for reading through the back-end, evicted, closed.
+ * Back-ends without evict only open and close. Errors recorded with the path. The open is
+ * counted as a read open when io->stats is set: give a stats-less io for eviction that is not
+ * part of a measured phase. */
+int io_evict(struct io *io, const char *path);
+/* The namespace calls of a back-end, or the POSIX calls where it has none: no measurement and
+ * no error recorded (0 or a negative errno). For the io_* wrappers above and for back-ends
+ * that wrap another one (faulty). */
+int storage_call_mkdir(const struct storage_ops *ops, const char *path, unsigned mode,
+		       struct run *run);
+int storage_call_unlink(const struct storage_ops *ops, const char *path, struct run *run);
+int storage_call_rmdir(const struct storage_ops *ops, const char *path, struct run *run);
+int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run);
 /* Per-thread back-end state: call once on each thread that does I/O, before its first call,
  * and io_thread_teardown() after its last. No-ops for back-ends without thread state. */
 int io_thread_setup(struct io *io);
