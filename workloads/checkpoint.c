@@ -39,6 +39,7 @@
 #include "../bench/util.h"
 #include "../bench/storage/fs.h"
 #include "checkpoint.h"
+#include "evict.h"
 #include "workload.h"
 
 #define MIB	    1048576.0
@@ -62,7 +63,9 @@ struct ckpt_plan {
 /* One checkpoint as one rank saw it. */
 struct ckpt_one {
 	int64_t step;
-	double write_s;	    /* start barrier -> this rank's bytes durable (fsync, close) */
+	double write_s;	    /* start barrier (async: the writer's start) -> this rank's bytes
+			     * durable (fsync, close); the staging copy is not in it */
+	double staging_s;   /* async: copying this rank's bytes to the staging buffer */
 	double durable_s;   /* rank 0: start barrier -> .metadata renamed, folders fsync'ed */
 	double meta_s;	    /* rank 0: agreement that all bytes are durable -> the same end */
 	double read_s;	    /* restore: start barrier -> this rank's bytes read (verify time out) */
@@ -109,6 +112,10 @@ struct ckpt_state {
 	struct run *wrun;
 	struct io_stats *wst; /* this rank's checkpoint writes (all checkpoints of the run) */
 	struct io_stats *rst; /* and restores */
+	/* Rank 0's namespace calls of the checkpoints (step folders made and removed, stats,
+	 * folder fsyncs, the shared file's creation); the checkpoint folder's creation at the
+	 * start is not in it (set-up, as mdtest leaves its folders out). */
+	struct io_stats *nst;
 };
 
 static struct ckpt_state *ckpt_of(struct run *run)
@@ -380,52 +387,106 @@ static int ckpt_write_metadata(struct run *run, struct ckpt_state *st, int64_t s
 	free(text);
 	if (rc < 0)
 		return run_fail(run, rc, "cannot write '%s': %s", path, strerror(-rc));
-	if ((rc = util_fsync_dir(st->folder)) < 0)
-		return run_fail(run, rc, "cannot fsync the folder of '%s': %s", path,
-				strerror(-rc));
+	struct io io = {.run = run, .stats = st->nst};
+	if ((rc = io_sync_dir(&io, st->folder)) < 0) {
+		/* Not known to be durable: it must not look complete (best effort). */
+		(void)io_unlink(&io, path, true);
+		return rc;
+	}
+	return 0;
+}
+
+/* The names in a folder (io_list_dir), collected before any is removed. */
+struct ckpt_names {
+	char **v;
+	size_t n, cap;
+};
+
+static int ckpt_collect(const char *name, void *arg)
+{
+	struct ckpt_names *nm = arg;
+
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? 2 * nm->cap : 8;
+		char **v = realloc(nm->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	if (!(nm->v[nm->n] = strdup(name)))
+		return -ENOMEM;
+	nm->n++;
 	return 0;
 }
 
 /* Rank 0: removes a checkpoint's folder, its .metadata first and durably (the step folder
  * fsync'ed) before any other file: a removal that stops half way (a failed unlink, a rank
  * killed, a crash) leaves an incomplete checkpoint, never one that looks complete with a file
- * missing. */
-static int ckpt_remove_step(const char *dir)
+ * missing. Then its files and the folder (a step folder holds files only: anything else in it
+ * is not removed, and is the error). Through the back-end's namespace calls, counted. */
+static int ckpt_remove_step(struct run *run, struct ckpt_state *st, const char *dir)
 {
-	char meta[CFG_PATH_MAX + 96];
+	struct io io = {.run = run, .stats = st->nst};
+	char path[CFG_PATH_MAX + 320];
+	struct ckpt_names nm = {0};
 	int rc;
 
-	snprintf(meta, sizeof(meta), "%s/" CKPT_META, dir);
-	if (unlink(meta) < 0 && errno != ENOENT)
-		return -errno;
-	if ((rc = util_fsync_dir(dir)) < 0)
+	snprintf(path, sizeof(path), "%s/" CKPT_META, dir);
+	if ((rc = io_unlink(&io, path, true)) < 0 || (rc = io_sync_dir(&io, dir)) < 0)
 		return rc;
-	return util_remove_tree(dir);
+	rc = io_list_dir(&io, dir, ckpt_collect, &nm);
+	if (rc < 0)
+		rc = run_fail(run, rc, "cannot list the old checkpoint '%s': %s", dir,
+			      fb_strerror(rc));
+	for (size_t i = 0; rc == 0 && i < nm.n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, nm.v[i]);
+		rc = io_unlink(&io, path, true);
+	}
+	for (size_t i = 0; i < nm.n; i++)
+		free(nm.v[i]);
+	free(nm.v);
+	return rc ? rc : io_rmdir(&io, dir, true);
+}
+
+/* Rank 0: is there a checkpoint folder at dir? 1 yes, 0 no, or a failure to tell (recorded).
+ */
+static int ckpt_step_exists(struct run *run, struct io *io, const char *dir)
+{
+	struct storage_stat sst;
+	int rc = io_stat(io, dir, &sst);
+
+	if (rc == -ENOENT || (rc == 0 && !sst.is_dir))
+		return 0; /* not there, or not a folder: io_mkdir says what is in the way */
+	if (rc < 0)
+		return run_fail(run, rc, "cannot stat '%s': %s", dir, fb_strerror(rc));
+	return 1;
 }
 
 /* Rank 0, before the start: the step folder (an earlier run's is removed first: a checkpoint
- * is never a mix of two runs), and the shared file of layout single with its stripe layout. */
+ * is never a mix of two runs), and the shared file of layout single, created with its stripe
+ * layout (io_create). */
 static int ckpt_make_step(struct run *run, struct ckpt_state *st, int64_t step)
 {
+	struct io io = {.run = run, .stats = st->nst};
 	char dir[CFG_PATH_MAX + 64], path[CFG_PATH_MAX + 96];
-	int rc, fd;
+	struct sfile *f = NULL;
+	int rc;
 
 	ckpt_step_dir(st, step, dir, sizeof(dir));
-	if (access(dir, F_OK) == 0 && (rc = ckpt_remove_step(dir)) < 0)
-		return run_fail(run, rc, "cannot remove the old checkpoint '%s': %s", dir,
-				strerror(-rc));
-	if ((rc = util_mkdirs(dir, 0755)) < 0)
-		return run_fail(run, rc, "cannot create '%s': %s", dir, strerror(-rc));
+	if ((rc = ckpt_step_exists(run, &io, dir)) < 0)
+		return rc;
+	if (rc == 1 && (rc = ckpt_remove_step(run, st, dir)) < 0)
+		return rc;
+	/* The checkpoint folder exists (ckpt_setup): one level. */
+	if ((rc = io_mkdir(&io, dir, 0755)) < 0)
+		return rc;
 	if (run->cfg.checkpoint.layout != CKPT_LAYOUT_SINGLE)
 		return 0;
 	ckpt_file(run, st, step, 0, path, sizeof(path));
-	if (run->fs.can_stripe && (rc = stripe_create_file(run, path)) < 0)
+	if ((rc = io_create(&io, &f, path, 0)) < 0)
 		return rc;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return run_fail(run, -errno, "cannot create '%s': %s", path, strerror(errno));
-	close(fd);
-	return 0;
+	return io_close(&io, f);
 }
 
 static int ckpt_save(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
@@ -475,42 +536,6 @@ static double ckpt_durable(const struct ckpt_one *c, double wmax)
 }
 
 /* ---- restore ---------------------------------------------------------------------------- */
-
-/* The page cache must not answer the restore: this rank's file is evicted (posix_fadvise
- * DONTNEED, after the fsync its pages are clean), or page_cache = drop drops the whole cache
- * (root, first rank of each node). */
-static int ckpt_evict(struct run *run, const char *path)
-{
-	int fd, err;
-
-	if (run->cfg.storage.page_cache == PAGE_CACHE_DROP) {
-		if (run->local_rank != 0)
-			return 0;
-		sync();
-		fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "3\n", 2) != 2) {
-			err = errno;
-			if (fd >= 0)
-				close(fd);
-			return run_fail(run, -err,
-					"page_cache = drop needs root: cannot write "
-					"/proc/sys/vm/drop_caches: %s (use page_cache = evict)",
-					strerror(err));
-		}
-		close(fd);
-		return 0;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return run_fail(run, -errno, "cannot open '%s' to evict it: %s", path,
-				strerror(errno));
-	err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-	if (err)
-		return run_fail(run, -err, "posix_fadvise(DONTNEED) on '%s': %s", path,
-				strerror(err));
-	return 0;
-}
 
 /* Compares one transfer with what was written; the first differing byte is the error. */
 static int ckpt_verify(struct run *run, struct ckpt_state *st, const char *path, int64_t step,
@@ -566,8 +591,15 @@ static int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one 
 	int rc = 0;
 
 	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
-	if (p->mine || (single && run->cfg.storage.page_cache == PAGE_CACHE_DROP))
-		rc = ckpt_evict(run, path);
+	/* The page cache must not answer the restore: this rank's file is evicted through the
+	 * back-end (after the fsync its pages are clean), or page_cache = drop drops the whole
+	 * cache (root, the first rank of each node, whether or not it has bytes). */
+	if (run->cfg.storage.page_cache == PAGE_CACHE_DROP) {
+		rc = evict_drop_all(run);
+	} else if (p->mine) {
+		struct io io = {.run = run}; /* not part of the timed restore */
+		rc = io_evict(&io, path);
+	}
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	if (run->cfg.checkpoint.verify) /* the pattern, headers aside, as written */
@@ -587,6 +619,8 @@ static int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one 
 static int ckpt_check_existing(struct run *run, struct ckpt_state *st, int64_t step)
 {
 	char dir[CFG_PATH_MAX + 64], path[CFG_PATH_MAX + 96];
+	struct io io = {.run = run, .stats = st->nst};
+	struct storage_stat sst;
 	json_error_t jerr;
 	json_t *m;
 	int rc = 0;
@@ -600,7 +634,8 @@ static int ckpt_check_existing(struct run *run, struct ckpt_state *st, int64_t s
 		return run_fail(run, -FB_EDATASET,
 				"checkpoint '%s' cannot be restored: %s is %s (save = false "
 				"restores complete checkpoints only)",
-				dir, CKPT_META, access(path, F_OK) == 0 ? "unreadable" : "missing");
+				dir, CKPT_META,
+				io_stat(&io, path, &sst) == 0 ? "unreadable" : "missing");
 	const char *layout = json_string_value(json_object_get(m, "layout"));
 	if ((uint64_t)json_integer_value(json_object_get(m, "total_bytes")) != st->plan.total ||
 	    json_integer_value(json_object_get(m, "ranks")) != run->nranks ||
@@ -631,16 +666,12 @@ static int ckpt_prune(struct run *run, struct ckpt_state *st, struct ckpt_one *c
 	if (keep <= 0 || old < 1)
 		return 0;
 	if (run->rank == 0) {
+		struct io io = {.run = run, .stats = st->nst};
 		ckpt_step_dir(st, old, dir, sizeof(dir));
 		uint64_t t0 = timer_now_ns();
-		if (access(dir, F_OK) == 0) {
-			rc = ckpt_remove_step(dir);
-			if (rc == 0)
-				rc = util_fsync_dir(st->folder);
-			if (rc < 0)
-				rc = run_fail(run, rc, "cannot remove the old checkpoint '%s': %s",
-					      dir, strerror(-rc));
-		}
+		rc = ckpt_step_exists(run, &io, dir);
+		if (rc == 1 && (rc = ckpt_remove_step(run, st, dir)) == 0)
+			rc = io_sync_dir(&io, st->folder); /* the step folder's entry gone */
 		c->delete_s = timer_ns_to_s(timer_now_ns() - t0);
 	}
 	return agree(run, rc);
@@ -711,14 +742,16 @@ static int ckpt_setup(struct run *run)
 	st->rbuf = malloc(cfg->checkpoint.transfer_size);
 	st->wst = calloc(1, sizeof(*st->wst));
 	st->rst = calloc(1, sizeof(*st->rst));
-	if (!st->plan.bytes_of || !st->pattern || !st->rbuf || !st->wst || !st->rst)
+	st->nst = calloc(1, sizeof(*st->nst));
+	if (!st->plan.bytes_of || !st->pattern || !st->rbuf || !st->wst || !st->rst || !st->nst)
 		rc = run_fail(run, -ENOMEM, "out of memory for two buffers of %" PRIu64 " bytes",
 			      cfg->checkpoint.transfer_size);
 	for (int r = 0; rc == 0 && r < run->nranks; r++)
 		st->plan.bytes_of[r] = ckpt_bytes_of(cfg, &st->plan, r);
-	if (rc == 0 && run->rank == 0 && (rc = util_mkdirs(st->folder, 0755)) < 0)
-		rc = run_fail(run, rc, "cannot create the checkpoint folder '%s': %s", st->folder,
-			      strerror(-rc));
+	if (rc == 0 && run->rank == 0) {
+		struct io io = {.run = run}; /* set-up: not counted */
+		rc = io_mkdirs(&io, st->folder, 0755);
+	}
 	return agree(run, rc);
 }
 
@@ -805,6 +838,17 @@ static json_t *ckpt_latency_json(const struct hist *h)
 	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "calls", (json_int_t)h->count, "p50",
 			 hist_quantile(h, 0.50), "p99", hist_quantile(h, 0.99), "p999",
 			 hist_quantile(h, 0.999), "max", h->max_ns / 1e9);
+}
+
+/* The checkpoints' namespace calls through the io_* wrappers (rank 0's: it keeps the folders). */
+static void ckpt_namespace_json(json_t *m, uint64_t ops, uint64_t ops_ns, uint64_t dsyncs,
+				uint64_t dsync_ns)
+{
+	json_object_set_new(m, "checkpoint_namespace_ops", json_integer((json_int_t)ops));
+	json_object_set_new(m, "checkpoint_namespace_seconds", json_real(timer_ns_to_s(ops_ns)));
+	json_object_set_new(m, "checkpoint_folder_fsync_calls", json_integer((json_int_t)dsyncs));
+	json_object_set_new(m, "checkpoint_folder_fsync_seconds",
+			    json_real(timer_ns_to_s(dsync_ns)));
 }
 
 struct ckpt_totals {
@@ -992,10 +1036,19 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 			json_array_append_new(rj, ckpt_rep_json(run, r, &before, &t));
 	}
 	struct hist wl, rl;
-	uint64_t sync_in[2] = {st->wst->syncs, st->wst->sync_ns}, sync[2] = {0, 0};
+	/* file fsyncs; namespace calls and folder fsyncs (rank 0's); files created (all) */
+	uint64_t sync_in[8] = {st->wst->syncs,
+			       st->wst->sync_ns,
+			       st->nst->meta_ops,
+			       st->nst->meta_ns,
+			       st->nst->syncs,
+			       st->nst->sync_ns,
+			       st->wst->creates + st->nst->creates,
+			       st->wst->create_ns + st->nst->create_ns},
+		 sync[8] = {0};
 	ckpt_hist_reduce(run, &st->wst->wlatency, &wl);
 	ckpt_hist_reduce(run, &st->rst->latency, &rl);
-	MPI_Reduce(sync_in, sync, 2, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(sync_in, sync, 8, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	if (run->rank != 0)
 		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
 	json_t *first = json_array_get(list, 0);
@@ -1038,7 +1091,12 @@ static int ckpt_write(struct run *run, void *const *reps, int nreps, const struc
 		json_object_set_new(m, "checkpoint_fsync_calls", json_integer((json_int_t)sync[0]));
 		json_object_set_new(m, "checkpoint_fsync_seconds",
 				    json_real(timer_ns_to_s(sync[1])));
+		json_object_set_new(m, "checkpoint_create_calls",
+				    json_integer((json_int_t)sync[6]));
+		json_object_set_new(m, "checkpoint_create_seconds",
+				    json_real(timer_ns_to_s(sync[7])));
 	}
+	ckpt_namespace_json(m, sync[2], sync[3], sync[4], sync[5]);
 	if (t.nread)
 		json_object_set_new(m, "checkpoint_read_latency_seconds", ckpt_latency_json(&rl));
 	json_object_set(s, "metric", m);
@@ -1100,6 +1158,7 @@ static void ckpt_finish(struct run *run, int rc)
 	free(st->rbuf);
 	free(st->wst);
 	free(st->rst);
+	free(st->nst);
 	free(st);
 	run->workload_priv = NULL;
 }
@@ -1169,21 +1228,25 @@ bool checkpoint_train_due_step(const struct run *run, uint64_t global_step)
 /* Rank 0's totals for one durable checkpoint (collective: the reductions). */
 static void ckpt_train_count(struct run *run, struct ckpt_state *st, const struct ckpt_one *c)
 {
-	double wmax = 0, bytes = 0, in[2] = {c->write_s, (double)c->wbytes};
+	double in[2] = {c->write_s, c->staging_s + c->write_s}, max[2] = {0, 0}, bytes = 0;
+	double wbytes = (double)c->wbytes;
 
-	MPI_Reduce(&in[0], &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
-	MPI_Reduce(&in[1], &bytes, 1, MPI_DOUBLE, MPI_SUM, 0, run->comm);
+	MPI_Reduce(in, max, 2, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(&wbytes, &bytes, 1, MPI_DOUBLE, MPI_SUM, 0, run->comm);
 	if (run->rank == 0) {
 		st->ntrain++;
-		st->train_write_max_s += wmax;
+		st->train_write_max_s += max[0]; /* the storage's: no staging copy in it */
 		st->train_bytes += (uint64_t)bytes;
 		st->train_delete_s += c->delete_s;
-		st->train_durable_s += ckpt_durable(c, wmax);
+		/* durable from the staging copy's start: the slowest copy + write path */
+		st->train_durable_s += ckpt_durable(c, max[1]);
 	}
 }
 
 /* The writer thread of mode = async: this rank's staged bytes to its file, fsync, close. No
- * MPI: the agreement and .metadata wait for the trainer's next agreement point. */
+ * MPI: the agreement and .metadata wait for the trainer's next agreement point. The write
+ * time is the writer's own (create to close), so the write bandwidth is the storage's: the
+ * staging copy before it is timed apart (staging_s). */
 static void *ckpt_writer_main(void *arg)
 {
 	struct ckpt_state *st = arg;
@@ -1191,11 +1254,12 @@ static void *ckpt_writer_main(void *arg)
 	struct ckpt_one *c = &st->pending;
 	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
 	char path[CFG_PATH_MAX + 96];
+	uint64_t t0 = timer_now_ns();
 
 	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
 	st->writer_rc = ckpt_write_range(run, st, c, path, single ? st->plan.offset : 0,
 					 st->plan.mine, st->staging);
-	c->write_s = timer_ns_to_s(timer_now_ns() - st->inflight_t0);
+	c->write_s = timer_ns_to_s(timer_now_ns() - t0);
 	return NULL;
 }
 
@@ -1274,8 +1338,9 @@ static int ckpt_async_start(struct run *run, struct ckpt_state *st)
 		ckpt_header(st->pattern, n, step, run->rank, base + done);
 		memcpy(st->staging + done, st->pattern, n);
 	}
+	c->staging_s = timer_ns_to_s(timer_now_ns() - t0);
 	if (run->rank == 0)
-		st->train_staging_s += timer_ns_to_s(timer_now_ns() - t0);
+		st->train_staging_s += c->staging_s;
 	st->inflight_t0 = t0;
 	st->writer_rc = 0;
 	*st->wrun = *run;
@@ -1397,8 +1462,11 @@ void checkpoint_train_json(struct run *run, json_t *summary)
 			    json_real(st->train_write_max_s > 0
 					  ? (double)st->train_bytes / MIB / st->train_write_max_s
 					  : 0));
+	json_object_set_new(m, "checkpoint_write_seconds", json_real(st->train_write_max_s));
 	json_object_set_new(m, "checkpoint_time_to_durable_seconds",
 			    json_real(st->ntrain ? st->train_durable_s / st->ntrain : 0));
+	ckpt_namespace_json(m, st->nst->meta_ops, st->nst->meta_ns, st->nst->syncs,
+			    st->nst->sync_ns);
 	json_object_set_new(m, "checkpoint_blocked_seconds", json_real(st->train_block_s));
 	json_object_set_new(m, "checkpoint_training_steps_lost", json_real(st->train_steps_lost));
 	json_object_set_new(m, "checkpoint_delete_seconds", json_real(st->train_delete_s));

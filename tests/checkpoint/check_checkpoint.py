@@ -22,6 +22,21 @@ def shards_before_metadata(d):
     return True
 
 
+def namespace_ok(s, ops, folder_fsyncs, creates=None):
+    """The checkpoints' namespace calls went through the io_* wrappers: counted exactly, and
+    timed (each call takes some time, and all of them together less than the run)."""
+    x = s["metric"]
+    assert x["checkpoint_namespace_ops"] == ops, (x["checkpoint_namespace_ops"], ops)
+    assert x["checkpoint_folder_fsync_calls"] == folder_fsyncs, (
+        x["checkpoint_folder_fsync_calls"], folder_fsyncs)
+    assert x["checkpoint_namespace_seconds"] > 0, x
+    assert x["checkpoint_folder_fsync_seconds"] > 0, x
+    if creates is not None:
+        assert x["checkpoint_create_calls"] == creates, (x["checkpoint_create_calls"], creates)
+        assert x["checkpoint_create_seconds"] > 0, x
+    return True
+
+
 def dcp_ok(s, ck, steps, total, writers, count):
     assert sorted(os.listdir(ck)) == ["step-%d" % n for n in steps], os.listdir(ck)
     per_rank = s["checkpoint"]["bytes_per_rank"]
@@ -53,6 +68,8 @@ def dcp_ok(s, ck, steps, total, writers, count):
     assert x["checkpoint_write_latency_seconds"]["calls"] == calls, (x, calls)
     assert x["checkpoint_read_latency_seconds"]["calls"] == calls, (x, calls)
     assert x["checkpoint_fsync_calls"] == count * len(writers), x
+    # fresh folders: per checkpoint a stat (no old step folder) and a mkdir, one folder fsync
+    namespace_ok(s, ops=2 * count, folder_fsyncs=count, creates=count * len(writers))
     sk = x["checkpoint_write_seconds_per_rank"]
     assert 0 <= sk["min"] <= sk["mean"] <= sk["max"], sk
     # durable after every rank's bytes: not before the slowest rank's write ended
@@ -77,6 +94,8 @@ def single_ok(s, ck, total):
     x = s["metric"]
     assert x["checkpoint_bytes_written"] == total and x["checkpoint_bytes_read"] == total, x
     assert x["checkpoint_files"] == 2, x
+    # rank 0 creates the shared file (with its layout); the others open it
+    namespace_ok(s, ops=2, folder_fsyncs=1, creates=1)
     return True
 
 
@@ -115,6 +134,15 @@ def train_ok(s, ck, count, kept, total, mode):
         for f in m["files"]:
             assert os.path.getsize(os.path.join(d, f["file"])) == f["bytes"], f
         shards_before_metadata(d)
+    # keep_last = 2: checkpoints 1 to 3 removed (6 calls and 2 folder fsyncs each)
+    removed = max(0, count - len(kept))
+    namespace_ok(s, ops=2 * count + 6 * removed, folder_fsyncs=count + 2 * removed)
+    # the write bandwidth is the bytes over the slowest ranks' writes (async: the writer's
+    # own time, without the staging copy)
+    w = x["checkpoint_write_seconds"]
+    bw = x["checkpoint_write_bandwidth_MiB_per_second"]
+    assert w > 0 and abs(bw * w * 1048576 - x["checkpoint_bytes_written"]) <= 1e-6 * x[
+        "checkpoint_bytes_written"], (bw, w)
     b = x["checkpoint_blocked_seconds"]
     assert b > 0 and x["checkpoint_training_steps_lost"] > 0, x
     assert x["checkpoint_time_to_durable_seconds"] > 0, x

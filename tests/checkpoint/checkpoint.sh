@@ -167,6 +167,11 @@ keep_last = 1"
 	expect_rc 0
 	check "sorted(os.listdir(ck)) == ['step-3']"
 	check "s['metric']['checkpoint_count'] == 3 and s['metric']['checkpoint_bytes_written'] == 3 * 14000042"
+	# through the io_* wrappers (zero_stage 0: rank 0 writes the one shard): per checkpoint a
+	# stat and a mkdir, the checkpoint folder's fsync after .metadata; per removal (steps 1
+	# and 2) a stat, .metadata's unlink, a list, the shard's unlink and a rmdir, the step
+	# folder's and the checkpoint folder's fsyncs
+	check "namespace_ok(s, ops=3 * 2 + 2 * 5, folder_fsyncs=3 + 2 * 2, creates=3)"
 	check "[c.get('delete_seconds', 0) > 0 for c in s['checkpoints']] == [False, True, True]"
 	;;
 fsync_fail)
@@ -263,10 +268,55 @@ verify = false"
 	rm -rf "$T/results"
 	run 2 rf
 	expect_rc 1
-	grep -q "cannot remove the old checkpoint '$CK/step-1': Operation not permitted" "$T/err" ||
-		fail "the message does not name the checkpoint and the error"
+	grep -q "rank 0: cannot remove '$CK/step-1/__[01]_0.distcp': Operation not permitted" "$T/err" ||
+		fail "the message does not name the file and the error"
 	[ ! -e "$CK/step-1/.metadata" ] || fail "a checkpoint removed half way still has .metadata"
 	[ -z "$(summary)" ] || fail "results were written"
+	;;
+namespace_faults)
+	# The checkpoint's namespace calls go through the storage back-end: the faulty one fails
+	# them. Each failure: exit 1 with a message naming the path, no results, and no
+	# checkpoint that looks complete and is not.
+	nsrun() { # nsrun OP NTH [more INI]
+		rm -rf "$T/results" "$T/data"
+		config ns "$CKPT
+zero_stage = 3
+restore = false
+verify = false
+count = 2
+keep_last = 1
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = $1
+fail_rank = 0
+fail_nth = $2
+fail_errno = EIO"
+		run 2 ns
+		expect_rc 1
+		[ -z "$(summary)" ] || fail "$1: results were written"
+	}
+	# keep_last removes step 1 after step 2: .metadata goes (unlink 1), then a shard's
+	# unlink (2) fails: step 1 is left incomplete, step 2 complete.
+	nsrun unlink 2
+	grep -q "rank 0: cannot remove '$CK/step-1/__[01]_0.distcp': Input/output error" "$T/err" ||
+		fail "unlink: the message does not name rank 0 and the file"
+	[ ! -e "$CK/step-1/.metadata" ] || fail "unlink: a half-removed checkpoint has .metadata"
+	[ -e "$CK/step-2/.metadata" ] || fail "unlink: the newest checkpoint lost its .metadata"
+	# The checkpoint folder's fsync after step 1's .metadata fails: not durable, so .metadata
+	# is taken back.
+	nsrun sync_dir 1
+	grep -q "rank 0: cannot fsync folder '$CK': Input/output error" "$T/err" ||
+		fail "sync_dir: the message does not name rank 0 and the folder"
+	[ -d "$CK/step-1" ] && [ ! -e "$CK/step-1/.metadata" ] ||
+		fail "sync_dir: a checkpoint whose folder fsync failed has .metadata"
+	[ ! -e "$CK/step-2" ] || fail "sync_dir: the run went on after the failure"
+	# mkdir: the set-up makes the 4 levels of the checkpoint folder (/tmp, $T, data,
+	# checkpoints), the 5th mkdir is step 1's folder.
+	nsrun mkdir 5
+	grep -q "rank 0: cannot create folder '$CK/step-1': Input/output error" "$T/err" ||
+		fail "mkdir: the message does not name rank 0 and the folder"
+	[ -d "$CK" ] && [ -z "$(ls -A "$CK")" ] || fail "mkdir: something was written: $(ls -A "$CK")"
 	;;
 killed)
 	# Rank 1 killed at some point of a stream of checkpoints (keep_last = 2): every step

@@ -1,6 +1,6 @@
 # The checkpoint workload (workloads/checkpoint.c): real mpiexec runs on 2 ranks of
 # tests/checkpoint/checkpoint.sh in temporary folders. Label `checkpoint`.
-foreach(case dcp single keep_last fsync_fail corrupt enospc remove_first killed sweep
+foreach(case dcp single keep_last fsync_fail corrupt enospc remove_first namespace_faults killed sweep
     train_steps train_async train_steps_fail train_async_fail train_after_epoch)
   add_test(NAME checkpoint.${case}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/checkpoint.sh ${case})
