@@ -91,19 +91,21 @@ fb_mpi_bg() {
 
 # json_check FILE CONDITION...: each CONDITION, a Python expression over s (the JSON document
 # of FILE) and m (its "metric" object, or {}), must be true; the first that is not is named in
-# $T/err and fails the test. JSON_LET, when set, is Python run first (more names).
+# $T/err and fails the test. JSON_LET, when set, is Python run first (more names); JSON_SHOW,
+# a Python expression whose value is shown with a condition that is not true.
 json_check() {
 	local f=$1
 	shift
-	python3 - "$f" "${JSON_LET:-}" "$@" <<'PY' 2>>"$T/err" || fail "$f: a check failed"
+	python3 - "$f" "${JSON_LET:-}" "${JSON_SHOW:-''}" "$@" <<'PY' 2>>"$T/err" ||
 import json, sys
 s = json.load(open(sys.argv[1]))
 m = s.get("metric", {}) if isinstance(s, dict) else {}
 exec(sys.argv[2])
-for cond in sys.argv[3:]:
+for cond in sys.argv[4:]:
     if not eval(cond):
-        sys.exit("not true: %s" % cond)
+        sys.exit("not true: %s\n  %s" % (cond, eval(sys.argv[3])))
 PY
+		fail "$f: a check failed"
 }
 
 # json_get FILE EXPRESSION: prints the Python expression over s (FILE's JSON) and m.

@@ -7,26 +7,16 @@
 # usage: accel.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+. "$FEEDBENCH_SOURCE_DIR/tests/lib.sh"
 BASE=$FEEDBENCH_SOURCE_DIR/tests/mpi/tiny.ini
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_accel_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+lib_init accel
 REC=4096
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 fb() { # fb [--set ...]: 2 ranks on tiny.ini; sets RC
 	rm -rf "$T/results"
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" \
-		--set "output.dir=$T/results" --set train.accelerator=cpu "$@" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 run "$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		--set train.accelerator=cpu "$@"
 }
 
 fb1() { # fb1 [--set ...]: one rank, no mpiexec (config refusals); sets RC

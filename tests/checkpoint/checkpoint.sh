@@ -9,33 +9,18 @@
 # usage: checkpoint.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
-T=$(mktemp -d /tmp/fb_ckpt_XXXXXX)
-MPIPID=""
-# A run started in the background (case killed) never outlives the test: a check that fails
-# while it runs would otherwise leave it writing checkpoints into a removed folder.
-stop_job() {
-	[ -n "$MPIPID" ] && kill -0 "$MPIPID" 2>/dev/null || return 0
-	# shellcheck disable=SC2046 # the ranks' pids, one word each
-	kill -KILL $(ps -o pid= --ppid "$MPIPID") "$MPIPID" 2>/dev/null
-	wait "$MPIPID" 2>/dev/null
-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+FAIL_WHAT="checkpoint $CASE"
+# A run started in the background (case killed) never outlives the test (the EXIT trap of
+# lib.sh): a check that fails while it runs would otherwise leave it writing checkpoints into
+# a removed folder.
+lib_init ckpt /tmp
 # Files made immutable (case remove_first) are made removable again before the folder goes.
 IMMUTABLE=()
 unpin() { [ ${#IMMUTABLE[@]} -eq 0 ] || chattr -i "${IMMUTABLE[@]}" 2>/dev/null; }
-trap 'stop_job; unpin; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-HERE=$(cd "$(dirname "$0")" && pwd)
+lib_on_exit unpin
 CK=$T/data/checkpoints
-
-fail() {
-	echo "FAIL (checkpoint $CASE): $*" >&2
-	echo "---- stdout" >&2
-	cat "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 # config NAME [INI text]: 1 000 003 parameters x (2 + 12) bytes = 14 000 042 bytes per
 # checkpoint, 256 KiB transfers; the text is appended (later keys of a section win nothing:
@@ -59,9 +44,7 @@ INI
 run() { # run NRANKS NAME [--set ...]
 	local n=$1 name=$2
 	shift 2
-	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$T/$name.ini" --quiet "$@" \
-		>"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi "$n" run "$T/$name.ini" --quiet "$@"
 }
 
 summary() { find "$T/results" -name summary.json 2>/dev/null | sort | tail -1; }
@@ -72,7 +55,6 @@ check() {
 		fail "check failed: $1"
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 
 # newest_complete: the highest N with $CK/step-N/.metadata (0 when there is none).
 newest_complete() {
@@ -329,8 +311,7 @@ restore = false
 verify = false
 [train]
 watchdog = 10s"
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/killed.ini" --quiet >"$T/out" 2>"$T/err" &
-	MPIPID=$!
+	fb_mpi_bg 2 run "$T/killed.ini" --quiet
 	# Waits until a checkpoint numbered 3 or later is complete. Not for step-3 itself:
 	# keep_last = 2 removes it as soon as step 5 is durable, a few tens of milliseconds
 	# later, and a look that comes later than that (a busy machine) would never see it. The
@@ -356,7 +337,6 @@ watchdog = 10s"
 	done
 	wait "$MPIPID"
 	RC=$?
-	MPIPID=""
 	[ "$RC" -ne 0 ] || fail "exit status 0 after a rank was killed"
 	check "killed_ok(ck, total=14000042)"
 	[ -z "$(summary)" ] || fail "results were written"
@@ -505,21 +485,16 @@ sweep)
 zero_stage = 3
 [sweep]
 storage.stripe_count = 1, 2"
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" sweep "$T/sweep.ini" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 sweep "$T/sweep.ini"
 	expect_rc 0
 	grep -qE "^ +2 +2 +[0-9.]+ " "$T/out" || fail "the sweep table has no bandwidth for point 2"
 	for n in 1 2; do
 		f=$(ls "$T"/results/*/point-00$n-*/summary.json 2>/dev/null)
 		[ -n "$f" ] || fail "no summary.json for point $n"
-		python3 -c "
-import json, sys
-s = json.load(open('$f'))
-assert s['storage']['stripe_requested']['count'] == $n, s['storage']
-r = s['repetitions'][0]
-assert r['bandwidth_MiB_per_second'] > 0 and r['read_bandwidth_MiB_per_second'] > 0, r
-assert s['metric']['checkpoint_bytes_written'] == 14000042
-" 2>>"$T/err" || fail "point $n: summary.json"
+		JSON_LET="r = s['repetitions'][0]" json_check "$f" \
+			"s['storage']['stripe_requested']['count'] == $n" \
+			"r['bandwidth_MiB_per_second'] > 0 and r['read_bandwidth_MiB_per_second'] > 0" \
+			"m['checkpoint_bytes_written'] == 14000042"
 	done
 	;;
 *)

@@ -6,18 +6,12 @@
 #
 # usage: configs.sh NAME   (environment from tests/CMakeLists.txt)
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
-: "${MPIEXEC:=mpiexec}"
+. "$(dirname "$0")/../lib.sh"
 NAME=$1
+FAIL_WHAT="checkpoint config $NAME"
 INI=$FEEDBENCH_SOURCE_DIR/configs/workloads/$NAME.ini
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_ckconf_XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail() {
-	echo "FAIL (checkpoint config $NAME): $*" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
+lib_init ckconf
 case $NAME in
 llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=() ;;
 llama3_70b_checkpoint) full=64 params=70553706496 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2) ;;
@@ -30,15 +24,15 @@ train_with_async_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set
 esac
 # Full size: validates on 2 ranks (70B: with tensor 2 instead of 8, which 2 ranks cannot hold).
 if [ "$NAME" = llama3_70b_checkpoint ]; then
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$INI" >"$T/out" 2>"$T/err" &&
-		fail "tensor_parallelism = 8 validated on 2 ranks"
+	fb_mpi 2 validate "$INI"
+	[ "$RC" -ne 0 ] || fail "tensor_parallelism = 8 validated on 2 ranks"
 	grep -q "must divide the 2 ranks" "$T/err" || fail "no reason given for tensor 8 on 2 ranks"
 fi
-"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" validate "$INI" "${extra[@]}" >"$T/out" 2>"$T/err" ||
-	fail "the full-size config does not validate on 2 ranks with ${extra[*]}"
-"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$INI" --set checkpoint.scale=$scale "${extra[@]}" \
-	--set dataset.data_dir="$T/data" --output "$T/results" --quiet >"$T/out" 2>"$T/err" ||
-	fail "the scaled-down run failed"
+fb_mpi 2 validate "$INI" "${extra[@]}"
+[ "$RC" -eq 0 ] || fail "the full-size config does not validate on 2 ranks with ${extra[*]}"
+fb_mpi 2 run "$INI" --set checkpoint.scale=$scale "${extra[@]}" \
+	--set dataset.data_dir="$T/data" --output "$T/results" --quiet
+[ "$RC" -eq 0 ] || fail "the scaled-down run failed"
 summary=$(ls "$T"/results/*/summary.json 2>/dev/null | head -1)
 [ -n "$summary" ] || fail "no summary.json"
 python3 - "$summary" "$params" "$scale" "$T/data/checkpoints" <<'PY' || fail "summary.json or the files do not match"

@@ -7,31 +7,18 @@
 # usage: eval.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
+. "$FEEDBENCH_SOURCE_DIR/tests/lib.sh"
 BASE=$FEEDBENCH_SOURCE_DIR/tests/mpi/tiny.ini
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_eval_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+lib_init eval
 REC=4096
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout (last 30 lines)" >&2
-	tail -30 "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 # fb DATA_DIR [--set ...]: 2 ranks on tiny.ini with the given data folder; sets RC.
 fb() {
 	local dir=$1
 	shift
 	rm -rf "$T/results"
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$dir" \
-		--set "output.dir=$T/results" "$@" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 run "$BASE" --set "dataset.data_dir=$dir" --set "output.dir=$T/results" "$@"
 }
 
 # fb1 [--set ...]: one rank, no mpiexec (config refusals: quicker than a failing mpiexec job).
@@ -42,8 +29,6 @@ fb1() {
 	RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, want $1"; }
-expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"; }
 
 # report [--passes N]: report.md of the run shows what summary.json has (tests/report)
 report() {
@@ -57,17 +42,9 @@ check() {
 	local f
 	f=$(find "$T/results" -name summary.json | head -2)
 	[ "$(printf '%s\n' "$f" | grep -c .)" -eq 1 ] || fail "want one summary.json, have: $f"
-	python3 - "$f" "$@" <<'PY' 2>>"$T/err" || fail "summary.json: a check failed"
-import json, sys
-s = json.load(open(sys.argv[1]))
-m = s["metric"]
-ev = s.get("eval") or {}
-passes = ev.get("passes", [])
-for cond in sys.argv[2:]:
-    if not eval(cond):
-        sys.exit("not true: %s\n  eval: %s\n  metric: %s" % (cond, json.dumps(passes)[:1500],
-                 {k: v for k, v in m.items() if k.startswith("eval")}))
-PY
+	JSON_LET='ev = s.get("eval") or {}; passes = ev.get("passes", [])' \
+		JSON_SHOW='"eval: %s\n  metric: %s" % (json.dumps(passes)[:1500],
+			{k: v for k, v in m.items() if k.startswith("eval")})' json_check "$f" "$@"
 }
 
 # 3 epochs, evaluation after epochs 1 and 3 (eval_after_epoch 1, every 2): 4 files x 6 samples,

@@ -8,43 +8,12 @@
 set -u
 
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
-: "${MPIEXEC:=mpiexec}"
 SRC=$FEEDBENCH_SOURCE_DIR
 HERE=$SRC/tests/sweep
-T=$(mktemp -d /tmp/fb_sweep_XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$SRC/tests/lib.sh"
+lib_init sweep /tmp
 cd "$T" || exit 1
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout" >&2
-	cat "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
-
-# fb NRANKS ARGS...: feedbench under mpiexec; stdout in $T/out, stderr in $T/err, rc in $RC.
-fb() {
-	local n=$1
-	shift
-	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
-	RC=$?
-}
-
-expect_rc() {
-	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
-}
-
-expect_err() {
-	grep -qF -- "$1" "$T/err" || fail "stderr does not say '$1'"
-}
-
-expect_out() {
-	grep -qF -- "$1" "$T/out" || fail "stdout does not say '$1'"
-}
 
 sweep_dir() {
 	local d
@@ -59,7 +28,7 @@ mtime() {
 
 case $CASE in
 dry_run)
-	fb 2 sweep "$SRC/configs/sweeps/loader-small.ini" --dry-run --output "$T/results"
+	fb_mpi 2 sweep "$SRC/configs/sweeps/loader-small.ini" --dry-run --output "$T/results"
 	expect_rc 0
 	expect_out "4 points x 2 repetitions at 2 ranks"
 	expect_out "1 dataset generated"
@@ -72,7 +41,7 @@ stripe | formats | loader)
 	declare -A npoints=([stripe]=4 [formats]=6 [loader]=4)
 	extra=""
 	[ "$CASE" = loader ] && extra=--reuse
-	fb 2 sweep "$SRC/configs/sweeps/$CASE-small.ini" --output "$T/results"
+	fb_mpi 2 sweep "$SRC/configs/sweeps/$CASE-small.ini" --output "$T/results"
 	expect_rc 0
 	expect_out "recommendation"
 	expect_out "sweep folder: "
@@ -84,7 +53,7 @@ tiny_vs_shards)
 	# or npy files and as 4 wds or tfrecord shards. Same bytes at every point; a tiny file is
 	# one open per sample, a shard one open per reader thread; the table shows samples/s and
 	# opens/s side by side.
-	fb 2 sweep "$SRC/configs/sweeps/tiny-files-vs-shards-small.ini" --output "$T/results"
+	fb_mpi 2 sweep "$SRC/configs/sweeps/tiny-files-vs-shards-small.ini" --output "$T/results"
 	expect_rc 0
 	grep -qE '^point +format +num_files_train +num_samples_per_file .* samples/s +opens/s ' \
 		"$T/out" || fail "the table does not show samples/s and opens/s side by side"
@@ -137,20 +106,20 @@ zip_errors)
 	sed 's/^dataset.num_files_train = .*/dataset.num_files_train = 256, 256, 4/' "$CFG" \
 		>"$T/short.ini"
 	line=$(grep -n '^zip' "$T/short.ini" | cut -d: -f1)
-	fb 2 sweep "$T/short.ini" --output "$T/results"
+	fb_mpi 2 sweep "$T/short.ini" --output "$T/results"
 	expect_rc 2
 	expect_err "short.ini:$line: [sweep] zip: dataset.format has 4 values"
 	expect_err "but dataset.num_files_train has 3"
 	# Without zip the same lists multiply, and the repeated values are refused.
 	sed '/^zip = /d' "$CFG" >"$T/nozip.ini"
-	fb 2 sweep "$T/nozip.ini" --output "$T/results"
+	fb_mpi 2 sweep "$T/nozip.ini" --output "$T/results"
 	expect_rc 2
 	expect_err "value '256' is listed twice"
 	[ ! -e "$T/results" ] || fail "a refused sweep created $T/results"
 	;;
 resume)
 	CFG=$SRC/configs/sweeps/loader-small.ini
-	fb 2 sweep "$CFG" --output "$T/results" --quiet
+	fb_mpi 2 sweep "$CFG" --output "$T/results" --quiet
 	expect_rc 0
 	D=$(sweep_dir)
 	P1=$(ls -d "$D"/point-001-*)
@@ -162,7 +131,7 @@ resume)
 	m1=$(mtime "$P1/summary.json")
 	m2=$(mtime "$P2/summary.json")
 	sleep 1
-	fb 2 sweep "$CFG" --resume "$D"
+	fb_mpi 2 sweep "$CFG" --resume "$D"
 	expect_rc 0
 	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 2 ] || fail "expected 2 skipped points"
 	[ -e "$P1/marker" ] || fail "point 1 was redone (its folder was replaced)"
@@ -172,21 +141,21 @@ resume)
 		fail "points 3 and 4 were not run"
 	python3 "$HERE/check_sweep.py" "$D" 4 --plots || fail "check_sweep.py after resume"
 	# Without CONFIG: the config and --set options the sweep started with; all done.
-	fb 2 sweep --resume "$D"
+	fb_mpi 2 sweep --resume "$D"
 	expect_rc 0
 	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 4 ] || fail "expected 4 skipped points"
 	# Another config: refused, exit 2, nothing run.
-	fb 2 sweep "$CFG" --resume "$D" --set train.epochs=3
+	fb_mpi 2 sweep "$CFG" --resume "$D" --set train.epochs=3
 	expect_rc 2
 	expect_err "cannot resume"
 	expect_err "differs from the one the sweep started with"
 	# Another [sweep]: refused too.
 	sed 's/^reader.prefetch_size = 1, 2/reader.prefetch_size = 1, 4/' "$CFG" >"$T/other.ini"
-	fb 2 sweep "$T/other.ini" --resume "$D"
+	fb_mpi 2 sweep "$T/other.ini" --resume "$D"
 	expect_rc 2
 	expect_err "differs from the one the sweep started with"
 	# Another rank count: refused.
-	fb 1 sweep "$CFG" --resume "$D"
+	fb_mpi 1 sweep "$CFG" --resume "$D"
 	expect_rc 2
 	expect_err "the sweep ran with 2 ranks, this job has 1"
 	[ -e "$P1/marker" ] || fail "a refused resume touched point 1"
@@ -197,14 +166,14 @@ unfinished)
 	printf '#!/bin/sh\nexit 1\n' >"$T/gnuplot-fails"
 	chmod +x "$T/gnuplot-fails"
 	CFG=$SRC/configs/sweeps/loader-small.ini
-	FEEDBENCH_GNUPLOT="$T/gnuplot-fails" fb 2 sweep "$CFG" --output "$T/results" --quiet
+	FEEDBENCH_GNUPLOT="$T/gnuplot-fails" fb_mpi 2 sweep "$CFG" --output "$T/results" --quiet
 	expect_rc 1
 	expect_err "cannot draw the plots"
 	D=$(sweep_dir)
 	case $D in *.partial) ;; *) fail "a failed sweep took a final name: $D" ;; esac
 	[ "$(ls -d "$T"/results/*-sweep-* | wc -l)" -eq 1 ] || fail "more than one sweep folder"
 	ls "$D"/point-00[1-4]-*/summary.json >/dev/null || fail "the measured points were not kept"
-	fb 2 sweep --resume "$D"
+	fb_mpi 2 sweep --resume "$D"
 	expect_rc 0
 	[ "$(grep -c 'done before, skipped' "$T/err")" -eq 4 ] || fail "expected 4 skipped points"
 	[ ! -e "$D" ] || fail "the finished sweep kept its .partial name"
@@ -216,12 +185,12 @@ bad_value)
 	sed 's/^reader.read_threads = .*/reader.read_threads = 1, two/' \
 		"$SRC/configs/sweeps/loader-small.ini" >"$T/bad.ini"
 	line=$(grep -n '^reader.read_threads = 1, two' "$T/bad.ini" | cut -d: -f1)
-	fb 2 sweep "$T/bad.ini" --output "$T/results"
+	fb_mpi 2 sweep "$T/bad.ini" --output "$T/results"
 	expect_rc 2
 	expect_err "bad.ini:$line: [sweep] reader.read_threads"
 	expect_err "two"
 	[ ! -e "$T/results" ] || fail "a bad config created $T/results"
-	fb 2 sweep "$SRC/configs/sweeps/loader-small.ini" --bogus
+	fb_mpi 2 sweep "$SRC/configs/sweeps/loader-small.ini" --bogus
 	expect_rc 2
 	expect_err "unknown option '--bogus'"
 	;;
@@ -240,7 +209,7 @@ no_gnuplot)
 		ln -s "$T/outside" "$T/results/loader-small-sweep-$stamp-2.partial"
 		ln -s "$T/outside/none" "$T/results/loader-small-sweep-$stamp-3"
 	done
-	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot fb 2 sweep \
+	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot fb_mpi 2 sweep \
 		"$SRC/configs/sweeps/loader-small.ini" --output "$T/results" --quiet
 	expect_rc 0
 	expect_err "plots skipped: gnuplot not found"

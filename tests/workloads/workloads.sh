@@ -6,26 +6,23 @@
 # usage: workloads.sh NAME   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC,
 #                              FEEDBENCH_SOURCE_DIR)
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
-: "${MPIEXEC:=mpiexec}"
+. "$(dirname "$0")/../lib.sh"
 NAME=$1
+FAIL_WHAT="workload $NAME"
 INI=$FEEDBENCH_SOURCE_DIR/configs/workloads/$NAME.ini
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_workload_XXXXXX")
-trap 'rm -rf "$T"' EXIT
+lib_init workload
 
-fail() {
-	echo "FAIL (workload $NAME): $*" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
+fb2() { # fb2 ARGS...: feedbench on 2 ranks; its exit status
+	fb_mpi 2 "$@"
+	return "$RC"
 }
-
-fb2() { "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; }
 
 [ -f "$INI" ] || fail "no $INI"
 # Checkpoint configs have their own checks (no DLIO workload YAML of their own); the DLIO
 # workloads with DLIO's checkpoints (unet3d, bert, megatron) are checked here.
 if grep -qE '^\[checkpoint\]' "$INI" && ! grep -q "dlio-benchmark 2.0.0" "$INI"; then
+	rm -rf "$T" # exec runs no EXIT trap
 	exec bash "$FEEDBENCH_SOURCE_DIR/tests/checkpoint/configs.sh" "$NAME"
 fi
 # Every number cites its source: each key = value line follows a comment or sits in a file
