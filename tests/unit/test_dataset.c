@@ -16,54 +16,11 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <malloc.h>
 #include <mpi.h>
 
+#include "alloc_count.h"
 #include "bench/run.h"
 #include "workloads/dataset.h"
-
-/* Bytes the code under test allocates (linked with --wrap, tests/CMakeLists.txt): live and
- * peak in usable bytes. */
-static int64_t alloc_live, alloc_peak;
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t k, size_t n);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-
-static void *alloc_count(void *p)
-{
-	if (p) {
-		alloc_live += (int64_t)malloc_usable_size(p);
-		if (alloc_live > alloc_peak)
-			alloc_peak = alloc_live;
-	}
-	return p;
-}
-
-void *__wrap_malloc(size_t n)
-{
-	return alloc_count(__real_malloc(n));
-}
-
-void *__wrap_calloc(size_t k, size_t n)
-{
-	return alloc_count(__real_calloc(k, n));
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	if (p)
-		alloc_live -= (int64_t)malloc_usable_size(p);
-	return alloc_count(__real_realloc(p, n));
-}
-
-void __wrap_free(void *p)
-{
-	if (p)
-		alloc_live -= (int64_t)malloc_usable_size(p);
-	__real_free(p);
-}
 
 /* A run as the runner has it before the layout: rank `rank` of `nranks`. */
 static struct run *run_new(const char *format, int rank, int nranks, const char *const *sets)
