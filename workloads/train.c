@@ -53,6 +53,7 @@
 struct slot {
 	_Atomic uint32_t turn;	  /* futex word: see above */
 	_Atomic uint32_t waiters; /* threads asleep (or going to sleep) on turn */
+	_Atomic uint64_t claim;	  /* step + 1 of the batch last claimed here (trainer reads) */
 	int rc;			  /* the reader's result for the batch */
 	uint64_t bytes;		  /* sample bytes in the batch */
 	void *buf;
@@ -109,18 +110,21 @@ struct pool {
 	    epoch_seq;		  /* futex word: bumped to start an epoch, or to end the threads */
 	_Atomic uint32_t running; /* futex word: threads still in the epoch */
 	bool quit;		  /* with the last epoch_seq bump: threads return */
-	bool spin;	     /* spin before sleeping: only when every thread has a CPU of its own */
-	bool lazy_wake;	     /* readers share the trainer's CPUs: wake-ups in groups (see below) */
-	uint64_t tpend_step; /* the trainer's first slot freed without a wake-up */
-	unsigned tnpend;     /* and how many since */
+	bool spin;	    /* spin before sleeping: only when every thread has a CPU of its own */
+	bool lazy_wake;	    /* readers share the trainer's CPUs: wake-ups in groups (see below) */
+	bool trainer_reads; /* and a batch no reader has started is read by the trainer */
+	uint64_t trainer_batches; /* batches the trainer read itself, this pool, all epochs */
+	uint64_t tpend_step;	  /* the trainer's first slot freed without a wake-up */
+	unsigned tnpend;	  /* and how many since */
 	struct spinner trainer_spin;
 	size_t sample_cap; /* bytes reserved per sample in a batch buffer (aligned) */
 	uint64_t epoch_t0; /* ns */
 	double time_base;  /* seconds of earlier epochs, for the timeline */
 	struct coll_scratch coll;
-	struct worker *workers;
-	unsigned nworkers;
-	unsigned nstarted; /* reader threads started (ended by pool_free) */
+	struct worker *workers; /* [nworkers + 1]: the last is the trainer's own reader state */
+	unsigned nworkers;	/* reader threads */
+	unsigned nall;		/* with the trainer's reader state when trainer_reads */
+	unsigned nstarted;	/* reader threads started (ended by pool_free) */
 };
 
 static size_t align_up(size_t v, size_t a)
@@ -175,38 +179,52 @@ static uint32_t step_turn(const struct pool *p, uint64_t step)
 	return (uint32_t)(step / p->nslots * 2) & TURN_MASK;
 }
 
-/* Waits until slot's turn is want. False when the pool aborted first. */
+/* Waits until slot's turn is want or later (later: the trainer read the batch itself, see
+ * trainer_reads). False when the pool aborted first. */
 static bool slot_wait(const struct pool *p, struct spinner *sp, struct slot *slot, uint32_t want)
 {
 	uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire);
 
 	if (p->spin && sp->limit_ns == 0 && ++sp->waits % SPIN_PROBE == 0)
 		sp->limit_ns = SPIN_NS / 8;
-	if (p->spin && sp->limit_ns && (t & TURN_MASK) != want && !(t & TURN_ABORT)) {
+	if (p->spin && sp->limit_ns && (t & TURN_MASK) < want && !(t & TURN_ABORT)) {
 		uint64_t t0 = timer_now_ns(), spent = 0;
-		for (unsigned i = 1; (t & TURN_MASK) != want && !(t & TURN_ABORT); i++) {
+		for (unsigned i = 1; (t & TURN_MASK) < want && !(t & TURN_ABORT); i++) {
 			cpu_relax();
 			if ((i & 63) == 0 && (spent = timer_now_ns() - t0) > sp->limit_ns)
 				break;
 			t = atomic_load_explicit(&slot->turn, memory_order_acquire);
 		}
-		if ((t & TURN_MASK) == want && spent <= sp->limit_ns)
+		if ((t & TURN_MASK) >= want && spent <= sp->limit_ns)
 			sp->limit_ns = SPIN_NS;
 		else if ((sp->limit_ns /= 2) < SPIN_MIN)
 			sp->limit_ns = 0;
 	}
-	while ((t & TURN_MASK) != want && !(t & TURN_ABORT)) {
+	while ((t & TURN_MASK) < want && !(t & TURN_ABORT)) {
 		/* Announce the sleep, then look once more: the publisher stores the turn before
 		 * it reads waiters (both sequentially consistent), so either it sees us and
 		 * wakes us, or we see its turn here, or the futex sees the word changed. */
 		atomic_fetch_add(&slot->waiters, 1);
 		t = atomic_load(&slot->turn);
-		if ((t & TURN_MASK) != want && !(t & TURN_ABORT))
+		if ((t & TURN_MASK) < want && !(t & TURN_ABORT))
 			futex_wait(&slot->turn, t);
 		atomic_fetch_sub(&slot->waiters, 1);
 		t = atomic_load_explicit(&slot->turn, memory_order_acquire);
 	}
-	return (t & TURN_MASK) == want;
+	return (t & TURN_MASK) >= want;
+}
+
+/* Trainer reads: the reader of step's batch and the trainer both may claim it once its slot is
+ * free; the first wins, the other moves on. Claims of one slot only grow (its steps are a
+ * round apart, and a round starts when the previous one was consumed). */
+static bool slot_claim(struct slot *slot, uint64_t step)
+{
+	uint64_t c = atomic_load(&slot->claim);
+
+	while (c <= step)
+		if (atomic_compare_exchange_weak(&slot->claim, &c, step + 1))
+			return true;
+	return false;
 }
 
 /* Hands the slot on (filled to the trainer, or free to its reader); a futex call only when
@@ -240,6 +258,12 @@ static void slot_wake(struct slot *slot)
 {
 	if (atomic_load(&slot->waiters))
 		futex_wake(&slot->turn);
+}
+
+/* Trainer reads (see trainer_read) this epoch. */
+static bool trainer_reads_now(const struct pool *p)
+{
+	return p->trainer_reads && !p->s->owner; /* a stream's shards belong to one reader */
 }
 
 /* Stops every wait of this epoch: readers leave, the trainer sees the failure. */
@@ -612,6 +636,11 @@ static void worker_epoch(struct worker *w)
 		if (atomic_load_explicit(&p->abort, memory_order_relaxed) ||
 		    (!free_now && !slot_wait(p, &w->spin, slot, want)))
 			break;
+		if (trainer_reads_now(p) && !slot_claim(slot, step)) {
+			reader_flush(w); /* the trainer read it: pending steps stay contiguous */
+			t1 = 0;
+			continue;
+		}
 		uint64_t t0 = free_now && t1 ? t1 : timer_now_ns();
 		int rc = fill_batch(w, slot, step);
 		t1 = timer_now_ns();
@@ -655,12 +684,54 @@ static void *worker_main(void *arg)
 	}
 }
 
-/* Trainer side: waits for step's batch. Returns the slot or NULL with *rc set. */
+/* The trainer's pending wake-ups: slots of steps tpend_step .. + tnpend freed quietly. */
+static void trainer_flush(struct pool *p)
+{
+	/* A slot freed twice needs one wake: at most the ring's last nslots. */
+	unsigned n = p->tnpend < p->nslots ? p->tnpend : p->nslots;
+
+	for (unsigned i = p->tnpend - n; i < p->tnpend; i++)
+		slot_wake(&p->slots[(p->tpend_step + i) % p->nslots]);
+	p->tnpend = 0;
+}
+
+/* Trainer reads (pool_init says when): the readers share the trainer's CPUs and the trainer
+ * only consumes, so waking a reader and sleeping until it hands the batch over costs two context
+ * switches on that CPU, and nothing else can run meanwhile. So when the trainer's next batch is
+ * not there and no reader has started it (its slot free, not claimed), the trainer reads it
+ * itself, with reader state of its own, exactly as a reader would (the same samples, order,
+ * buffer and verification; its reads count in the same figures, and summary.json "binding"
+ * counts these batches). The ring, the batch order and the memory bound are unchanged. */
+static int trainer_read(struct pool *p, struct slot *slot, uint64_t step)
+{
+	struct worker *tw = &p->workers[p->nworkers];
+	uint64_t t0 = timer_now_ns();
+	int rc = fill_batch(tw, slot, step);
+
+	worker_tl_read(tw, t0, timer_now_ns());
+	slot->rc = rc;
+	atomic_fetch_add_explicit(&slot->turn, 1, memory_order_release); /* filled */
+	p->trainer_batches++;
+	return rc;
+}
+
+/* Trainer side: waits for step's batch (or reads it, see trainer_read). Returns the slot or NULL
+ * with *rc set. */
 static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 {
 	struct slot *slot = &p->slots[step % p->nslots];
+	uint32_t want = step_turn(p, step);
 
-	if (slot_wait(p, &p->trainer_spin, slot, step_turn(p, step) + 1)) {
+	if (trainer_reads_now(p)) {
+		uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire) & TURN_MASK;
+		if (t == want && slot_claim(slot, step)) {
+			*rc = trainer_read(p, slot, step);
+			return *rc < 0 ? NULL : slot;
+		}
+		if (t <= want) /* a reader is at it: the trainer waits, so no wake stays pending */
+			trainer_flush(p);
+	}
+	if (slot_wait(p, &p->trainer_spin, slot, want + 1)) {
 		*rc = slot->rc;
 	} else {
 		pthread_mutex_lock(&p->run->err.lock);
@@ -668,14 +739,6 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 		pthread_mutex_unlock(&p->run->err.lock);
 	}
 	return *rc < 0 ? NULL : slot;
-}
-
-/* The trainer's pending wake-ups: slots of steps tpend_step .. + tnpend freed quietly. */
-static void trainer_flush(struct pool *p)
-{
-	for (unsigned i = 0; i < p->tnpend; i++)
-		slot_wake(&p->slots[(p->tpend_step + i) % p->nslots]);
-	p->tnpend = 0;
 }
 
 /* Frees step's slot for its reader. Lazily (the readers share the trainer's CPUs): no wake-up
@@ -691,6 +754,8 @@ static void batch_release(struct pool *p, uint64_t step)
 	slot_publish_quiet(slot);
 	if (p->tnpend++ == 0)
 		p->tpend_step = step;
+	if (trainer_reads_now(p))
+		return; /* batch_take flushes before it waits */
 	struct slot *next = &p->slots[(step + 1) % p->nslots];
 	bool ready = step + 1 < p->nsteps &&
 		     (atomic_load_explicit(&next->turn, memory_order_acquire) & TURN_MASK) ==
@@ -706,6 +771,7 @@ static void pool_start(struct pool *p, uint64_t nsteps)
 	atomic_store(&p->abort, 0);
 	for (unsigned i = 0; i < p->nslots; i++) {
 		atomic_store(&p->slots[i].turn, 0);
+		atomic_store(&p->slots[i].claim, 0);
 		p->slots[i].rc = 0;
 	}
 	atomic_store(&p->running, p->nstarted);
@@ -865,7 +931,7 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
 
 	if (!progress_due(pg))
 		return;
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nall; i++)
 		bytes += atomic_load_explicit(&p->workers[i].progress_bytes, memory_order_relaxed);
 	snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
 		 (double)bytes / 1048576.0 / timer_ns_to_s(timer_now_ns() - t0 + 1));
@@ -914,7 +980,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	total = coll ? s->max_steps : s->steps;
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	for (unsigned i = 0; i < p->nall; i++) {
 		io_stats_reset(&p->workers[i].stats);
 		atomic_store(&p->workers[i].progress_bytes, 0);
 	}
@@ -1008,18 +1074,23 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		rc = checkpoint_train_catchup(run, rc, e->gstep0 + step, e->gstep0 + s->min_steps);
 	if (!coll)
 		pool_stop(p);
+	if (p->trainer_reads) {
+		int crc = reader_close_all(&p->workers[p->nworkers]);
+		if (rc == 0 && crc < 0)
+			rc = crc;
+	}
 	uint64_t t1 = timer_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
 	uint64_t line_bytes = 0;
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nall; i++)
 		line_bytes += p->workers[i].stats.bytes;
 	epoch_line(&pg, what, er, line_bytes);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	p->time_base += er->wall_s;
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nall; i++)
 		io_stats_merge(&er->io, &p->workers[i].stats);
 	if (rc == 0 && run->err.code && !coll)
 		rc = run->err.code; /* a reader failed while closing its files */
@@ -1127,6 +1198,23 @@ static unsigned ring_slots(const struct config *cfg, bool coll, unsigned threads
 	return threads * (unsigned)per;
 }
 
+/* A reader's state: its I/O, stats and timeline (id 0: the trainer's own, trainer_reads). */
+static int worker_init(struct run *run, struct pool *p, struct worker *w, int id, unsigned threads)
+{
+	const struct config *cfg = &run->cfg;
+
+	w->pool = p;
+	w->id = id;
+	w->spin.limit_ns = SPIN_NS;
+	w->io = (struct io){.run = run,
+			    .stats = &w->stats,
+			    .transfer = cfg->storage.transfer_size,
+			    .direct = cfg->storage.direct};
+	w->tlcap = TIMELINE_MAX / (int)(threads + 1);
+	w->tl = calloc((size_t)w->tlcap, sizeof(*w->tl));
+	return w->tl ? 0 : run_fail(run, -ENOMEM, "out of memory");
+}
+
 static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
@@ -1146,11 +1234,12 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	p->slots = aligned_alloc(64, nslots * sizeof(*p->slots));
 	if (p->slots)
 		memset(p->slots, 0, nslots * sizeof(*p->slots));
-	p->workers = calloc(threads, sizeof(*p->workers));
+	p->workers = calloc(threads + 1, sizeof(*p->workers));
 	if (!p->slots || !p->workers)
 		return run_fail(run, -ENOMEM, "out of memory");
 	p->nslots = nslots;
 	p->nworkers = threads;
+	p->nall = threads;
 	if (brc < 0)
 		return run_fail(run, brc, "cannot read this rank's CPU affinity: %s",
 				strerror(-brc));
@@ -1203,22 +1292,21 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	}
 	for (unsigned i = 0; i < threads; i++) {
 		struct worker *w = &p->workers[i];
-		w->pool = p;
-		w->id = (int)i + 1;
-		w->spin.limit_ns = SPIN_NS;
-		w->io = (struct io){.run = run,
-				    .stats = &w->stats,
-				    .transfer = cfg->storage.transfer_size,
-				    .direct = cfg->storage.direct};
-		w->tlcap = TIMELINE_MAX / (int)(threads + 1);
-		w->tl = calloc((size_t)w->tlcap, sizeof(*w->tl));
-		if (!w->tl)
-			return run_fail(run, -ENOMEM, "out of memory");
-		if (!coll) {
-			int rc = queue_init(run, p, w, batch_bytes);
-			if (rc < 0)
-				return rc;
-		}
+		int rc = worker_init(run, p, w, (int)i + 1, threads);
+		if (rc == 0 && !coll)
+			rc = queue_init(run, p, w, batch_bytes);
+		if (rc < 0)
+			return rc;
+	}
+	/* Trainer reads where the trainer is a pure consumer on the readers' CPUs (lazy_wake),
+	 * reading sample by sample (queued reads keep io_depth in flight across a thread's own
+	 * batches, and a stream format's shards belong to one thread each: checked per epoch). */
+	p->trainer_reads = p->lazy_wake && !coll && !p->workers[0].win.b;
+	if (p->trainer_reads) {
+		int rc = worker_init(run, p, &p->workers[threads], 0, threads);
+		if (rc < 0)
+			return rc;
+		p->nall = threads + 1;
 	}
 	/* The readers live for the whole run; they wait for the first epoch. */
 	for (unsigned i = 0; !coll && i < threads; i++) {
@@ -1242,7 +1330,7 @@ static void pool_free(struct run *run, struct pool *p)
 	for (unsigned i = 0; p->slots && i < p->nslots; i++)
 		if (p->slots[i].buf)
 			run->compute_ops->free_host(run->compute, p->slots[i].buf);
-	for (unsigned i = 0; p->workers && i < p->nworkers; i++) {
+	for (unsigned i = 0; p->workers && i < p->nall; i++) {
 		io_queue_close(&p->workers[i].io);
 		bwin_free(&p->workers[i].win);
 		free(p->workers[i].tl);
@@ -1261,7 +1349,7 @@ static void pool_free(struct run *run, struct pool *p)
 /* Appends the reader threads' timeline events after the trainer's. */
 static void timeline_collect(struct pool *p, struct train_result *res)
 {
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i < p->nall; i++)
 		for (int k = 0; k < p->workers[i].ntl && res->ntimeline < TIMELINE_MAX; k++)
 			res->timeline[res->ntimeline++] = p->workers[i].tl[k];
 }
@@ -1602,6 +1690,20 @@ static int train_run_multi(struct run *run, struct train_result *res)
 	return agree(run, rc ? rc : crc);
 }
 
+/* summary.json "binding": whether the trainer reads a batch no reader has started, and how many
+ * it read (all ranks, training and evaluation). Collective. */
+static void binding_trainer_reads(struct run *run, struct train_result *res, bool on,
+				  unsigned long long batches)
+{
+	unsigned long long all = 0;
+
+	MPI_Reduce(&batches, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, run->comm);
+	if (!res->binding)
+		return;
+	json_object_set_new(res->binding, "trainer_reads", json_boolean(on));
+	json_object_set_new(res->binding, "trainer_read_batches", json_integer((json_int_t)all));
+}
+
 int train_run(struct run *run, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
@@ -1659,11 +1761,15 @@ int train_run(struct run *run, struct train_result *res)
 	}
 	/* Async checkpoints: the last one is made durable before the run ends. */
 	rc = checkpoint_train_end(run, rc);
+	unsigned long long tb = p.trainer_batches + (ev.pool_made ? ev.p.trainer_batches : 0);
+	bool treads = p.trainer_reads;
 	eval_teardown(run, &ev, res);
 	pool_free(run, &p);
 	sampler_free(&s);
 	int crc = close_shared(run);
-	return agree(run, rc ? rc : crc);
+	if ((rc = agree(run, rc ? rc : crc)) == 0)
+		binding_trainer_reads(run, res, treads, tb);
+	return rc;
 }
 
 void train_result_free(struct train_result *res)

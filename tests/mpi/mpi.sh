@@ -180,22 +180,37 @@ lazy_wake)
 	# wake-up would hang the run (the watchdog names it), a lost batch would change the counts.
 	command -v taskset >/dev/null || { echo "taskset not installed"; exit 77; }
 	c0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
-	for shape in 1:1:1 1:2:2 1:3:3 2:2:1 2:1:2 1:1:16; do
-		IFS=: read -r n threads prefetch <<<"$shape"
+	# The trainer reads a batch no reader has started (trainer reads): counted in binding, never
+	# more batches than the run has; with compute between batches it never does. Over all the
+	# shapes it must have read some (else the path is dead).
+	: >"$T/tb"
+	for shape in 1:1:1 1:2:2 1:3:3 2:2:1 2:1:2 1:1:16 1:1:2:0.0001; do
+		IFS=: read -r n threads prefetch ct <<<"$shape"
 		rm -rf "$T/results"
 		taskset -c "$c0" "$MPIEXEC" --oversubscribe --bind-to none -n "$n" "$FEEDBENCH" run \
 			"$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
 			--set "reader.read_threads=$threads" --set "reader.prefetch_size=$prefetch" \
-			--set train.epochs=3 >"$T/out" 2>"$T/err"
+			--set "train.computation_time=${ct:-0}" --set train.epochs=3 >"$T/out" 2>"$T/err"
 		RC=$?
 		expect_rc 0
 		summary --ranks "$n" --epochs 3 --bytes $((64 * REC * 3)) --samples 192 --ops 192
-		python3 - "$(run_dir)/summary.json" <<'PY' || fail "readers_share on one CPU ($shape)"
+		python3 - "$(run_dir)/summary.json" "${ct:-0}" "$T/tb" <<'PY' ||
 import json, sys
-b = json.load(open(sys.argv[1]))["binding"]
+s = json.load(open(sys.argv[1]))
+b = s["binding"]
 assert b["readers_share_trainer_core"] is True, b
+batches = 3 * 64 // s["config"]["reader"]["batch_size"]
+if float(sys.argv[2]) > 0:
+    assert b["trainer_reads"] is False and b["trainer_read_batches"] == 0, b
+else:
+    assert b["trainer_reads"] is True, b
+    assert 0 <= b["trainer_read_batches"] <= batches, (b["trainer_read_batches"], batches)
+    open(sys.argv[3], "a").write(f"{b['trainer_read_batches']}\n")
 PY
+			fail "binding on one CPU ($shape)"
 	done
+	python3 -c 'import sys; n = sum(map(int, open(sys.argv[1]))); sys.exit(0 if n > 0 else 1)' \
+		"$T/tb" || fail "the trainer never read a batch itself on one CPU (trainer reads)"
 	;;
 prefetch_bytes)
 	# The ring by bytes: batches of 4 x 4 KiB, 3 readers: 100 KiB hold 6 whole batches (2 per
