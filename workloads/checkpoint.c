@@ -985,6 +985,13 @@ static void ckpt_table(FILE *f, struct run *run, const json_t *m, const struct c
 			cfg->storage.page_cache == PAGE_CACHE_DROP ? "page cache dropped"
 								   : "files evicted (fadvise)",
 			cfg->checkpoint.verify ? ", verified byte for byte" : ", not verified");
+	fprintf(f,
+		"| namespace (rank 0) | %.0f calls (stat, mkdir, unlink, list, rmdir) in %.4f s; "
+		"%.0f folder fsyncs in %.4f s |\n",
+		json_number_value(json_object_get(m, "checkpoint_namespace_ops")),
+		json_number_value(json_object_get(m, "checkpoint_namespace_seconds")),
+		json_number_value(json_object_get(m, "checkpoint_folder_fsync_calls")),
+		json_number_value(json_object_get(m, "checkpoint_folder_fsync_seconds")));
 	fprintf(f, "| stripe | %s |\n",
 		run->fs.can_stripe ? "see summary.json storage.stripe_*"
 				   : "unsupported on this file system");

@@ -114,6 +114,8 @@ count = 2"
 	run 2 dcp
 	expect_rc 0
 	check "dcp_ok(s, ck, steps=[1, 2], total=14000042, writers=[0, 1], count=2)"
+	grep -q "^| namespace (rank 0) | 4 calls (stat, mkdir, unlink, list, rmdir) in [0-9.]* s; 2 folder fsyncs in " \
+		"$(dirname "$(summary)")/table.md" || fail "table.md has no namespace row"
 	# zero_stage 0, data 2: the replica (rank 1) writes nothing; zero_stage 3 shards all.
 	rm -rf "$T/results" "$T/data"
 	run 2 dcp --set checkpoint.tensor_parallelism=1 --set checkpoint.count=1

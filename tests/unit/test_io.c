@@ -10,6 +10,8 @@
  * - io_pread() through a queue reads one call at a time and is counted the same way;
  * - folder listing and removal go through the back-end's list_dir and rmdir when it has them
  *   (POSIX otherwise), each counted as one namespace call, failures naming the folder;
+ * - eviction (io_evict) and folder fsync (io_sync_dir) go through the back-end's evict and
+ *   sync_dir, failures naming the path;
  * - reads kept in flight across batches: a mark is done once every read queued before it
  *   completed, whatever later reads do, and io_queue_wait_file() leaves other files' reads in
  *   flight.
@@ -460,6 +462,68 @@ static void test_namespace_posix(void **state)
 	assert_int_equal(st.meta_ops, 6);
 }
 
+/* A back-end with its own eviction and folder fsync: evicts any file but "bad", fsyncs any
+ * folder but "/ro". */
+static unsigned ev_evicts, ev_syncs;
+
+static int ev_evict(struct sfile *f)
+{
+	ev_evicts++;
+	return strcmp(((struct sfile_base *)f)->path, "bad") == 0 ? -EIO : 0;
+}
+
+static int ev_sync_dir(const char *path, struct run *run)
+{
+	(void)run;
+	ev_syncs++;
+	return strcmp(path, "/ro") == 0 ? -EROFS : 0;
+}
+
+static const struct storage_ops ev_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "ev",
+    .open = fake_open,
+    .pread = fake_pread,
+    .close = fake_close,
+    .evict = ev_evict,
+    .sync_dir = ev_sync_dir,
+};
+
+/* io_evict opens through the back-end, evicts, closes (the open counted only with stats);
+ * io_sync_dir goes to the back-end's sync_dir, counted as a sync; failures name the path. */
+static void test_evict_and_sync_dir(void **state)
+{
+	struct run run = {0};
+	struct io_stats st;
+	struct io io = {.run = &run, .stats = &st}, quiet = {.run = &run};
+
+	(void)state;
+	fb_errbuf_init(&run.err);
+	io_stats_reset(&st);
+	run.storage = &ev_storage;
+	assert_int_equal(io_evict(&io, "good"), 0);
+	assert_int_equal(io_evict(&quiet, "good"), 0);
+	assert_int_equal(ev_evicts, 2);
+	assert_int_equal(st.opens, 1);
+	assert_int_equal(io_sync_dir(&io, "/d"), 0);
+	assert_int_equal(st.syncs, 1);
+	assert_int_equal(io_evict(&io, "bad"), -EIO);
+	assert_non_null(strstr(run.err.msg, "cannot evict 'bad' from the page cache"));
+	fb_errbuf_clear(&run.err);
+	assert_int_equal(io_sync_dir(&io, "/ro"), -EROFS);
+	assert_non_null(strstr(run.err.msg, "cannot fsync folder '/ro'"));
+	assert_int_equal(ev_syncs, 2);
+	assert_int_equal(st.syncs, 1); /* a failed fsync is not counted as made */
+	/* Without the ops: the POSIX folder fsync; a back-end without evict opens and closes. */
+	char dir[] = "/tmp/fb-test-io-XXXXXX";
+	run.storage = &fake_storage;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(io_sync_dir(&io, dir), 0);
+	assert_int_equal(st.syncs, 2);
+	assert_int_equal(io_evict(&io, "any"), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* Two batches of four reads in flight at once, the oldest completing first: the first
  * batch's mark is done while the second's reads are still in flight; completions out of order
  * (newest first): a mark is not done while an older read is in flight. */
@@ -536,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_sync_wrong_tag),
 	    cmocka_unit_test(test_namespace_backend),
 	    cmocka_unit_test(test_namespace_posix),
+	    cmocka_unit_test(test_evict_and_sync_dir),
 	    cmocka_unit_test(test_marks),
 	    cmocka_unit_test(test_wait_file),
 	};
