@@ -295,9 +295,10 @@ fail_errno = EIO"
 	[ -d "$CK/step-1" ] && [ ! -e "$CK/step-1/.metadata" ] ||
 		fail "sync_dir: a checkpoint whose folder fsync failed has .metadata"
 	[ ! -e "$CK/step-2" ] || fail "sync_dir: the run went on after the failure"
-	# mkdir: the set-up makes the 4 levels of the checkpoint folder (/tmp, $T, data,
-	# checkpoints), the 5th mkdir is step 1's folder.
-	nsrun mkdir 5
+	# mkdir: the set-up makes every level of the checkpoint folder (mkdir -p: one call per
+	# '/' in $CK), the next mkdir is step 1's folder.
+	levels=$(tr -cd / <<<"$CK" | wc -c)
+	nsrun mkdir $((levels + 1))
 	grep -q "rank 0: cannot create folder '$CK/step-1': Input/output error" "$T/err" ||
 		fail "mkdir: the message does not name rank 0 and the folder"
 	[ -d "$CK" ] && [ -z "$(ls -A "$CK")" ] || fail "mkdir: something was written: $(ls -A "$CK")"
