@@ -14,10 +14,9 @@
 set -u
 
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
-: "${MPIEXEC:=mpiexec}"
 SRC=$FEEDBENCH_SOURCE_DIR
+. "$SRC/tests/lib.sh"
 HERE=$SRC/tests/compare
 CFG=$SRC/configs/ci.ini
 BUILD=${FEEDBENCH_BUILD_DIR:-/tmp/fb_compare_build}
@@ -25,32 +24,10 @@ F=$BUILD/tmp/compare # the shared runs
 REPS=3               # output.repetitions of the shared runs
 NIDENT=10            # identical runs of ci.ini (false_alarms)
 DEFAULT_METRICS="bandwidth samples au iops latency_p99 wait_p99"
-T=$(mktemp -d /tmp/fb_compare_XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+lib_init compare /tmp
 cd "$T" || exit 1
 # The runs record a commit only where a test sets one.
 unset FEEDBENCH_GIT_COMMIT GITHUB_SHA CI_COMMIT_SHA
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout" >&2
-	cat "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
-
-expect_rc() {
-	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"
-}
-
-expect_err() {
-	grep -qF -- "$1" "$T/err" || fail "stderr does not say '$1'"
-}
-
-expect_out() {
-	grep -qF -- "$1" "$T/out" || fail "stdout does not say '$1'"
-}
 
 # fb ARGS...: feedbench without a launcher (compare, baseline and history need no MPI);
 # stdout in $T/out, stderr in $T/err, exit status in $RC.
@@ -182,9 +159,7 @@ setup)
 	DATA=$(pick_data_dir)
 	echo "data folder: $DATA"
 	# The dataset first, written back to the disk: no run of the ten competes with it.
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" generate "$CFG" \
-		--set "dataset.data_dir=$DATA" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 generate "$CFG" --set "dataset.data_dir=$DATA"
 	expect_rc 0
 	sync
 	# Every run reads through an emulated device (the faulty back-end: 2 ms per read call) so
@@ -593,10 +568,8 @@ assert (rc == 1) == any(c["verdict"] == "regressed" for c in d["comparisons"])
 sweeps)
 	# Two sweeps of the stripe sweep (4 points, page-cache resident: --allow-cached).
 	for k in a b; do
-		"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" sweep "$SRC/configs/sweeps/stripe-small.ini" \
-			--set "dataset.data_dir=$T/data" --set output.plots=false \
-			--output "$T/$k" --quiet >"$T/out" 2>"$T/err"
-		RC=$?
+		fb_mpi 2 sweep "$SRC/configs/sweeps/stripe-small.ini" \
+			--set "dataset.data_dir=$T/data" --set output.plots=false --output "$T/$k" --quiet
 		expect_rc 0
 	done
 	A=$(ls -d "$T"/a/*-sweep-*)

@@ -4,21 +4,10 @@
 #
 # usage: cli.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 CASE=$1
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_cli_XXXXXX")
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+lib_init cli
 mkdir "$T/work" # the working directory of every command: relative paths land here
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout (first 30 lines)" >&2
-	head -30 "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 fb() {
 	(cd "$T/work" && "$FEEDBENCH" "$@") >"$T/out" 2>"$T/err"

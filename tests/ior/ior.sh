@@ -6,10 +6,8 @@
 #                       FEEDBENCH_SOURCE_DIR)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_ior_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+lib_init ior
 cat >"$T/ior.ini" <<'INI'
 [workload]
 name = ior-test
@@ -20,20 +18,12 @@ transfer_size = 64KiB
 segments = 3
 INI
 
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	cat "$T/out" "$T/err" >&2 2>/dev/null
-	exit 1
-}
-
 # fb NRANKS [--set ...]
 fb() {
 	local n=$1
 	shift
-	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$T/ior.ini" \
-		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" "$@" \
-		>"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi "$n" run "$T/ior.ini" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" "$@"
 }
 
 # check NRANKS FILES: bytes and calls of both phases, files listed in summary.json

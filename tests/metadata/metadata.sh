@@ -6,23 +6,13 @@
 #                            FEEDBENCH_SOURCE_DIR)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_md_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+lib_init md
 INI=${FEEDBENCH_SOURCE_DIR:?}/configs/workloads/mdtest.ini
 
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	cat "$T/out" "$T/err" >&2 2>/dev/null
-	exit 1
-}
-
 fb() {
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$INI" --set "dataset.data_dir=$T/data" \
-		--set "output.dir=$T/results" --set metadata.files_per_rank=40 \
-		--set metadata.file_size=3000 "$@" >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 run "$INI" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		--set metadata.files_per_rank=40 --set metadata.file_size=3000 "$@"
 }
 
 # check PHASES: every phase moved 2 x 40 operations; create and read 3000 bytes each

@@ -9,39 +9,18 @@ set -u
 
 CASE=$1
 shift
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 HERE=$(cd "$(dirname "$0")" && pwd)
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_mpi_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$HERE/../lib.sh"
+lib_init mpi
 BASE=$HERE/tiny.ini
 REC=4096 # tiny.ini's record_length_bytes
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	echo "---- stdout (last 40 lines)" >&2
-	tail -40 "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 # fb NRANKS COMMAND [--set ...]: runs feedbench on tiny.ini in the test folder; sets RC.
 fb() {
 	local n=$1 cmd=$2
 	shift 2
-	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" "$cmd" "$BASE" \
-		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" "$@" \
-		>"$T/out" 2>"$T/err"
-	RC=$?
-}
-
-expect_rc() {
-	[ "$RC" -eq "$1" ] || fail "exit status $RC, want $1"
-}
-
-expect_err() {
-	grep -qF -- "$1" "$T/err" || fail "stderr does not say: $1"
+	fb_mpi "$n" "$cmd" "$BASE" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" "$@"
 }
 
 # The one run folder (fails when there is not exactly one).
@@ -389,10 +368,9 @@ interrupt)
 	expect_rc 0
 	earlier=$(run_dir)
 	before=$(tree_digest "$T/results")
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" \
-		--set "output.dir=$T/results" --set train.computation_time=1s --set train.epochs=20 \
-		>"$T/out" 2>"$T/err" &
-	pid=$!
+	fb_mpi_bg 2 run "$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+		--set train.computation_time=1s --set train.epochs=20
+	pid=$MPIPID
 	# Rank 0 names the accelerator once its signal handlers are in place; the dataset exists,
 	# so training starts right after, with 8 steps of 1 s per epoch: a second later the signal
 	# lands mid-epoch.

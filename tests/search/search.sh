@@ -6,19 +6,12 @@
 #
 # Environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC, FEEDBENCH_SOURCE_DIR.
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
-: "${MPIEXEC:=mpiexec}"
+. "$FEEDBENCH_SOURCE_DIR/tests/lib.sh"
+FAIL_WHAT=search
 INI=$FEEDBENCH_SOURCE_DIR/tests/search/search.ini
-T=$(mktemp -d /tmp/fb_search_XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+lib_init search /tmp
 cd "$T" || exit 1
-
-fail() {
-	echo "FAIL: $*" >&2
-	cat "$T/out" "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 # The analytic answer: n ranks need n x batch_size x read_latency of device time per step of
 # computation_time; AU = min(1, C / (n B L)) >= T up to n = floor(C / (T B L)).
@@ -35,8 +28,8 @@ print(min(4, math.floor(C / (T * B * L) + 1e-9)))
 PY
 ) || fail "cannot compute the expected answer"
 
-"$MPIEXEC" --oversubscribe -n 4 "$FEEDBENCH" search "$INI" --output "$T/res" >"$T/out" 2>"$T/err" ||
-	fail "feedbench search exited $?"
+fb_mpi 4 search "$INI" --output "$T/res"
+[ "$RC" -eq 0 ] || fail "feedbench search exited $RC"
 dir=$(ls -d "$T"/res/search-search-* 2>/dev/null | head -1)
 [ -n "$dir" ] || fail "no search folder under $T/res"
 [ -z "$(ls -A "$T/res" | grep '^\.')" ] || fail "a temporary folder was left in $T/res"
@@ -62,33 +55,26 @@ for t in r["trials"]:
 PY
 
 # Not shared: every rank has its own 2 ms device, four ranks are fed as well as one.
-"$MPIEXEC" --oversubscribe -n 4 "$FEEDBENCH" search "$INI" --output "$T/res2" \
-	--set storage.faulty.shared_device=false -q >"$T/out" 2>"$T/err" ||
-	fail "feedbench search (not shared) exited $?"
-python3 -c "
-import glob, json, sys
-r = json.load(open(glob.glob('$T/res2/*/search_results.json')[0]))
-print('not shared: answered', r['answer_accelerators'])
-sys.exit(0 if r['answer_accelerators'] == 4 and len(r['trials']) == 1 else 1)" ||
-	fail "with a device per rank the answer must be 4 after one trial"
+fb_mpi 4 search "$INI" --output "$T/res2" --set storage.faulty.shared_device=false -q
+[ "$RC" -eq 0 ] || fail "feedbench search (not shared) exited $RC"
+r=$(ls "$T"/res2/*/search_results.json | head -1)
+echo "not shared: answered $(json_get "$r" "s['answer_accelerators']")"
+# with a device per rank the answer must be 4 after one trial
+json_check "$r" "s['answer_accelerators'] == 4 and len(s['trials']) == 1"
 
 # accelerators_per_rank = 2 on 2 ranks: the search counts accelerators (ranks x 2), not ranks.
-"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" search "$INI" --output "$T/res4" \
-	--set storage.faulty.shared_device=false --set train.accelerators_per_rank=2 -q \
-	>"$T/out" 2>"$T/err" || fail "feedbench search (accelerators_per_rank = 2) exited $?"
-python3 -c "
-import glob, json, sys
-r = json.load(open(glob.glob('$T/res4/*/search_results.json')[0]))
-print('2 ranks x 2 accelerators: answered', r['answer_accelerators'])
-sys.exit(0 if r['answer_accelerators'] == 4 and r['answer_ranks'] == 2 and
-         r['accelerators_per_rank'] == 2 and r['trials'][0]['accelerators'] == 4 else 1)" ||
-	fail "with 2 accelerators per rank the answer must count 4 accelerators"
+fb_mpi 2 search "$INI" --output "$T/res4" --set storage.faulty.shared_device=false \
+	--set train.accelerators_per_rank=2 -q
+[ "$RC" -eq 0 ] || fail "feedbench search (accelerators_per_rank = 2) exited $RC"
+r=$(ls "$T"/res4/*/search_results.json | head -1)
+echo "2 ranks x 2 accelerators: answered $(json_get "$r" "s['answer_accelerators']")"
+# with 2 accelerators per rank the answer must count 4 accelerators
+json_check "$r" "s['answer_accelerators'] == 4" "s['answer_ranks'] == 2" \
+	"s['accelerators_per_rank'] == 2" "s['trials'][0]['accelerators'] == 4"
 grep -q "^\*\*Answer: 4 accelerators" "$T"/res4/*/report.md || fail "report.md does not count accelerators"
 
 # A workload that is not training is refused before anything runs.
-"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" search "$INI" --set workload.type=ior \
-	--output "$T/res3" >"$T/out" 2>"$T/err"
-rc=$?
-[ "$rc" -eq 2 ] || fail "search of an ior workload exited $rc, expected 2"
+fb_mpi 2 search "$INI" --set workload.type=ior --output "$T/res3"
+[ "$RC" -eq 2 ] || fail "search of an ior workload exited $RC, expected 2"
 grep -q "needs \[workload\] type = train" "$T/err" || fail "no message for a non-train search"
 echo "search: ok"

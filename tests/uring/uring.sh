@@ -18,30 +18,18 @@ set -u
 
 CASE=$1
 shift
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 HERE=$(cd "$(dirname "$0")" && pwd)
 MPI=$HERE/../mpi
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_uring_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+. "$HERE/../lib.sh"
+FAIL_WHAT="uring $CASE"
+lib_init uring
 REC=4096
-
-fail() {
-	echo "FAIL (uring $CASE): $MSG" >&2
-	echo "---- stdout (last 30 lines)" >&2
-	tail -30 "$T/out" >&2 2>/dev/null
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
 
 fb() { # fb COMMAND [--set ...]: 2 ranks on tiny.ini through uring; sets RC
 	local cmd=$1
 	shift
-	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" "$cmd" "$MPI/tiny.ini" \
-		--set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
-		--set storage.backend=uring "$@" </dev/null >"$T/out" 2>"$T/err"
-	RC=$?
+	fb_mpi 2 "$cmd" "$MPI/tiny.ini" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set storage.backend=uring "$@" </dev/null
 }
 
 if ! "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
@@ -58,9 +46,9 @@ check_run() {
 	[ "$fmt" = raw ] && chk+=(--bytes $((64 * REC * 2)) --ops 128)
 	[ -n "$direct" ] && chk+=(--direct)
 	MSG="summary.json is inconsistent"
-	python3 "$MPI/check_summary.py" "$run" "${chk[@]}" 2>>"$T/err" || fail
+	python3 "$MPI/check_summary.py" "$run" "${chk[@]}" 2>>"$T/err" || fail "$MSG"
 	MSG="summary.json does not say backend uring with io_depth $depth"
-	python3 - "$run/summary.json" "$depth" "$fmt" <<'PY' 2>>"$T/err" || fail
+	python3 - "$run/summary.json" "$depth" "$fmt" <<'PY' 2>>"$T/err" || fail "$MSG"
 import json, sys
 s = json.load(open(sys.argv[1]))
 depth, fmt = int(sys.argv[2]), sys.argv[3]
@@ -99,7 +87,7 @@ read)
 			fb run --set "dataset.format=$fmt" --set "dataset.file_access=$a" \
 				--set "storage.io_depth=$depth" --set reader.batch_size=8
 			MSG="$fmt $a io_depth $depth: exit status $RC, want 0"
-			[ "$RC" -eq 0 ] || fail
+			[ "$RC" -eq 0 ] || fail "$MSG"
 			check_run "$fmt" "$depth" ""
 		done
 	done
@@ -110,7 +98,7 @@ read)
 					--set "storage.io_depth=$depth" --set reader.batch_size=8 \
 					--set storage.direct=true
 				MSG="raw O_DIRECT io_depth $depth: exit status $RC, want 0"
-				[ "$RC" -eq 0 ] || fail
+				[ "$RC" -eq 0 ] || fail "$MSG"
 				check_run raw "$depth" direct
 			done
 		else
@@ -124,7 +112,7 @@ truncated)
 	# samples of the batch may report first, each at its own offset.
 	fb generate --set dataset.file_access=shared
 	MSG="generate: exit status $RC"
-	[ "$RC" -eq 0 ] || fail
+	[ "$RC" -eq 0 ] || fail "$MSG"
 	victim=$(ls "$T"/data/raw-*-of-8.bin | sed -n 3p)
 	truncate -s 10000 "$victim"
 	for depth in 1 8; do
@@ -132,13 +120,13 @@ truncated)
 			--set reader.sample_shuffle=off --set reader.file_shuffle=off \
 			--set "storage.io_depth=$depth" --set reader.batch_size=8
 		MSG="io_depth $depth: exit status $RC, want 1"
-		[ "$RC" -eq 1 ] || fail
+		[ "$RC" -eq 1 ] || fail "$MSG"
 		offsets='10000'
 		[ "$depth" -gt 1 ] && offsets='10000|12288|16384|20480|24576|28672'
 		MSG="io_depth $depth: stderr does not name the file and offset of the short read"
-		grep -qE "unexpected end of file in '$victim' at offset ($offsets) " "$T/err" || fail
+		grep -qE "unexpected end of file in '$victim' at offset ($offsets) " "$T/err" || fail "$MSG"
 		MSG="io_depth $depth: a run folder was left under a final name"
-		[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail
+		[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail "$MSG"
 	done
 	;;
 pipeline)
@@ -157,12 +145,12 @@ pipeline)
 		echo "pipeline: batch $batch, $threads threads, prefetch $prefetch, $epochs epochs, $files files, direct $direct"
 		what="batch $batch, $threads threads, prefetch $prefetch, $epochs epochs, $files files"
 		MSG="$what: exit status $RC, want 0"
-		[ "$RC" -eq 0 ] || fail
+		[ "$RC" -eq 0 ] || fail "$MSG"
 		n=$((files * spf * epochs))
 		chk=(--ranks 2 --epochs "$epochs" --samples "$n" --bytes $((n * REC)) --ops "$n")
 		[ "$direct" = true ] && chk+=(--direct)
 		MSG="$what: summary.json is inconsistent"
-		python3 "$MPI/check_summary.py" "$T"/results/*/ "${chk[@]}" 2>>"$T/err" || fail
+		python3 "$MPI/check_summary.py" "$T"/results/*/ "${chk[@]}" 2>>"$T/err" || fail "$MSG"
 		rm -rf "$T/results"
 	done <<'ROWS'
 3 1 2 3 8 false
@@ -177,20 +165,20 @@ eio)
 	# the offset; no run folder.
 	fb generate
 	MSG="generate: exit status $RC"
-	[ "$RC" -eq 0 ] || fail
+	[ "$RC" -eq 0 ] || fail "$MSG"
 	fb run --set dataset.generate=never --set storage.backend=faulty \
 		--set storage.faulty.inner=uring --set storage.faulty.fail_op=read \
 		--set storage.faulty.fail_nth=5 --set storage.faulty.fail_rank=1 \
 		--set storage.faulty.fail_errno=EIO --set storage.io_depth=8 --set reader.batch_size=3
 	MSG="exit status $RC, want 1"
-	[ "$RC" -eq 1 ] || fail
+	[ "$RC" -eq 1 ] || fail "$MSG"
 	MSG="stderr does not say once: rank 1 cannot read '<file>' at offset N: Input/output error"
-	[ "$(grep -c "Input/output error" "$T/err")" -eq 1 ] || fail
-	grep -q "rank 1" "$T/err" || fail
+	[ "$(grep -c "Input/output error" "$T/err")" -eq 1 ] || fail "$MSG"
+	grep -q "rank 1" "$T/err" || fail "$MSG"
 	grep -qE "cannot read '$T/data/raw-[0-9]+-of-8.bin' at offset [0-9]+: Input/output error" \
-		"$T/err" || fail
+		"$T/err" || fail "$MSG"
 	MSG="a run folder was left under a final name"
-	[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail
+	[ -z "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ] || fail "$MSG"
 	;;
 *)
 	echo "uring.sh: unknown case '$CASE'" >&2
