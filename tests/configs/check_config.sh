@@ -13,26 +13,15 @@
 # usage: check_config.sh FILE.ini
 #        check_config.sh --generated CASE   (files that cannot live in git: NUL bytes, CRLF, empty)
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
-: "${MPIEXEC:=mpiexec}"
 : "${FEEDBENCH_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_config_XXXXXX")
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+lib_init config
 mkdir "$T/work"
-
-fail() {
-	echo "FAIL ($NAME): $*" >&2
-	echo "---- stderr" >&2
-	cat "$T/err" >&2 2>/dev/null
-	echo "---- stdout (first 20 lines)" >&2
-	head -20 "$T/out" >&2 2>/dev/null
-	exit 1
-}
 
 if [ "$1" = "--generated" ]; then
 	# Files with bytes git would mangle; the expectations live here instead.
 	NAME=$2
+	FAIL_WHAT=$NAME
 	FILE="$T/$NAME.ini"
 	case $NAME in
 	nul_byte)
@@ -67,6 +56,7 @@ if [ "$1" = "--generated" ]; then
 else
 	FILE=$1
 	NAME=$(basename "$FILE" .ini)
+	FAIL_WHAT=$NAME
 	EXPECT=$(sed -n 's/^; expect: *//p' "$FILE" | head -1)
 	mapfile -t MESSAGES < <(sed -n 's/^; message: *//p' "$FILE")
 	RANKS=$(sed -n 's/^; ranks: *//p' "$FILE" | head -1)

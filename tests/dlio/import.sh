@@ -4,22 +4,12 @@
 #
 # usage: import.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, FEEDBENCH_SOURCE_DIR)
 set -u
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
 CASE=$1
+. "$(dirname "$0")/../lib.sh"
 DATA=$FEEDBENCH_SOURCE_DIR/tests/data/dlio
 DOC=$FEEDBENCH_SOURCE_DIR/docs/dlio.md
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_dlio_XXXXXX")
-trap 'rm -rf "$T"' EXIT
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	for f in out err; do
-		echo "---- $f" >&2
-		head -40 "$T/$f" >&2 2>/dev/null
-	done
-	exit 1
-}
+lib_init dlio
 
 fb() {
 	"$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"

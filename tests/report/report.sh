@@ -8,17 +8,10 @@
 # usage: report.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, FEEDBENCH_SOURCE_DIR)
 set -u
 CASE=$1
-: "${FEEDBENCH:?FEEDBENCH not set}"
 : "${FEEDBENCH_SOURCE_DIR:?FEEDBENCH_SOURCE_DIR not set}"
 HERE=$FEEDBENCH_SOURCE_DIR/tests/report
-T=$(mktemp -d "${FEEDBENCH_BUILD_DIR:-/tmp}/fb_report_XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-
-fail() {
-	echo "FAIL ($CASE): $*" >&2
-	cat "$T/err" >&2 2>/dev/null
-	exit 1
-}
+. "$HERE/../lib.sh"
+lib_init report
 
 # plot DIR: feedbench plot without gnuplot: exit 1 (plots skipped), report.md rewritten
 plot() {
