@@ -114,6 +114,7 @@ struct pool {
 	bool lazy_wake;	    /* readers share the trainer's CPUs: wake-ups in groups (see below) */
 	bool trainer_reads; /* and a batch no reader has started is read by the trainer */
 	uint64_t trainer_batches; /* batches the trainer read itself, this pool, all epochs */
+	uint64_t step_end;	  /* ns: when the trainer's last step ended (trainer_read) */
 	uint64_t tpend_step;	  /* the trainer's first slot freed without a wake-up */
 	unsigned tnpend;	  /* and how many since */
 	struct spinner trainer_spin;
@@ -702,22 +703,22 @@ static void trainer_flush(struct pool *p)
  * itself, with reader state of its own, exactly as a reader would (the same samples, order,
  * buffer and verification; its reads count in the same figures, and summary.json "binding"
  * counts these batches). The ring, the batch order and the memory bound are unchanged. */
-static int trainer_read(struct pool *p, struct slot *slot, uint64_t step)
+static int trainer_read(struct pool *p, struct slot *slot, uint64_t step, uint64_t *t_ready)
 {
 	struct worker *tw = &p->workers[p->nworkers];
-	uint64_t t0 = timer_now_ns();
 	int rc = fill_batch(tw, slot, step);
 
-	worker_tl_read(tw, t0, timer_now_ns());
+	*t_ready = timer_now_ns(); /* the read started when the trainer's last step ended */
+	worker_tl_read(tw, p->step_end, *t_ready);
 	slot->rc = rc;
 	atomic_fetch_add_explicit(&slot->turn, 1, memory_order_release); /* filled */
 	p->trainer_batches++;
 	return rc;
 }
 
-/* Trainer side: waits for step's batch (or reads it, see trainer_read). Returns the slot or NULL
- * with *rc set. */
-static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
+/* Trainer side: waits for step's batch (or reads it, see trainer_read, and then sets *t_ready).
+ * Returns the slot or NULL with *rc set. */
+static struct slot *batch_take(struct pool *p, uint64_t step, int *rc, uint64_t *t_ready)
 {
 	struct slot *slot = &p->slots[step % p->nslots];
 	uint32_t want = step_turn(p, step);
@@ -725,7 +726,7 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc)
 	if (trainer_reads_now(p)) {
 		uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire) & TURN_MASK;
 		if (t == want && slot_claim(slot, step)) {
-			*rc = trainer_read(p, slot, step);
+			*rc = trainer_read(p, slot, step, t_ready);
 			return *rc < 0 ? NULL : slot;
 		}
 		if (t <= want) /* a reader is at it: the trainer waits, so no wake stays pending */
@@ -994,7 +995,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t t0 = timer_now_ns(), prev = t0;
-	p->epoch_t0 = t0;
+	p->epoch_t0 = p->step_end = t0;
 	tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_EPOCH, p->time_base,
 	       p->time_base);
 	if (!coll)
@@ -1002,7 +1003,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	for (; step < total && (coll || rc == 0); step++) {
 		struct slot *slot = NULL;
 		struct step_times st = {0};
-		uint64_t pre_ns = 0, post_ns = 0, t_ready, t_done;
+		uint64_t pre_ns = 0, post_ns = 0, t_ready = 0, t_done;
 		bool mine = step < s->steps;
 		double secs = 0;
 
@@ -1014,9 +1015,10 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 			slot = &p->slots[0];
 			rc = collective_batch(p, tw, slot, step);
 		} else {
-			slot = batch_take(p, step, &rc);
+			slot = batch_take(p, step, &rc, &t_ready);
 		}
-		t_ready = timer_now_ns();
+		if (!t_ready)
+			t_ready = timer_now_ns();
 		if (rc == 0 && mine) {
 			secs = compute_step_seconds(cfg->train.computation_time,
 						    cfg->train.computation_time_stdev, &e->rng);
@@ -1058,7 +1060,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 		if (mine)
 			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
 				     secs, &st);
-		prev = t_end;
+		prev = p->step_end = t_end;
 		watchdog_kick_at(run, t_end);
 		if (s->steps)
 			epoch_progress(e, &pg, step, total, t0);
@@ -1517,8 +1519,10 @@ static int multi_epoch(struct epoch_ctx *e, struct multi *m, int epoch, struct e
 			slot[k] = NULL;
 			memset(&st[k], 0, sizeof(st[k]));
 			if (rc == 0 && step < m->s[k].steps) {
-				slot[k] = batch_take(&m->p[k], step, &rc);
-				ready[k] = timer_now_ns();
+				ready[k] = 0;
+				slot[k] = batch_take(&m->p[k], step, &rc, &ready[k]);
+				if (!ready[k])
+					ready[k] = timer_now_ns();
 				any = true;
 			}
 		}
