@@ -20,15 +20,12 @@
  * as surely as a flipped byte, and the data costs nothing to produce while writing.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../bench/agree.h"
 #include "../bench/results.h"
@@ -36,7 +33,6 @@
 #include "../bench/run.h"
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
-#include "../bench/util.h"
 #include "../bench/storage/fs.h"
 #include "checkpoint.h"
 #include "evict.h"
@@ -449,8 +445,7 @@ static int ckpt_remove_step(struct run *run, struct ckpt_state *st, const char *
 	return rc ? rc : io_rmdir(&io, dir, true);
 }
 
-/* Rank 0: is there a checkpoint folder at dir? 1 yes, 0 no, or a failure to tell (recorded).
- */
+/* Rank 0: 1 when a checkpoint folder is at dir, 0 when not, or a recorded failure. */
 static int ckpt_step_exists(struct run *run, struct io *io, const char *dir)
 {
 	struct storage_stat sst;
