@@ -88,10 +88,11 @@ test-sanitize: deps
 # and its prefetch ring (4 reader threads, shared files, MPI-IO from reader threads, readers and a
 # trainer that reads late batches itself on one CPU), the
 # agreement code and the watchdog thread (a flipped byte, an I/O error on one rank, uneven
-# ranks). Any report fails the run; tests/tsan/tsan.supp lists Open MPI internals only. (The
-# SIGINT test is left out: TSan defers signals to its own safe points, which moves the moment
+# ranks), and the async checkpoint's writer thread beside the trainer (a checkpoint written,
+# and one whose write fails). Any report fails the run; tests/tsan/tsan.supp lists Open MPI
+# internals only. (The SIGINT test is left out: TSan defers signals to its own safe points, which moves the moment
 # the run stops.)
-TSAN_TESTS = ^(mpi[.](read_threads_4|lazy_wake|raw_shared_2|verify_flipped_byte_collective|uneven_watchdog)|faults[.](eio_read_rank1|matrix_raw_mpiio_2))$$
+TSAN_TESTS = ^(mpi[.](read_threads_4|lazy_wake|raw_shared_2|verify_flipped_byte_collective|uneven_watchdog)|faults[.](eio_read_rank1|matrix_raw_mpiio_2)|checkpoint[.](train_async|train_async_fail))$$
 test-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS) --target feedbench
