@@ -724,7 +724,9 @@ static struct slot *batch_take(struct pool *p, uint64_t step, int *rc, uint64_t 
 	uint32_t want = step_turn(p, step);
 
 	if (trainer_reads_now(p)) {
-		uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire) & TURN_MASK;
+		uint32_t t = atomic_load_explicit(&slot->turn, memory_order_acquire);
+		if (t & TURN_ABORT) /* a reader failed: slot_wait returns its error */
+			t = want + 1;
 		if (t == want && slot_claim(slot, step)) {
 			*rc = trainer_read(p, slot, step, t_ready);
 			return *rc < 0 ? NULL : slot;

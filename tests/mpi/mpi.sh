@@ -191,6 +191,63 @@ PY
 	python3 -c 'import sys; n = sum(map(int, open(sys.argv[1]))); sys.exit(0 if n > 0 else 1)' \
 		"$T/tb" || fail "the trainer never read a batch itself on one CPU (trainer reads)"
 	;;
+lazy_wake_faults)
+	# Failures on one CPU, where the trainer reads most batches itself (trainer reads): a
+	# flipped byte and an I/O error each end the run with exit 1, one message naming the file
+	# (and offset), and no summary.json, as with reader threads.
+	command -v taskset >/dev/null || { echo "taskset not installed"; exit 77; }
+	c0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+	one() { # one CPU, 1 rank, 1 reader, a ring of 1
+		rm -rf "$T/results"
+		taskset -c "$c0" "$MPIEXEC" --oversubscribe --bind-to none -n 1 "$FEEDBENCH" run \
+			"$BASE" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+			--set reader.read_threads=1 --set reader.prefetch_size=1 "$@" \
+			>"$T/out" 2>"$T/err"
+		RC=$?
+	}
+	fb 1 generate
+	expect_rc 0
+	one --set train.epochs=2
+	expect_rc 0
+	python3 - "$(run_dir)/summary.json" <<'PY' || fail "the trainer read no batch on one CPU"
+import json, sys
+b = json.load(open(sys.argv[1]))["binding"]
+assert b["trainer_reads"] is True and b["trainer_read_batches"] > 0, b
+PY
+	f=$(ls "$T"/data/raw-6-of-8*)
+	off=$((5 * REC + 777))
+	python3 - "$f" "$off" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+	one --set dataset.generate=never
+	expect_rc 1
+	expect_err "verification failed"
+	expect_err "'$f' at offset $off"
+	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
+	python3 - "$f" "$off" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+	one --set dataset.generate=never --set storage.backend=faulty \
+		--set storage.faulty.fail_op=read --set storage.faulty.fail_nth=40 \
+		--set storage.faulty.fail_errno=EIO
+	expect_rc 1
+	expect_err "Input/output error"
+	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
+	;;
 prefetch_bytes)
 	# The ring by bytes: batches of 4 x 4 KiB, 3 readers: 100 KiB hold 6 whole batches (2 per
 	# reader), 1 byte still one per reader. Every sample once per epoch, in either ring.
