@@ -9,9 +9,10 @@
  * -e, inside the timed write) and closes; the read phase reopens and reads back what the rank
  * `shift` places over wrote (IOR -C: shift = ranks per node, so another node's data; on one
  * node the next rank's). Every byte read is checked against the seeded pattern (verify), the
- * time of the check taken out of the phase. With backend = mpiio and [storage.mpiio]
- * collective = true (shared file only) every transfer is an MPI_File_write_at_all /
- * read_at_all that all ranks join (IOR -a MPIIO -c), so the MPI library may aggregate them.
+ * time of the check taken out of the phase. With [storage.mpiio] collective = true (shared
+ * file only; a back-end with collective transfers, mpiio) every transfer is one io_pwrite_all /
+ * io_pread_all that all ranks join (mpiio: MPI_File_write_at_all / read_at_all of any size,
+ * IOR -a MPIIO -c), so the MPI library may aggregate them.
  *
  * Timing per phase and rank, from a start barrier (CLOCK_MONOTONIC): open, transfers (wr/rd),
  * close; a phase's time is the slowest rank's. bw = bytes of all ranks / total time; IOPS =
@@ -32,7 +33,6 @@
 #include "../bench/rng.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
-#include "../bench/storage/mpiio.h"
 #include "workload.h"
 
 #define MIB	    1048576.0
@@ -57,6 +57,8 @@ struct ior_rep {
 static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
+	const char *backend = cfg_choice_name("storage", "backend", cfg->storage.backend);
+	const struct storage_ops *st = storage_find(backend);
 	uint64_t b = cfg->ior.block_size, t = cfg->ior.transfer_size;
 
 	if (t > b || b % t)
@@ -76,10 +78,21 @@ static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "%s: direct = true needs [ior] block_size and transfer_size to be "
 			       "multiples of %d",
 			       src, IOR_ALIGN);
-	if (cfg->mpiio.collective && cfg->storage.backend != BACKEND_MPIIO)
-		return fb_fail(
-		    err, -FB_ECONFIG,
-		    "%s: [storage.mpiio] collective = true needs [storage] backend = mpiio", src);
+	if (cfg->mpiio.collective && !storage_has_collective(st)) {
+		char with[128] = "";
+		size_t at = 0;
+
+		/* The back-ends that can, from the registry (the ops they have). */
+		for (size_t i = 0; storage_registry[i] && at < sizeof(with); i++)
+			if (storage_has_collective(storage_registry[i]) &&
+			    !storage_registry[i]->not_built)
+				at += (size_t)snprintf(with + at, sizeof(with) - at, "%s%s",
+						       at ? " or " : "", storage_registry[i]->name);
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [storage.mpiio] collective = true needs [storage] backend = %s "
+			       "(backend = %s has no collective transfers)",
+			       src, with[0] ? with : "(none built)", backend);
+	}
 	if (cfg->mpiio.collective && cfg->ior.file_per_process)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [storage.mpiio] collective = true moves the transfers of one "
@@ -168,10 +181,12 @@ static void ior_order(const struct run *run, int owner, int64_t s, uint64_t *ord
 static int ior_open(struct run *run, struct io *io, int phase, const char *path, struct sfile **f)
 {
 	bool shared = !run->cfg.ior.file_per_process;
-	/* Only a back-end that opens shared files collectively (MPI-IO) may create the file on
-	 * every rank; STORAGE_CAP_SHARED says a file can be shared, not how it is opened. With
-	 * posix every rank creating it would truncate what a faster rank already wrote. */
-	bool collective = shared && (run->storage->caps & STORAGE_CAP_COLLECTIVE);
+	/* Only a back-end that opens shared files collectively (MPI-IO, or one wrapping it for
+	 * collective transfers) may create the file on every rank; STORAGE_CAP_SHARED says a file
+	 * can be shared, not how it is opened. With posix every rank creating it would truncate
+	 * what a faster rank already wrote. */
+	bool collective =
+	    shared && ((run->storage->caps & STORAGE_CAP_COLLECTIVE) || run->cfg.mpiio.collective);
 	int rc = 0;
 
 	if (phase == IOR_READ)
@@ -187,47 +202,14 @@ static int ior_open(struct run *run, struct io *io, int phase, const char *path,
 	return rc;
 }
 
-/* One collective transfer (MPI_File_write_at_all / read_at_all) on the shared MPI-IO handle:
- * every rank makes the same number of calls, so a rank that already failed keeps joining with
- * an empty transfer (len 0) until the phase ends and the failure is agreed. Counted like the
- * io_* wrappers count independent calls: bytes, calls and the latency of each call. */
-static int ior_coll(struct run *run, struct io *io, struct sfile *f, const char *path, int phase,
-		    void *buf, size_t len, uint64_t off)
+/* One transfer of a phase: collective (io_pwrite_all / io_pread_all, which every rank joins)
+ * or independent. */
+static int ior_xfer(struct io *io, struct sfile *f, int phase, bool coll, void *buf, size_t len,
+		    uint64_t off)
 {
-	MPI_File fh;
-	MPI_Status st;
-	int got = 0, mrc;
-
-	if (mpiio_file_handle(f, &fh))
-		return run_fail(run, -FB_EINTERNAL,
-				"collective transfer on '%s' without an MPI-IO handle", path);
-	uint64_t t0 = timer_now_ns();
-	mrc = phase == IOR_WRITE
-		  ? MPI_File_write_at_all(fh, (MPI_Offset)off, buf, (int)len, MPI_BYTE, &st)
-		  : MPI_File_read_at_all(fh, (MPI_Offset)off, buf, (int)len, MPI_BYTE, &st);
-	uint64_t ns = timer_now_ns() - t0;
-	if (len == 0)
-		return 0;
-	if (mrc != MPI_SUCCESS) {
-		char text[MPI_MAX_ERROR_STRING + 64];
-		int rc = mpiio_error_code(mrc, text, sizeof(text));
-		return run_fail(run, rc, "cannot %s '%s' at offset %" PRIu64 " collectively: %s",
-				phase == IOR_WRITE ? "write" : "read", path, off, text);
-	}
-	if (MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != len)
-		return run_fail(run, phase == IOR_WRITE ? -EIO : -FB_EEOF,
-				"collective %s of '%s' at offset %" PRIu64 " moved %d of %zu bytes",
-				phase == IOR_WRITE ? "write" : "read", path, off, got, len);
-	if (!io->stats)
-		return 0;
-	if (phase == IOR_WRITE) {
-		io->stats->wbytes += len;
-		io->stats->wops++;
-		hist_add(&io->stats->wlatency, ns);
-	} else {
-		io_account(io, len, ns);
-	}
-	return 0;
+	if (phase == IOR_WRITE)
+		return coll ? io_pwrite_all(io, f, buf, len, off) : io_pwrite(io, f, buf, len, off);
+	return coll ? io_pread_all(io, f, buf, len, off) : io_pread(io, f, buf, len, off);
 }
 
 static int ior_phase(struct run *run, int phase, struct ior_phase *out)
@@ -261,29 +243,33 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 		ior_order(run, owner, s, ord, n);
 		for (uint64_t k = 0; (rc == 0 || coll) && k < n; k++) {
 			uint64_t off = ior_offset(run, owner, s, ord[k]);
+			/* Collective transfers: every rank makes the same calls, so a rank that
+			 * already failed keeps joining with nothing to move until the phase ends
+			 * and the failure is agreed. */
 			if (coll && rc != 0) {
-				ior_coll(run, &io, f, path, phase, buf, 0, off);
+				(void)ior_xfer(&io, f, phase, coll, buf, 0, off);
 				continue;
 			}
 			if (phase == IOR_WRITE) {
 				uint64_t v0 = timer_now_ns();
 				ior_fill(run, owner, off, buf, t);
 				verify_ns += timer_now_ns() - v0;
-				rc = coll ? ior_coll(run, &io, f, path, phase, buf, t, off)
-					  : io_pwrite(&io, f, buf, t, off);
-				continue;
 			}
-			rc = coll ? ior_coll(run, &io, f, path, phase, buf, t, off)
-				  : io_pread(&io, f, buf, t, off);
-			if (rc == 0 && cfg->ior.verify) {
+			rc = ior_xfer(&io, f, phase, coll, buf, t, off);
+			if (phase == IOR_READ && rc == 0 && cfg->ior.verify) {
 				uint64_t v0 = timer_now_ns();
 				rc = ior_verify(run, path, owner, off, buf, want, t);
 				verify_ns += timer_now_ns() - v0;
 			}
 		}
 	}
-	if (rc == 0 && phase == IOR_WRITE && cfg->ior.fsync)
-		rc = io_sync(&io, f);
+	/* The sync of a handle shared collectively (MPI-IO) is a collective call: a rank that
+	 * failed still makes it, or the others would wait in it forever. */
+	bool shared_handle = f && (((struct sfile_base *)f)->flags & STORAGE_O_SHARED);
+	if (phase == IOR_WRITE && cfg->ior.fsync && f && (rc == 0 || shared_handle)) {
+		int src = io_sync(&io, f);
+		rc = rc ? rc : src;
+	}
 	uint64_t t2 = timer_now_ns();
 	int crc = f ? io_close(&io, f) : 0;
 	rc = rc ? rc : crc;

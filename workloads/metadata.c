@@ -322,8 +322,11 @@ static void md_finish(struct run *run, int rc)
 	if (!run->cfg.metadata.shared_dir || run->rank == 0) {
 		struct io io = {.run = run};
 		md_dir(run, dir, sizeof(dir));
-		/* Best effort, as before: the results stand when the folder stays. */
-		(void)io_rmdir(&io, dir, true);
+		/* The results stand when the folder stays, but the user is told it stayed. */
+		int rrc = io_rmdir(&io, dir, true);
+		if (rrc < 0)
+			run_warn(run, "cannot remove folder '%s': %s; the results stand", dir,
+				 fb_strerror(rrc));
 	}
 }
 

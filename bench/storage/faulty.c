@@ -29,6 +29,10 @@
  * Queued reads (io_depth, inner = uring) go through the inner back-end's queue; a read chosen
  * to fail is not sent and completes with the errno at the next reap, among the others in
  * flight. read_slowdown, read_latency, short_reads and eintr apply to plain reads only.
+ *
+ * Collective transfers (inner = mpiio, [storage.mpiio] collective = true) count as reads and
+ * writes; the namespace calls (mkdir, unlink, rmdir, sync_dir, list_dir) are fault points of
+ * their own and otherwise go to the inner back-end, or to the POSIX calls.
  */
 #include "storage.h"
 
@@ -58,11 +62,12 @@ enum {
 	FAULT_UNLINK,
 	FAULT_RMDIR,
 	FAULT_SYNC_DIR,
+	FAULT_LIST_DIR,
 	FAULT_NOPS
 };
 
 static const char *const faulty_op_names[FAULT_NOPS] = {
-    "open", "read", "write", "fsync", "close", "mkdir", "unlink", "rmdir", "sync_dir"};
+    "open", "read", "write", "fsync", "close", "mkdir", "unlink", "rmdir", "sync_dir", "list_dir"};
 
 struct faulty_errno {
 	const char *name;
@@ -70,10 +75,11 @@ struct faulty_errno {
 };
 
 static const struct faulty_errno faulty_errnos[] = {
-    {"EIO", EIO},	{"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EROFS", EROFS},
-    {"EACCES", EACCES}, {"EPERM", EPERM},   {"ENOENT", ENOENT}, {"ENOMEM", ENOMEM},
-    {"EBADF", EBADF},	{"EAGAIN", EAGAIN}, {"ESTALE", ESTALE}, {"ETIMEDOUT", ETIMEDOUT},
-    {"EFBIG", EFBIG},	{"EINTR", EINTR},   {"ENODEV", ENODEV}, {"ENXIO", ENXIO},
+    {"EIO", EIO},	{"ENOSPC", ENOSPC},	  {"EDQUOT", EDQUOT},	{"EROFS", EROFS},
+    {"EACCES", EACCES}, {"EPERM", EPERM},	  {"ENOENT", ENOENT},	{"ENOMEM", ENOMEM},
+    {"EBADF", EBADF},	{"EAGAIN", EAGAIN},	  {"ESTALE", ESTALE},	{"ETIMEDOUT", ETIMEDOUT},
+    {"EFBIG", EFBIG},	{"EINTR", EINTR},	  {"ENODEV", ENODEV},	{"ENXIO", ENXIO},
+    {"EBUSY", EBUSY},	{"ENOTEMPTY", ENOTEMPTY}, {"ENOTDIR", ENOTDIR},
 };
 
 /* Per run (per rank): call counters, and the read pacing of read_slowdown. */
@@ -134,7 +140,7 @@ static int faulty_config(struct run *run, int *op, int *err, const struct storag
 	if (*op < 0)
 		return run_fail(run, -FB_ECONFIG,
 				"[storage.faulty] fail_op = '%s' is not one of open, read, write, "
-				"fsync, close, mkdir, unlink, rmdir, sync_dir",
+				"fsync, close, mkdir, unlink, rmdir, sync_dir, list_dir",
 				cfg->faulty.fail_op);
 	*err = 0;
 	for (size_t i = 0; i < sizeof(faulty_errnos) / sizeof(faulty_errnos[0]); i++)
@@ -415,6 +421,44 @@ static int faulty_sync_dir(const char *path, struct run *run)
 	return rc ? rc : storage_call_sync_dir(inner, path, run);
 }
 
+static int faulty_list_dir(const char *path, storage_dir_fn fn, void *arg, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_LIST_DIR, &inner);
+
+	return rc ? rc : storage_call_list_dir(inner, path, fn, arg, run);
+}
+
+/* Collective transfers of the inner back-end (mpiio). A call chosen to fail still joins the
+ * other ranks' collective call, with nothing to move, and then fails: a rank never goes
+ * missing from a collective call the others wait in. */
+static ssize_t faulty_xfer_all(struct sfile *sf, void *buf, size_t len, uint64_t off, bool write)
+{
+	struct faulty_file *f = (struct faulty_file *)sf;
+	const struct storage_ops *in = f->inner_ops;
+	int rc;
+	ssize_t n;
+
+	if (!storage_has_collective(in))
+		return run_fail(f->run, -ENOTSUP,
+				"[storage.faulty] inner = %s has no collective transfers",
+				in->name);
+	rc = faulty_hit(f->run, write ? FAULT_WRITE : FAULT_READ, f->fail_op, f->fail_errno);
+	n = write ? in->pwrite_all(f->inner, buf, rc ? 0 : len, off)
+		  : in->pread_all(f->inner, buf, rc ? 0 : len, off);
+	return rc ? rc : n;
+}
+
+static ssize_t faulty_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	return faulty_xfer_all(sf, buf, len, off, false);
+}
+
+static ssize_t faulty_pwrite_all(struct sfile *sf, const void *buf, size_t len, uint64_t off)
+{
+	return faulty_xfer_all(sf, (void *)buf, len, off, true);
+}
+
 /* Queued reads: the inner back-end's queue, and the failures injected but not yet reaped. */
 struct io_queue {
 	struct io_queue *inner;
@@ -519,4 +563,7 @@ const struct storage_ops faulty_storage = {
     .queue_read = faulty_queue_read,
     .queue_reap = faulty_queue_reap,
     .queue_close = faulty_queue_close,
+    .list_dir = faulty_list_dir,
+    .pread_all = faulty_pread_all,
+    .pwrite_all = faulty_pwrite_all,
 };

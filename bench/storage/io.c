@@ -391,12 +391,18 @@ static int io_posix_list_dir(const char *path, storage_dir_fn fn, void *arg)
 	return rc;
 }
 
+int storage_call_list_dir(const struct storage_ops *ops, const char *path, storage_dir_fn fn,
+			  void *arg, struct run *run)
+{
+	if (ops->list_dir)
+		return ops->list_dir(path, fn, arg, run);
+	return io_posix_list_dir(path, fn, arg);
+}
+
 int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
 {
-	const struct storage_ops *ops = io->run->storage;
 	uint64_t t0 = timer_now_ns();
-	int rc = ops->list_dir ? ops->list_dir(path, fn, arg, io->run)
-			       : io_posix_list_dir(path, fn, arg);
+	int rc = storage_call_list_dir(io->run->storage, path, fn, arg, io->run);
 
 	io_meta_done(io, t0);
 	return rc;
@@ -751,4 +757,58 @@ int io_queue_wait_file(struct io *io, const struct sfile *f)
 	while (!io->qerr && io_queue_find_file(io, f) >= 0)
 		io_queue_poll(io);
 	return io->qerr;
+}
+
+/* ---- collective transfers -------------------------------------------------------------- */
+
+bool storage_has_collective(const struct storage_ops *ops)
+{
+	return ops && ops->pread_all && ops->pwrite_all;
+}
+
+/* One collective call, checked and counted; write says which way. */
+static int io_call_all(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
+		       bool write)
+{
+	const struct storage_ops *ops = ((const struct sfile_base *)f)->ops;
+	const char *what = write ? "write" : "read";
+	uint64_t t0 = timer_now_ns();
+	ssize_t n;
+
+	if (!storage_has_collective(ops))
+		return run_fail(io->run, -ENOTSUP,
+				"cannot %s '%s' collectively: storage back-end %s has no "
+				"collective transfers",
+				what, io_path(f), ops->name);
+	n = write ? ops->pwrite_all(f, buf, len, off) : ops->pread_all(f, buf, len, off);
+	uint64_t ns = timer_now_ns() - t0;
+	if (n < 0)
+		return run_fail(io->run, (int)n,
+				"cannot %s '%s' at offset %" PRIu64 " collectively: %s", what,
+				io_path(f), off, fb_strerror((int)n));
+	if ((size_t)n != len)
+		return run_fail(io->run, write ? -EIO : -FB_EEOF,
+				"collective %s of '%s' at offset %" PRIu64
+				" moved %zd of %zu bytes",
+				what, io_path(f), off, n, len);
+	if (!io->stats || len == 0)
+		return 0;
+	if (write) {
+		io->stats->wbytes += len;
+		io->stats->wops++;
+		hist_add(&io->stats->wlatency, ns);
+	} else {
+		io_account(io, len, ns);
+	}
+	return 0;
+}
+
+int io_pread_all(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
+{
+	return io_call_all(io, f, buf, len, off, false);
+}
+
+int io_pwrite_all(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off)
+{
+	return io_call_all(io, f, (void *)buf, len, off, true);
 }

@@ -34,12 +34,6 @@ struct mpiio_file {
 	struct run *run;
 };
 
-/* Per run: whether the hints were recorded yet (opens run on reader threads). */
-struct mpiio_state {
-	pthread_mutex_t lock;
-	bool recorded;
-};
-
 int mpiio_error_code(int mpirc, char *msg, size_t len)
 {
 	char text[MPI_MAX_ERROR_STRING];
@@ -85,28 +79,6 @@ int mpiio_file_handle(struct sfile *sf, MPI_File *fh)
 	return 0;
 }
 
-static struct mpiio_state *mpiio_state_of(struct run *run)
-{
-	struct mpiio_state *s =
-	    __atomic_load_n((struct mpiio_state **)&run->storage_priv, __ATOMIC_ACQUIRE);
-	struct mpiio_state *expected = NULL;
-
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	pthread_mutex_init(&s->lock, NULL);
-	if (!__atomic_compare_exchange_n((struct mpiio_state **)&run->storage_priv, &expected, s,
-					 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		/* Another thread won the race: use its state. */
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		s = expected;
-	}
-	return s;
-}
-
 static json_t *mpiio_info_json(MPI_Info info)
 {
 	json_t *obj = json_object();
@@ -128,19 +100,18 @@ static json_t *mpiio_info_json(MPI_Info info)
 	return obj;
 }
 
-/* Records requested and effective hints the first time a file is opened in this run. */
+/* Records requested and effective hints the first time a file is opened in this run. Opens
+ * run on reader threads: the run's lock (the one its warnings take) guards the record. No
+ * per-run state of its own (run->storage_priv), so that a back-end wrapping this one (faulty)
+ * keeps its own there. */
 static void mpiio_record_hints(struct run *run, MPI_Info requested, MPI_File fh)
 {
-	struct mpiio_state *s = mpiio_state_of(run);
 	MPI_Info effective = MPI_INFO_NULL;
 	json_t *rec;
 
-	if (!s)
-		return;
-	pthread_mutex_lock(&s->lock);
-	if (s->recorded)
+	pthread_mutex_lock(&run->err.lock);
+	if (!run->info_storage || json_object_get(run->info_storage, "mpiio_hints"))
 		goto out_unlock;
-	s->recorded = true;
 	if (MPI_File_get_info(fh, &effective) != MPI_SUCCESS)
 		effective = MPI_INFO_NULL;
 	rec = json_object();
@@ -150,7 +121,7 @@ static void mpiio_record_hints(struct run *run, MPI_Info requested, MPI_File fh)
 	if (effective != MPI_INFO_NULL)
 		MPI_Info_free(&effective);
 out_unlock:
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&run->err.lock);
 }
 
 /* The hints of [storage.mpiio], plus striping hints for shared files being created. */
@@ -295,6 +266,93 @@ static ssize_t mpiio_pwrite(struct sfile *sf, const void *buf, size_t len, uint6
 	return mpiio_xfer(sf, (void *)buf, len, off, true);
 }
 
+int mpiio_bytes_type(size_t len, size_t piece, MPI_Datatype *type, int *count)
+{
+	MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL;
+	size_t n = piece ? len / piece : 0, rem = piece ? len % piece : 0;
+	int mrc;
+
+	*type = MPI_BYTE;
+	*count = 0;
+	if (piece == 0 || piece > INT_MAX || n > INT_MAX)
+		return MPI_ERR_COUNT;
+	if (len <= piece) {
+		*count = (int)len;
+		return MPI_SUCCESS;
+	}
+	mrc = MPI_Type_contiguous((int)piece, MPI_BYTE, &chunk);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Type_contiguous((int)n, chunk, &body);
+	if (mrc == MPI_SUCCESS && rem == 0) {
+		*type = body;
+		body = MPI_DATATYPE_NULL;
+	} else if (mrc == MPI_SUCCESS) {
+		int lens[2] = {1, (int)rem};
+		MPI_Aint disp[2] = {0, (MPI_Aint)(n * piece)};
+		MPI_Datatype types[2] = {body, MPI_BYTE};
+
+		mrc = MPI_Type_create_struct(2, lens, disp, types, type);
+	}
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Type_commit(type);
+	if (chunk != MPI_DATATYPE_NULL)
+		MPI_Type_free(&chunk);
+	if (body != MPI_DATATYPE_NULL)
+		MPI_Type_free(&body);
+	if (mrc == MPI_SUCCESS) {
+		*count = 1;
+		return MPI_SUCCESS;
+	}
+	mpiio_bytes_type_free(type);
+	*type = MPI_BYTE;
+	return mrc;
+}
+
+void mpiio_bytes_type_free(MPI_Datatype *type)
+{
+	if (*type != MPI_BYTE && *type != MPI_DATATYPE_NULL)
+		MPI_Type_free(type);
+	*type = MPI_BYTE;
+}
+
+/* One collective read or write of len bytes, whatever len: one MPI call on every rank, its
+ * memory side described by mpiio_bytes_type (counts are int). A rank that cannot describe its
+ * transfer still joins the call, with nothing to move, and then fails. */
+static ssize_t mpiio_xfer_all(struct sfile *sf, void *buf, size_t len, uint64_t off, bool write)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	const char *what = write ? "write" : "read";
+	MPI_Datatype type;
+	MPI_Status st;
+	MPI_Count n = 0;
+	char where[48];
+	int count, trc, mrc;
+
+	trc = mpiio_bytes_type(len, MPIIO_MAX_CALL, &type, &count);
+	mrc = write ? MPI_File_write_at_all(f->fh, (MPI_Offset)off, buf, count, type, &st)
+		    : MPI_File_read_at_all(f->fh, (MPI_Offset)off, buf, count, type, &st);
+	mpiio_bytes_type_free(&type);
+	snprintf(where, sizeof(where), " at offset %llu collectively", (unsigned long long)off);
+	if (trc != MPI_SUCCESS)
+		return mpiio_fail(f->run, trc, what, f->base.path, where);
+	if (mrc != MPI_SUCCESS)
+		return mpiio_fail(f->run, mrc, what, f->base.path, where);
+	if (MPI_Get_elements_x(&st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return run_fail(f->run, -FB_EMPI, "cannot %s '%s'%s: no byte count in the status",
+				what, f->base.path, where);
+	return (ssize_t)n;
+}
+
+static ssize_t mpiio_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
+{
+	return mpiio_xfer_all(sf, buf, len, off, false);
+}
+
+static ssize_t mpiio_pwrite_all(struct sfile *sf, const void *buf, size_t len, uint64_t off)
+{
+	return mpiio_xfer_all(sf, (void *)buf, len, off, true);
+}
+
 /* Collective on shared handles. */
 static int mpiio_sync(struct sfile *sf)
 {
@@ -355,4 +413,6 @@ const struct storage_ops mpiio_storage = {
     .close = mpiio_close,
     .size = mpiio_size,
     .evict = mpiio_evict,
+    .pread_all = mpiio_pread_all,
+    .pwrite_all = mpiio_pwrite_all,
 };

@@ -1,4 +1,5 @@
-/* What workloads/collective.c needs from the mpiio back-end: the MPI_File behind a handle. */
+/* What workloads/collective.c needs from the mpiio back-end (the MPI_File behind a handle),
+ * and how its calls describe transfers of any size (tested in tests/unit/test_mpiio.c). */
 #ifndef FEEDBENCH_MPIIO_H
 #define FEEDBENCH_MPIIO_H
 
@@ -15,5 +16,14 @@ int mpiio_file_handle(struct sfile *f, MPI_File *fh);
  * exact one, such as MPI_ERR_NO_SPACE -> -ENOSPC, else -FB_EMPI) and writes the library's
  * MPI_Error_string text into msg. */
 int mpiio_error_code(int mpirc, char *msg, size_t len);
+
+/* The memory side of one MPI call moving len bytes, for counts that are int: len bytes of
+ * MPI_BYTE when len <= piece (count = len), else one element (count = 1) of a committed
+ * derived type of len / piece contiguous pieces of piece bytes followed by the remainder.
+ * Every rank thus makes one call whatever its len, and no call's count exceeds piece
+ * (<= INT_MAX). Returns MPI_SUCCESS or an MPI error code (piece 0 or beyond INT_MAX:
+ * MPI_ERR_COUNT), leaving MPI_BYTE with count 0. Free with mpiio_bytes_type_free(). */
+int mpiio_bytes_type(size_t len, size_t piece, MPI_Datatype *type, int *count);
+void mpiio_bytes_type_free(MPI_Datatype *type);
 
 #endif

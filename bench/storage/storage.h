@@ -106,6 +106,14 @@ struct storage_ops {
 	void (*run_teardown)(struct run *run);
 	int (*thread_setup)(struct io *io);
 	void (*thread_teardown)(struct io *io);
+	/* Optional collective transfers ([storage.mpiio] collective = true is refused for a
+	 * back-end without them). Called on a handle opened with STORAGE_O_SHARED by every rank of
+	 * its communicator, the same number of times in the same order; a rank with nothing to
+	 * move joins with len 0. Any len (beyond INT_MAX too) is one call here and one collective
+	 * call of the library. Return the bytes moved (fewer than len only at the end of the file
+	 * for pread_all) or a negative errno. */
+	ssize_t (*pread_all)(struct sfile *f, void *buf, size_t len, uint64_t off);
+	ssize_t (*pwrite_all)(struct sfile *f, const void *buf, size_t len, uint64_t off);
 };
 
 /* What stat() tells about a path. */
@@ -195,6 +203,8 @@ int storage_call_mkdir(const struct storage_ops *ops, const char *path, unsigned
 int storage_call_unlink(const struct storage_ops *ops, const char *path, struct run *run);
 int storage_call_rmdir(const struct storage_ops *ops, const char *path, struct run *run);
 int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run);
+int storage_call_list_dir(const struct storage_ops *ops, const char *path, storage_dir_fn fn,
+			  void *arg, struct run *run);
 /* Per-thread back-end state: call once on each thread that does I/O, before its first call,
  * and io_thread_teardown() after its last. No-ops for back-ends without thread state. */
 int io_thread_setup(struct io *io);
@@ -248,5 +258,15 @@ struct io_meter {
 int io_meter_open(struct io_meter *m);
 int io_meter_read(struct io_meter *m, uint64_t *bytes, uint64_t *calls);
 void io_meter_close(struct io_meter *m);
+
+/* Collective transfers (storage_ops.pread_all, pwrite_all; see their contract): exactly len
+ * bytes at off or a failure recorded with the file and offset. A short collective transfer
+ * cannot be completed by another call the other ranks do not make, so it is a failure
+ * (-FB_EEOF for a read). Counted and timed as one read or write call; len 0 (a rank joining
+ * with nothing to move) is not counted. */
+int io_pread_all(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
+int io_pwrite_all(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off);
+/* Whether the back-end moves collective transfers (both ops set). */
+bool storage_has_collective(const struct storage_ops *ops);
 
 #endif

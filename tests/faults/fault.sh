@@ -287,6 +287,65 @@ page_cache = keep"
 	check_summary "s['storage']['cache_resident'] is True" \
 		"s['storage']['direct'] is False" "s['storage']['page_cache'] == 'keep'"
 	;;
+list_dir_fail)
+	# The faulty back-end fails the namespace call list_dir like any I/O call: a dataset of
+	# other tools (no manifest) is found by listing its folder on rank 0; the 1st listing
+	# failing with EACCES ends the run on every rank (exit 1) with one message naming the
+	# folder, before any read. The 2nd failing leaves the only listing alone: the run goes on.
+	FORMAT=tfrecord config byo "[storage]
+backend = faulty
+[storage.faulty]
+fail_op = list_dir
+fail_rank = 0
+fail_errno = EACCES"
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" generate "$T/byo.ini" \
+		--set storage.backend=posix >"$T/out" 2>"$T/err" || fail "generate failed"
+	find "$T/data" -maxdepth 1 -iname '*manifest*' -delete
+	byo=(--set dataset.generate=never --set dataset.verify=false)
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/byo.ini" "${byo[@]}" \
+		--set storage.faulty.fail_nth=1 >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_once "cannot open data folder '$T/data': Permission denied"
+	expect_no_results
+	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/byo.ini" "${byo[@]}" \
+		--set storage.faulty.fail_nth=2 >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	check_summary "s['storage']['backend'] == 'faulty'" "s['metric']['train_bytes_read'] > 0"
+	;;
+rmdir_fail)
+	# The faulty back-end fails the namespace call rmdir: the metadata workload's per-rank
+	# folder cannot be removed at the end. The results stand (exit 0, summary.json), the
+	# folder stays, and one warning says so; the files in it were removed.
+	cat >"$T/md.ini" <<INI
+[workload]
+name = md
+type = metadata
+[dataset]
+data_dir = $T/data
+[metadata]
+files_per_rank = 5
+file_size = 100
+[storage]
+backend = faulty
+[storage.faulty]
+fail_op = rmdir
+fail_nth = 1
+fail_rank = 0
+fail_errno = EBUSY
+[output]
+dir = $T/results
+plots = false
+INI
+	run 2 md
+	expect_rc 0
+	expect_once "warning: cannot remove folder '$T/data/mdtest.0': Device or resource busy; the results stand" err
+	[ -d "$T/data/mdtest.0" ] || fail "the folder whose removal failed is gone"
+	[ -z "$(ls -A "$T/data/mdtest.0")" ] || fail "files left in mdtest.0: $(ls -A "$T/data/mdtest.0")"
+	[ ! -e "$T/data/mdtest.1" ] || fail "rank 1's folder was not removed"
+	check_summary "s['storage']['backend'] == 'faulty'"
+	;;
 data_missing | data_fewer_files | data_foreign_files | data_resized)
 	# FAILURES 9: under generate = never, a missing data folder or one with fewer files than
 	# the manifest lists fails on every rank before timing starts, naming the folder and the

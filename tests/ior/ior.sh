@@ -132,6 +132,26 @@ enospc)
 	grep -q "cannot write '.*ior_testfile' at offset" "$T/err" || fail "message names no file"
 	[ -z "$(ls "$T/results" 2>/dev/null)" ] || fail "a failed run left results"
 	;;
+collective_enospc)
+	# a collective write failing on one rank (faulty over mpiio): that rank still joins the
+	# others' collective calls (and the collective sync), so every rank leaves together
+	# (exit 1, not a hang until the ctest timeout) with one message naming the file, the
+	# offset and the errno, and no results
+	fb 2 --set storage.backend=faulty --set storage.faulty.inner=mpiio \
+		--set storage.mpiio.collective=true --set storage.faulty.fail_op=write \
+		--set storage.faulty.fail_nth=3 --set storage.faulty.fail_rank=1 \
+		--set storage.faulty.fail_errno=ENOSPC --set train.watchdog=0
+	[ "$RC" -eq 1 ] || fail "exit status $RC, want 1"
+	[ "$(grep -c "rank 1: cannot write '.*ior_testfile' at offset [0-9]* collectively: No space left on device" "$T/err")" -eq 1 ] ||
+		fail "not one message naming file, offset and errno"
+	[ -z "$(ls "$T/results" 2>/dev/null)" ] || fail "a failed run left results"
+	# the same through faulty over posix, which has no collective transfers: every rank
+	# fails alike at the first transfer, saying why
+	rm -rf "$T/data"
+	fb 2 --set storage.backend=faulty --set storage.mpiio.collective=true
+	[ "$RC" -eq 1 ] || fail "faulty over posix: exit status $RC, want 1"
+	grep -q "inner = posix has no collective transfers" "$T/err" || fail "faulty over posix: message"
+	;;
 shipped_config)
 	# configs/workloads/ior.ini scaled down: same pattern, smaller blocks
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run \
