@@ -19,10 +19,13 @@
 : "${MPIEXEC:=mpiexec}"
 LIB_HOOKS=()
 
-# lib_init NAME [PARENT]: T=PARENT/fb_NAME_XXXXXX and the EXIT trap.
+# lib_init NAME [PARENT]: T=PARENT/fb_NAME_XXXXXX and the EXIT trap. SIGTERM and SIGINT to
+# the test end it through the trap too (bash runs no EXIT trap when a signal kills it).
 lib_init() {
 	T=$(mktemp -d "${2:-${FEEDBENCH_BUILD_DIR:-/tmp}}/fb_$1_XXXXXX") || exit 1
 	trap lib_exit EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
 }
 
 # lib_on_exit COMMAND: run COMMAND (eval) at exit, after the jobs are stopped, before T goes.

@@ -113,7 +113,7 @@ finish() {
 	local start=$SECONDS
 	while kill -0 "$MPIPID" 2>/dev/null; do
 		if [ $((SECONDS - start)) -gt "$1" ]; then
-			kill -KILL "$MPIPID" 2>/dev/null
+			lib_kill_tree "$MPIPID" # mpiexec and its ranks (killed alone, it orphans them)
 			fail "still running after $1 s: a hang"
 		fi
 		sleep 0.2

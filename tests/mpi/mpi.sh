@@ -445,7 +445,7 @@ interrupt)
 		sleep 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid"
+		lib_kill_tree "$pid" # mpiexec and its ranks (killed alone, it orphans them)
 		fail "still running 60 s after SIGINT"
 	fi
 	wait "$pid"
