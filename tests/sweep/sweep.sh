@@ -209,6 +209,18 @@ no_gnuplot)
 		ln -s "$T/outside" "$T/results/loader-small-sweep-$stamp-2.partial"
 		ln -s "$T/outside/none" "$T/results/loader-small-sweep-$stamp-3"
 	done
+	# An output that is a file, or a link to nowhere: exit 1 naming the path, before any
+	# dataset; the file unchanged, nothing made behind the link.
+	echo keep >"$T/resfile"
+	ln -s "$T/outside/none/deeper" "$T/dangling"
+	for o in resfile dangling; do
+		fb_mpi 2 sweep "$SRC/configs/sweeps/loader-small.ini" --output "$T/$o" --quiet
+		expect_rc 1
+		expect_err "cannot create '$T/$o/loader-small-sweep-"
+	done
+	[ "$(cat "$T/resfile")" = keep ] || fail "the output file was changed"
+	[ ! -e "$T/outside/none" ] || fail "a folder was made behind the dangling link"
+	[ ! -e "$T/data" ] || fail "a refused sweep generated its dataset"
 	FEEDBENCH_GNUPLOT=/nonexistent/gnuplot fb_mpi 2 sweep \
 		"$SRC/configs/sweeps/loader-small.ini" --output "$T/results" --quiet
 	expect_rc 0
