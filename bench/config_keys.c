@@ -122,7 +122,7 @@ const struct cfg_key cfg_keys[] = {
 
     {"storage.faulty", "fail_op", CFG_STRING, OFF(faulty.fail_op), "read", NOLIM, NULL, N,
      "Tests: operation to fail (open, read, write, fsync, close, mkdir, unlink, rmdir, "
-     "sync_dir, list_dir).",
+     "sync_dir, list_dir, rename).",
      SZ(faulty.fail_op)},
     {"storage.faulty", "fail_rank", CFG_INT, OFF(faulty.fail_rank), "-1", -1, 1e9, NULL, N,
      "Tests: rank that fails (-1 every rank)."},

@@ -31,8 +31,8 @@
  * flight. read_slowdown, read_latency, short_reads and eintr apply to plain reads only.
  *
  * Collective transfers (inner = mpiio, [storage.mpiio] collective = true) count as reads and
- * writes; the namespace calls (mkdir, unlink, rmdir, sync_dir, list_dir) are fault points of
- * their own and otherwise go to the inner back-end, or to the POSIX calls.
+ * writes; the namespace calls (mkdir, unlink, rmdir, sync_dir, list_dir, rename) are fault points
+ * of their own and otherwise go to the inner back-end, or to the POSIX calls.
  */
 #include "storage.h"
 
@@ -63,11 +63,13 @@ enum {
 	FAULT_RMDIR,
 	FAULT_SYNC_DIR,
 	FAULT_LIST_DIR,
+	FAULT_RENAME,
 	FAULT_NOPS
 };
 
-static const char *const faulty_op_names[FAULT_NOPS] = {
-    "open", "read", "write", "fsync", "close", "mkdir", "unlink", "rmdir", "sync_dir", "list_dir"};
+static const char *const faulty_op_names[FAULT_NOPS] = {"open",	    "read",	"write",  "fsync",
+							"close",    "mkdir",	"unlink", "rmdir",
+							"sync_dir", "list_dir", "rename"};
 
 struct faulty_errno {
 	const char *name;
@@ -140,7 +142,7 @@ static int faulty_config(struct run *run, int *op, int *err, const struct storag
 	if (*op < 0)
 		return run_fail(run, -FB_ECONFIG,
 				"[storage.faulty] fail_op = '%s' is not one of open, read, write, "
-				"fsync, close, mkdir, unlink, rmdir, sync_dir, list_dir",
+				"fsync, close, mkdir, unlink, rmdir, sync_dir, list_dir, rename",
 				cfg->faulty.fail_op);
 	*err = 0;
 	for (size_t i = 0; i < sizeof(faulty_errnos) / sizeof(faulty_errnos[0]); i++)
@@ -459,6 +461,14 @@ static ssize_t faulty_pwrite_all(struct sfile *sf, const void *buf, size_t len, 
 	return faulty_xfer_all(sf, (void *)buf, len, off, true);
 }
 
+static int faulty_rename(const char *from, const char *to, struct run *run)
+{
+	const struct storage_ops *inner = NULL;
+	int rc = faulty_ns_hit(run, FAULT_RENAME, &inner);
+
+	return rc ? rc : storage_call_rename(inner, from, to, run);
+}
+
 /* Queued reads: the inner back-end's queue, and the failures injected but not yet reaped. */
 struct io_queue {
 	struct io_queue *inner;
@@ -558,6 +568,7 @@ const struct storage_ops faulty_storage = {
     .unlink = faulty_unlink,
     .rmdir = faulty_rmdir,
     .sync_dir = faulty_sync_dir,
+    .rename = faulty_rename,
     .queue_open = faulty_queue_open,
     .queue_register = faulty_queue_register,
     .queue_read = faulty_queue_read,

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -256,6 +257,14 @@ int storage_call_rmdir(const struct storage_ops *ops, const char *path, struct r
 	return rmdir(path) < 0 ? -errno : 0;
 }
 
+int storage_call_rename(const struct storage_ops *ops, const char *from, const char *to,
+			struct run *run)
+{
+	if (ops->rename)
+		return ops->rename(from, to, run);
+	return rename(from, to) < 0 ? -errno : 0;
+}
+
 /* POSIX: a file system that cannot fsync a folder (EINVAL) makes its entries durable
  * otherwise (or never): no error, as fsync(2) documents. */
 int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run)
@@ -362,6 +371,18 @@ int io_rmdir(struct io *io, const char *path, bool missing_ok)
 		return 0;
 	if (rc < 0)
 		return run_fail(io->run, rc, "cannot remove folder '%s': %s", path,
+				fb_strerror(rc));
+	return 0;
+}
+
+int io_rename(struct io *io, const char *from, const char *to)
+{
+	uint64_t t0 = timer_now_ns();
+	int rc = storage_call_rename(io->run->storage, from, to, io->run);
+
+	io_meta_done(io, t0);
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot rename '%s' to '%s': %s", from, to,
 				fb_strerror(rc));
 	return 0;
 }

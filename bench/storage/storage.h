@@ -100,6 +100,8 @@ struct storage_ops {
 	int (*list_dir)(const char *path, storage_dir_fn fn, void *arg, struct run *run);
 	/* Optional: makes the entries of folder path durable (fsync of the folder). */
 	int (*sync_dir)(const char *path, struct run *run);
+	/* Optional: renames from to to, replacing to, atomically as rename(2) does. */
+	int (*rename)(const char *from, const char *to, struct run *run);
 	/* Optional state per run (after the back-end is chosen, before any file is touched;
 	 * teardown at the end of the run) and per thread that does I/O (io_thread_setup). */
 	int (*run_setup)(struct run *run);
@@ -181,6 +183,9 @@ int io_stat(struct io *io, const char *path, struct storage_stat *st);
 /* Removes an empty folder; a missing one is an error unless missing_ok. Recorded with the
  * path. */
 int io_rmdir(struct io *io, const char *path, bool missing_ok);
+/* Renames from to to (replacing to): the atomic step of writing a file under its final name.
+ * Counted as a namespace call; errors recorded with both paths. */
+int io_rename(struct io *io, const char *from, const char *to);
 /* Lists folder path (storage_ops.list_dir): fn gets every name but "." and ".."; counted and
  * timed as one namespace call. A folder that cannot be listed is returned as a negative errno
  * and NOT recorded (the caller knows what the folder is); fn's own non-zero return is passed
@@ -205,6 +210,8 @@ int storage_call_rmdir(const struct storage_ops *ops, const char *path, struct r
 int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run);
 int storage_call_list_dir(const struct storage_ops *ops, const char *path, storage_dir_fn fn,
 			  void *arg, struct run *run);
+int storage_call_rename(const struct storage_ops *ops, const char *from, const char *to,
+			struct run *run);
 /* Per-thread back-end state: call once on each thread that does I/O, before its first call,
  * and io_thread_teardown() after its last. No-ops for back-ends without thread state. */
 int io_thread_setup(struct io *io);

@@ -68,8 +68,9 @@ def dcp_ok(s, ck, steps, total, writers, count):
     assert x["checkpoint_write_latency_seconds"]["calls"] == calls, (x, calls)
     assert x["checkpoint_read_latency_seconds"]["calls"] == calls, (x, calls)
     assert x["checkpoint_fsync_calls"] == count * len(writers), x
-    # fresh folders: per checkpoint a stat (no old step folder) and a mkdir, one folder fsync
-    namespace_ok(s, ops=2 * count, folder_fsyncs=count, creates=count * len(writers))
+    # fresh folders: per checkpoint a stat (no old step folder), a mkdir and .metadata's
+    # rename; the step folder's and the checkpoint folder's fsyncs
+    namespace_ok(s, ops=3 * count, folder_fsyncs=2 * count, creates=count * len(writers))
     sk = x["checkpoint_write_seconds_per_rank"]
     assert 0 <= sk["min"] <= sk["mean"] <= sk["max"], sk
     # durable after every rank's bytes: not before the slowest rank's write ended
@@ -95,7 +96,7 @@ def single_ok(s, ck, total):
     assert x["checkpoint_bytes_written"] == total and x["checkpoint_bytes_read"] == total, x
     assert x["checkpoint_files"] == 2, x
     # rank 0 creates the shared file (with its layout); the others open it
-    namespace_ok(s, ops=2, folder_fsyncs=1, creates=1)
+    namespace_ok(s, ops=3, folder_fsyncs=2, creates=1)
     return True
 
 
@@ -136,7 +137,7 @@ def train_ok(s, ck, count, kept, total, mode):
         shards_before_metadata(d)
     # keep_last = 2: checkpoints 1 to 3 removed (6 calls and 2 folder fsyncs each)
     removed = max(0, count - len(kept))
-    namespace_ok(s, ops=2 * count + 6 * removed, folder_fsyncs=count + 2 * removed)
+    namespace_ok(s, ops=3 * count + 6 * removed, folder_fsyncs=2 * count + 2 * removed)
     # the write bandwidth is the bytes over the slowest ranks' writes (async: the writer's
     # own time, without the staging copy)
     w = x["checkpoint_write_seconds"]

@@ -114,7 +114,7 @@ count = 2"
 	run 2 dcp
 	expect_rc 0
 	check "dcp_ok(s, ck, steps=[1, 2], total=14000042, writers=[0, 1], count=2)"
-	grep -q "^| namespace (rank 0) | 4 calls (stat, mkdir, unlink, list, rmdir) in [0-9.]* s; 2 folder fsyncs in " \
+	grep -q "^| namespace (rank 0) | 6 calls (stat, mkdir, unlink, list, rmdir, rename) in [0-9.]* s; 4 folder fsyncs in " \
 		"$(dirname "$(summary)")/table.md" || fail "table.md has no namespace row"
 	# zero_stage 0, data 2: the replica (rank 1) writes nothing; zero_stage 3 shards all.
 	rm -rf "$T/results" "$T/data"
@@ -152,10 +152,10 @@ keep_last = 1"
 	check "sorted(os.listdir(ck)) == ['step-3']"
 	check "s['metric']['checkpoint_count'] == 3 and s['metric']['checkpoint_bytes_written'] == 3 * 14000042"
 	# through the io_* wrappers (zero_stage 0: rank 0 writes the one shard): per checkpoint a
-	# stat and a mkdir, the checkpoint folder's fsync after .metadata; per removal (steps 1
-	# and 2) a stat, .metadata's unlink, a list, the shard's unlink and a rmdir, the step
-	# folder's and the checkpoint folder's fsyncs
-	check "namespace_ok(s, ops=3 * 2 + 2 * 5, folder_fsyncs=3 + 2 * 2, creates=3)"
+	# stat, a mkdir and .metadata's rename, the step folder's and the checkpoint folder's
+	# fsyncs after it; per removal (steps 1 and 2) a stat, .metadata's unlink, a list, the
+	# shard's unlink and a rmdir, the step folder's and the checkpoint folder's fsyncs
+	check "namespace_ok(s, ops=3 * 3 + 2 * 5, folder_fsyncs=3 * 2 + 2 * 2, creates=3)"
 	check "[c.get('delete_seconds', 0) > 0 for c in s['checkpoints']] == [False, True, True]"
 	;;
 fsync_fail)
@@ -287,14 +287,24 @@ fail_errno = EIO"
 		fail "unlink: the message does not name rank 0 and the file"
 	[ ! -e "$CK/step-1/.metadata" ] || fail "unlink: a half-removed checkpoint has .metadata"
 	[ -e "$CK/step-2/.metadata" ] || fail "unlink: the newest checkpoint lost its .metadata"
-	# The checkpoint folder's fsync after step 1's .metadata fails: not durable, so .metadata
-	# is taken back.
-	nsrun sync_dir 1
-	grep -q "rank 0: cannot fsync folder '$CK': Input/output error" "$T/err" ||
-		fail "sync_dir: the message does not name rank 0 and the folder"
-	[ -d "$CK/step-1" ] && [ ! -e "$CK/step-1/.metadata" ] ||
-		fail "sync_dir: a checkpoint whose folder fsync failed has .metadata"
-	[ ! -e "$CK/step-2" ] || fail "sync_dir: the run went on after the failure"
+	# .metadata is renamed into place (1st and 2nd folder fsyncs: the step folder, the
+	# checkpoint folder); either fsync failing leaves it not durable: .metadata is taken back.
+	for nth in 1 2; do
+		nsrun sync_dir $nth
+		folder=$CK/step-1
+		[ $nth -eq 2 ] && folder=$CK
+		grep -q "rank 0: cannot fsync folder '$folder': Input/output error" "$T/err" ||
+			fail "sync_dir $nth: the message does not name rank 0 and the folder"
+		[ -d "$CK/step-1" ] && [ -z "$(ls -A "$CK/step-1" | grep '^\.')" ] ||
+			fail "sync_dir $nth: .metadata or its temporary left: $(ls -A "$CK/step-1")"
+		[ ! -e "$CK/step-2" ] || fail "sync_dir $nth: the run went on after the failure"
+	done
+	# .metadata's rename fails: no .metadata, no temporary left
+	nsrun rename 1
+	grep -q "rank 0: cannot rename '$CK/step-1/\.\.metadata\.tmp-[0-9a-f]*' to '$CK/step-1/\.metadata': Input/output error" "$T/err" ||
+		fail "rename: the message does not name rank 0 and both paths"
+	[ -d "$CK/step-1" ] && [ -z "$(ls -A "$CK/step-1" | grep '^\.')" ] ||
+		fail "rename: .metadata or its temporary left: $(ls -A "$CK/step-1")"
 	# mkdir: the set-up makes every level of the checkpoint folder (mkdir -p: one call per
 	# '/' in $CK), the next mkdir is step 1's folder.
 	levels=$(tr -cd / <<<"$CK" | wc -c)
@@ -302,6 +312,14 @@ fail_errno = EIO"
 	grep -q "rank 0: cannot create folder '$CK/step-1': Input/output error" "$T/err" ||
 		fail "mkdir: the message does not name rank 0 and the folder"
 	[ -d "$CK" ] && [ -z "$(ls -A "$CK")" ] || fail "mkdir: something was written: $(ls -A "$CK")"
+	# The null back-end keeps no files: no .metadata could be renamed into place. Refused.
+	config null "$CKPT
+[storage]
+backend = null"
+	"$FEEDBENCH" validate "$T/null.ini" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 2
+	grep -qF "[storage] backend = null keeps no files" "$T/err" || fail "null: not refused"
 	;;
 killed)
 	# Rank 1 killed at some point of a stream of checkpoints (keep_last = 2): every step

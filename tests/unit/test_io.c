@@ -479,6 +479,13 @@ static int ev_sync_dir(const char *path, struct run *run)
 	return strcmp(path, "/ro") == 0 ? -EROFS : 0;
 }
 
+static int ev_rename(const char *from, const char *to, struct run *run)
+{
+	(void)to;
+	(void)run;
+	return strcmp(from, "far") == 0 ? -EXDEV : 0;
+}
+
 static const struct storage_ops ev_storage = {
     .version = STORAGE_OPS_VERSION,
     .name = "ev",
@@ -487,10 +494,12 @@ static const struct storage_ops ev_storage = {
     .close = fake_close,
     .evict = ev_evict,
     .sync_dir = ev_sync_dir,
+    .rename = ev_rename,
 };
 
 /* io_evict opens through the back-end, evicts, closes (the open counted only with stats);
- * io_sync_dir goes to the back-end's sync_dir, counted as a sync; failures name the path. */
+ * io_sync_dir goes to the back-end's sync_dir, counted as a sync; io_rename to its rename,
+ * counted as a namespace call; failures name the paths. */
 static void test_evict_and_sync_dir(void **state)
 {
 	struct run run = {0};
@@ -514,6 +523,11 @@ static void test_evict_and_sync_dir(void **state)
 	assert_non_null(strstr(run.err.msg, "cannot fsync folder '/ro'"));
 	assert_int_equal(ev_syncs, 2);
 	assert_int_equal(st.syncs, 1); /* a failed fsync is not counted as made */
+	fb_errbuf_clear(&run.err);
+	assert_int_equal(io_rename(&io, "near", "b"), 0);
+	assert_int_equal(io_rename(&io, "far", "b"), -EXDEV);
+	assert_non_null(strstr(run.err.msg, "cannot rename 'far' to 'b'"));
+	assert_int_equal(st.meta_ops, 2);
 	/* Without the ops: the POSIX folder fsync; a back-end without evict opens and closes. */
 	char dir[] = "/tmp/fb-test-io-XXXXXX";
 	run.storage = &fake_storage;
@@ -521,6 +535,16 @@ static void test_evict_and_sync_dir(void **state)
 	assert_int_equal(io_sync_dir(&io, dir), 0);
 	assert_int_equal(st.syncs, 2);
 	assert_int_equal(io_evict(&io, "any"), 0);
+	char a[64], b[64];
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	FILE *fa = fopen(a, "w");
+	assert_non_null(fa);
+	fclose(fa);
+	assert_int_equal(io_rename(&io, a, b), 0); /* POSIX rename(2) */
+	assert_int_equal(access(a, F_OK), -1);
+	assert_int_equal(unlink(b), 0);
+	assert_int_equal(st.meta_ops, 3);
 	assert_int_equal(rmdir(dir), 0);
 }
 
