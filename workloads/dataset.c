@@ -12,19 +12,42 @@
 #include "../bench/run.h"
 #include "../formats/sample.h"
 
+/* Shared files read in list order (no shuffle) by independent reads: rank r reads the
+ * contiguous block [n r / P, n (r + 1) / P) of the n samples (sampler.c, list_deal), so it opens
+ * only the files that block spans. Not with a collective read or shared MPI-IO handles (every
+ * rank opens every file together), a format doing its own I/O, K loaders per rank (their blocks
+ * are not contiguous), or unequal files (spf 0: the block's files are not known yet). */
+static bool shared_block(const struct run *run, uint64_t spf)
+{
+	const struct config *cfg = &run->cfg;
+
+	return spf && cfg->reader.sample_shuffle == SHUFFLE_OFF &&
+	       cfg->reader.file_shuffle == SHUFFLE_OFF && !cfg->mpiio.collective &&
+	       cfg->storage.backend != BACKEND_MPIIO && !(run->format->caps & FORMAT_CAP_OWNS_IO) &&
+	       cfg->train.accelerators_per_rank <= 1;
+}
+
 /* The files this rank opens: per_rank (and stream formats, whose shards are owned the same
- * way) its files i % P == r; all of them when ranks share files or read collectively (every
- * rank then takes part in every file's collective calls). */
-static void dataset_hold(const struct run *run, struct dataset *ds)
+ * way) its files i % P == r; when ranks share files, those its block spans (shared_block) or
+ * all of them (a shuffled list may send any file to any rank; collective reads). spf: samples
+ * in every file, 0 when unequal or not known yet. */
+static void dataset_hold(const struct run *run, struct dataset *ds, uint64_t spf)
 {
 	const struct config *cfg = &run->cfg;
 	bool stream = run->format->caps & FORMAT_CAP_STREAM;
 	uint32_t p = (uint32_t)run->nranks, r = (uint32_t)run->rank;
 
-	if (p <= 1 || (cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream) ||
-	    cfg->mpiio.collective) {
+	ds->held_step = 1;
+	if (p > 1 && cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream &&
+	    shared_block(run, spf)) {
+		uint64_t n = (uint64_t)ds->nfiles * spf;
+		uint64_t lo = (uint64_t)(((unsigned __int128)n * r) / p);
+		uint64_t hi = (uint64_t)(((unsigned __int128)n * (r + 1)) / p);
+		ds->held_first = hi > lo ? (uint32_t)(lo / spf) : 0;
+		ds->nheld = hi > lo ? (uint32_t)((hi - 1) / spf - lo / spf + 1) : 0;
+	} else if (p <= 1 || (cfg->dataset.file_access == FILE_ACCESS_SHARED && !stream) ||
+		   cfg->mpiio.collective) {
 		ds->held_first = 0;
-		ds->held_step = 1;
 		ds->nheld = ds->nfiles;
 	} else {
 		ds->held_first = r;
@@ -33,13 +56,13 @@ static void dataset_hold(const struct run *run, struct dataset *ds)
 	}
 }
 
-static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles)
+static int dataset_alloc(struct run *run, struct dataset *ds, uint64_t nfiles, uint64_t spf)
 {
 	if (nfiles > UINT32_MAX)
 		return run_fail(run, -FB_ECONFIG,
 				"%" PRIu64 " files is more than feedbench handles", nfiles);
 	ds->nfiles = (uint32_t)nfiles;
-	dataset_hold(run, ds);
+	dataset_hold(run, ds, spf);
 	ds->files = calloc(ds->nheld ? ds->nheld : 1, sizeof(*ds->files));
 	if (!ds->files)
 		return run_fail(run, -ENOMEM, "out of memory for %" PRIu32 " files", ds->nheld);
@@ -78,7 +101,7 @@ int dataset_layout(struct run *run, struct dataset *ds)
 		nfiles *= spf;
 		spf = 1;
 	}
-	if ((rc = dataset_alloc(run, ds, nfiles)) < 0)
+	if ((rc = dataset_alloc(run, ds, nfiles, spf)) < 0)
 		return rc;
 	ds->spf = spf;
 	if (!spf && !(ds->first = calloc(nfiles + 1, sizeof(*ds->first))))
@@ -400,7 +423,7 @@ int dataset_discover(struct run *run, struct dataset *ds)
 	nfiles = sizes[0];
 	plen = sizes[1];
 	/* Agreed: a rank that could not allocate must not leave the others in the broadcast. */
-	if ((rc = agree(run, dataset_alloc(run, ds, nfiles))) < 0 ||
+	if ((rc = agree(run, dataset_alloc(run, ds, nfiles, 0))) < 0 ||
 	    (rc = discover_bcast(run, ds, paths, plen, info)) < 0) {
 		json_decref(found);
 		return rc;

@@ -82,6 +82,32 @@ uneven_files)
 	summary --ranks 4 --epochs 2 --bytes $((35 * REC * 2)) --samples 70 \
 		--rank-samples "$(rank_samples 7 5 4 2)"
 	;;
+shared_in_order)
+	# Shared files read in list order (no shuffle): each rank reads a contiguous block and
+	# holds only the files it spans (3 ranks over 8 files of 8: blocks of 21, 21 and 22
+	# samples, boundaries inside files). Every sample once per epoch, verified, in raw and npz
+	# (a per-file index); each rank's file table is smaller than with a shuffled list, where
+	# every rank holds every file.
+	for fmt in raw npz; do
+		rm -rf "$T/results" "$T/data"
+		fb 3 run --set "dataset.format=$fmt" --set dataset.file_access=shared
+		expect_rc 0
+		all=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["file_table_max_bytes"])' \
+			"$(run_dir)/summary.json")
+		rm -rf "$T/results"
+		fb 3 run --set "dataset.format=$fmt" --set dataset.file_access=shared \
+			--set reader.sample_shuffle=off --set reader.file_shuffle=off
+		expect_rc 0
+		summary --ranks 3 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 \
+			--rank-samples "$(shared_samples 64 3 2)"
+		python3 - "$(run_dir)/summary.json" "$all" <<'PY' || fail "$fmt: file tables in order"
+import json, sys
+s = json.load(open(sys.argv[1]))
+tb = [r["file_table_bytes"] for r in s["ranks"]]
+assert max(tb) < int(sys.argv[2]), f"in order {tb}, shuffled {sys.argv[2]}"
+PY
+	done
+	;;
 uneven_shared)
 	# 13 samples shared over 4 ranks: 3, 3, 3 and 4.
 	fb 4 run --set dataset.file_access=shared --set dataset.num_files_train=1 \

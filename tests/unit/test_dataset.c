@@ -110,24 +110,59 @@ static void test_layout(void **state)
 	run_free(run);
 }
 
-/* Shared files, collective reads and one rank: every rank opens every file, so it holds all. */
+/* Shared files in a shuffled list, collective reads and one rank: every rank may open every
+ * file, so it holds all. */
 static void test_hold_all(void **state)
 {
 	static const struct {
-		const char *set;
+		const char *set, *set2;
 		int nranks;
-	} cases[] = {{"dataset.file_access=shared", 4},
-		     {"storage.mpiio.collective=true", 4},
-		     {"dataset.file_access=per_rank", 1}};
+	} cases[] = {{"dataset.file_access=shared", "reader.sample_shuffle=seed", 4},
+		     {"dataset.file_access=shared", "reader.file_shuffle=random", 4},
+		     {"dataset.file_access=shared", "storage.backend=mpiio", 4},
+		     {"storage.mpiio.collective=true", NULL, 4},
+		     {"dataset.file_access=per_rank", NULL, 1}};
 
 	(void)state;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		const char *const sets[] = {"dataset.num_files_train=9", cases[c].set, NULL};
+		const char *const sets[] = {"dataset.num_files_train=9", cases[c].set,
+					    cases[c].set2, NULL};
 		struct run *run = run_new("raw", cases[c].nranks - 1, cases[c].nranks, sets);
 		assert_int_equal(dataset_layout(run, &run->ds), 0);
 		assert_int_equal(run->ds.nheld, 9);
 		for (uint32_t i = 0; i < 9; i++)
 			assert_ptr_equal(dataset_file(&run->ds, i), &run->ds.files[i]);
+		run_free(run);
+	}
+}
+
+/* Shared files read in list order: rank r reads samples [45 r / 4, 45 (r + 1) / 4) of 9 files
+ * of 5, and holds just the files that block spans (a file on a boundary on both ranks). */
+static void test_hold_block(void **state)
+{
+	(void)state;
+	for (int r = 0; r < 4; r++) {
+		const char *const sets[] = {
+		    "dataset.num_files_train=9",  "dataset.num_samples_per_file=5",
+		    "dataset.file_access=shared", "reader.sample_shuffle=off",
+		    "reader.file_shuffle=off",	  NULL};
+		struct run *run = run_new("raw", r, 4, sets);
+		uint64_t lo = 45 * (uint64_t)r / 4, hi = 45 * (uint64_t)(r + 1) / 4, idx;
+		assert_int_equal(dataset_layout(run, &run->ds), 0);
+		assert_int_equal(run->ds.held_first, lo / 5);
+		assert_int_equal(run->ds.nheld, (hi - 1) / 5 - lo / 5 + 1);
+		for (uint64_t g = lo; g < hi; g++) {
+			struct ds_file *f = dataset_file_of(&run->ds, g, &idx);
+			assert_non_null(f);
+			assert_int_equal(f->index, g / 5);
+			assert_int_equal(idx, g % 5);
+			assert_int_equal(f->first, g / 5 * 5);
+		}
+		if (lo >= 5 && lo % 5 == 0)
+			assert_null(dataset_file_of(&run->ds, lo - 1, &idx));
+		if (hi % 5 == 0 && hi < 45)
+			assert_null(dataset_file_of(&run->ds, hi, &idx));
+		assert_null(dataset_file_of(&run->ds, r < 2 ? 44 : 0, &idx));
 		run_free(run);
 	}
 }
@@ -140,13 +175,17 @@ static void test_hold_all(void **state)
 #define TABLE_BYTES_PER_FILE 128
 #define TABLE_BYTES_FIXED    4096
 
-static int64_t layout_peak(const char *access, int rank, int nranks, uint32_t *nheld)
+static int64_t layout_peak(const char *access, const char *shuffle, int rank, int nranks,
+			   uint32_t *nheld)
 {
 	char acc[64];
 	snprintf(acc, sizeof(acc), "dataset.file_access=%s", access);
 	const char *const sets[] = {"dataset.num_files_train=100000",
 				    "dataset.num_samples_per_file=2",
-				    "dataset.record_length_bytes=4KiB", acc, NULL};
+				    "dataset.record_length_bytes=4KiB",
+				    acc,
+				    shuffle,
+				    NULL};
 	struct run *run = run_new("raw", rank, nranks, sets);
 	int64_t base = alloc_live;
 
@@ -175,7 +214,7 @@ static void test_memory(void **state)
 		int64_t prev = INT64_MAX;
 		for (int P = 1; P <= 16; P *= 2) {
 			uint32_t nheld;
-			int64_t peak = layout_peak("per_rank", last ? P - 1 : 0, P, &nheld);
+			int64_t peak = layout_peak("per_rank", NULL, last ? P - 1 : 0, P, &nheld);
 			print_message("per_rank, rank %d of %d: %u files held, file table %lld "
 				      "bytes (%.1f per held file; before: %lld on every rank)\n",
 				      last ? P - 1 : 0, P, nheld, (long long)peak,
@@ -191,11 +230,24 @@ static void test_memory(void **state)
 		}
 	}
 	uint32_t nheld;
-	int64_t peak = layout_peak("shared", 3, 4, &nheld);
-	print_message("shared, rank 3 of 4: %u files held, file table %lld bytes\n", nheld,
-		      (long long)peak);
+	int64_t peak = layout_peak("shared", "reader.sample_shuffle=seed", 3, 4, &nheld);
+	print_message("shared, shuffled, rank 3 of 4: %u files held, file table %lld bytes\n",
+		      nheld, (long long)peak);
+	assert_int_equal(nheld, 100000);
 	assert_true(peak <= (int64_t)nheld * TABLE_BYTES_PER_FILE + TABLE_BYTES_FIXED);
 	assert_true(peak <= TABLE_BYTES_BEFORE + TABLE_BYTES_FIXED);
+	/* In list order a rank holds the files of its block: falls with the rank count. */
+	int64_t prev = INT64_MAX;
+	for (int P = 2; P <= 16; P *= 2) {
+		peak = layout_peak("shared", "reader.sample_shuffle=off", P - 1, P, &nheld);
+		print_message("shared, in order, rank %d of %d: %u files held, file table %lld "
+			      "bytes\n",
+			      P - 1, P, nheld, (long long)peak);
+		assert_int_equal(nheld, 100000 / P);
+		assert_true(peak <= (int64_t)nheld * TABLE_BYTES_PER_FILE + TABLE_BYTES_FIXED);
+		assert_true(peak < prev);
+		prev = peak;
+	}
 }
 
 int main(void)
@@ -203,6 +255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_layout),
 	    cmocka_unit_test(test_hold_all),
+	    cmocka_unit_test(test_hold_block),
 	    cmocka_unit_test(test_memory),
 	};
 	MPI_Init(NULL, NULL);
