@@ -149,8 +149,11 @@ static void tl_add(struct timeline_event *buf, int *n, int cap, int thread, int 
  * runs on another CPU; on a node busy with other work the scheduler puts the two threads on
  * one CPU and the spinner only delays the other. So each waiter adapts: a spin that ends in
  * time keeps the full SPIN_NS, one that runs out halves the next; at zero the waiter sleeps
- * at once and tries a short spin again every SPIN_PROBE waits. */
-#define SPIN_NS	   30000u
+ * at once and tries a short spin again every SPIN_PROBE waits. SPIN_NS covers a batch of small
+ * samples with room: waking a sleeper on an idle CPU costs tens of microseconds more in a
+ * virtual machine (30 us spins left the unbound cached rows of tests/perf/limits.sh at 0.57-0.83
+ * of the bare loop and fio; 200 us, 0.78-1.05). */
+#define SPIN_NS	   200000u
 #define SPIN_MIN   1000u
 #define SPIN_PROBE 256u
 
@@ -237,7 +240,7 @@ static void slot_publish(struct slot *slot)
 		futex_wake(&slot->turn);
 }
 
-/* Lazy wake-ups, when the readers share the trainer's CPUs (binding.readers_share) and the
+/* Lazy wake-ups, when the readers share the trainer's one CPU (binding.readers_share) and the
  * trainer only consumes (pool_init says when): each
  * hand-off that wakes a sleeper costs two context switches on that CPU, which at small samples
  * cost more than the reads (the bound 4 KiB row of tests/perf/limits.sh). So a reader hands its
@@ -1254,8 +1257,10 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 	/* Lazy wake-ups only where the trainer is a pure consumer (no emulated compute, barrier or
 	 * checkpoint between its batches): with compute, a reader held back by a deferred wake
 	 * would lose the overlap that prefetching exists for, and a deferred hand-off would add
-	 * to the trainer's data wait. */
-	p->lazy_wake = bind.readers_share && cfg->train.computation_time == 0 &&
+	 * to the trainer's data wait. And only on at most one CPU: with two or more, readers on
+	 * other CPUs held back by a deferred wake sit idle (2 readers on 2 CPUs, cached 128 KiB:
+	 * 8.4-9.5 GiB/s lazy, 8.9-11.9 prompt). */
+	p->lazy_wake = bind.readers_share && bind.cpus < 2 && cfg->train.computation_time == 0 &&
 		       cfg->train.computation_time_stdev == 0 && cfg->evaluation.eval_time == 0 &&
 		       cfg->evaluation.eval_time_stdev == 0 && !cfg->train.step_barrier &&
 		       !checkpoint_in_training(cfg) && cfg->train.accelerators_per_rank <= 1;
@@ -1302,9 +1307,10 @@ static int pool_init(struct run *run, struct pool *p, struct train_result *res)
 		if (rc < 0)
 			return rc;
 	}
-	/* Trainer reads where the trainer is a pure consumer on the readers' CPUs (lazy_wake),
-	 * reading sample by sample (queued reads keep io_depth in flight across a thread's own
-	 * batches, and a stream format's shards belong to one thread each: checked per epoch). */
+	/* Trainer reads where the trainer is a pure consumer on the readers' one CPU (lazy_wake),
+	 * reading sample by sample (queued reads keep io_depth in flight
+	 * across a thread's own batches, and a stream format's shards belong to one thread each:
+	 * checked per epoch). */
 	p->trainer_reads = p->lazy_wake && !coll && !p->workers[0].win.b;
 	if (p->trainer_reads) {
 		int rc = worker_init(run, p, &p->workers[threads], 0, threads);
