@@ -1,7 +1,8 @@
 # Thin wrapper: the two commands of the README, and the install step they share.
 #   make quickstart   install missing packages, build, run the quickstart on two local ranks
 #   make test         install missing packages, build (warnings are errors), run every test,
-#                     then the unit, MPI and fault tests again under address+undefined sanitizers
+#                     then the unit, MPI, fault and hostile-input tests again under
+#                     address+undefined sanitizers
 #   make deps         install missing Debian packages only (the lab's included)
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 300) with FUZZ_JOBS
 #                     processes each (default 2); findings stay under build-fuzz/fuzz/NAME/
@@ -82,7 +83,7 @@ test-sanitize: deps
 	cmake --build --preset debug -j $(JOBS)
 	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs|plot' -LE 'interop|sweep|gpu|compare'
+		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs|plot|hostile' -LE 'interop|sweep|gpu|compare'
 
 # The runs that put threads together under ThreadSanitizer (the `tsan` preset): the reader pool
 # and its prefetch ring (4 reader threads, shared files, MPI-IO from reader threads, readers and a
