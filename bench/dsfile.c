@@ -39,11 +39,17 @@ uint64_t dataset_file_first(const struct dataset *ds, uint32_t i)
 
 struct ds_file *dataset_file(const struct dataset *ds, uint32_t i)
 {
-	uint32_t step = ds->held_step ? ds->held_step : 1;
+	uint32_t step = ds->held_step ? ds->held_step : 1, k;
 
-	if (i < ds->held_first || (i - ds->held_first) % step)
+	if (i < ds->held_first)
 		return NULL;
-	uint32_t k = (i - ds->held_first) / step;
+	if (step == 1) { /* shared files: no division on every sample */
+		k = i - ds->held_first;
+	} else {
+		if ((i - ds->held_first) % step)
+			return NULL;
+		k = (i - ds->held_first) / step;
+	}
 	return k < ds->nheld ? &ds->files[k] : NULL;
 }
 
