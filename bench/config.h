@@ -261,6 +261,10 @@ int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err);
 /* The checks of a workload that reads a dataset ([dataset], [format.*], [reader], [train]):
  * for the check hooks of such workloads (workloads/workload.h). */
 int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err);
+/* [storage.mpiio] collective = true needs a back-end whose ops move collective transfers
+ * (storage_has_collective), looking through a back-end that wraps another (faulty's inner):
+ * refused naming the key's file and line and the back-ends that have them. */
+int cfg_check_collective(const struct config *cfg, struct fb_errbuf *err);
 
 /* Key lookup: "section.key" or section + name. NULL when unknown. */
 const struct cfg_key *cfg_find(const char *section, const char *name);

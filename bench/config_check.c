@@ -1,6 +1,7 @@
 /* Combinations of keys that cannot be honoured: refused before any file is touched. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "safefile.h"
@@ -58,6 +59,52 @@ static int cfg_validate_common(const struct config *cfg, int nranks, struct fb_e
 	if (nranks < 1)
 		return fb_fail(err, -FB_EINTERNAL, "no ranks");
 	return 0;
+}
+
+/* Where a key's value came from, for a message: "file:line", "file (--set section.key)", or
+ * the file alone (a default). */
+static void cfg_key_where(const struct config *cfg, const char *section, const char *name,
+			  char *buf, size_t len)
+{
+	const struct cfg_key *k = cfg_find(section, name);
+	int line = k ? cfg->lines[k - cfg_keys] : 0;
+
+	if (line > 0)
+		snprintf(buf, len, "%s:%d", cfg->source, line);
+	else if (line < 0)
+		snprintf(buf, len, "%s (--set %s.%s)", cfg->source, section, name);
+	else
+		snprintf(buf, len, "%s", cfg->source);
+}
+
+int cfg_check_collective(const struct config *cfg, struct fb_errbuf *err)
+{
+	const char *name = cfg_choice_name("storage", "backend", cfg->storage.backend);
+	const struct storage_ops *st = storage_find(name), *eff;
+	char where[CFG_PATH_MAX + 64], with[128];
+
+	if (!cfg->mpiio.collective || !st)
+		return 0;
+	eff = storage_effective(st, cfg);
+	if (eff && !eff->not_built && storage_has_collective(eff))
+		return 0;
+	cfg_key_where(cfg, "storage.mpiio", "collective", where, sizeof(where));
+	storage_collective_names(with, sizeof(with));
+	if (!with[0])
+		snprintf(with, sizeof(with), "(none built)");
+	if (eff == st)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [storage.mpiio] collective = true needs [storage] backend = %s "
+			       "(backend = %s has no collective transfers)",
+			       where, with, name);
+	/* A back-end that wraps another (faulty) moves its bytes through that one. */
+	return fb_fail(err, -FB_ECONFIG,
+		       "%s: [storage.mpiio] collective = true needs a back-end with collective "
+		       "transfers (%s): backend = %s moves its bytes through back-end '%s'%s",
+		       where, with, name, st->wraps(cfg),
+		       !eff		? ", which is not a back-end"
+		       : eff->not_built ? ", which is not built"
+					: ", which has none");
 }
 
 int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err)
@@ -132,10 +179,22 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 			    "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
 			    "collective instead of [storage.mpiio] collective = true",
 			    src, fmt->name, fmt->name);
-		if (cfg->storage.backend != BACKEND_MPIIO)
+		int rc = cfg_check_collective(cfg, err);
+		char where[CFG_PATH_MAX + 64];
+
+		if (rc < 0)
+			return rc;
+		/* The training workload opens its shared handles through the back-end named in
+		 * [storage] backend (workloads/train.c open_shared), not through one it wraps. */
+		if (st->wraps) {
+			cfg_key_where(cfg, "storage.mpiio", "collective", where, sizeof(where));
 			return fb_fail(
 			    err, -FB_ECONFIG,
-			    "%s: [storage.mpiio] collective = true needs backend = mpiio", src);
+			    "%s: [storage.mpiio] collective = true: the training workload "
+			    "reads collectively through backend = %s itself, not through "
+			    "backend = %s over it (the ior workload can)",
+			    where, st->wraps(cfg), st->name);
+		}
 		if (!fmt->extent)
 			return fb_fail(err, -FB_ECONFIG,
 				       "%s: format %s cannot be read collectively (it has no byte "

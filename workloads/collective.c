@@ -1,11 +1,13 @@
-/* Collective MPI-IO reads: every rank reads its samples of one shared file in one
- * MPI_File_read_all, so the MPI library can merge the ranks' requests (two-phase I/O,
+/* Collective reads: every rank reads its samples of one shared file in one collective call
+ * (storage_ops.pread_extents_all through io_pread_extents_all; MPI_File_read_all over a file
+ * view with mpiio), so the storage library can merge the ranks' requests (two-phase I/O,
  * collective buffering) the way training frameworks built on MPI-IO do.
  *
- * Each rank describes its samples' byte ranges (the format's extent()) as an hindexed file
- * type, sorted by offset because MPI requires monotonically non-decreasing displacements in a
- * file view, reads them into one staging buffer and hands each sample to its slot (through the
- * format's parse() when the bytes on disk are not the sample itself, as in TFRecord).
+ * Each rank lists its samples' byte ranges (the format's extent()), sorted by offset because the
+ * back-end needs them in increasing order (MPI requires monotonically non-decreasing
+ * displacements in a file view), reads them into one staging buffer and hands each sample to its
+ * slot (through the format's parse() when the bytes on disk are not the sample itself, as in
+ * TFRecord). The back-end takes ranges and totals of any size (mpiio: 1 GiB blocks, one call).
  *
  * Called by the main thread, per batch and per shared file, by every rank in the same order:
  * collectives on one file handle must be. Reader threads are not used in this mode. A rank
@@ -16,15 +18,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdbool.h>
-#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../bench/run.h"
-#include "../bench/timer.h"
-#include "../bench/storage/mpiio.h"
 
 struct coll_range {
 	uint64_t off;
@@ -43,14 +41,16 @@ static int coll_cmp(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Collects and sorts the ranges; assigns staging offsets (a repeated sample is read once). */
+/* Collects and sorts the ranges; assigns staging offsets (a repeated sample is read once) and
+ * lists the distinct ranges in ext[] (*next of them, *total bytes). */
 static int coll_plan(struct run *run, struct ds_file *file, const uint64_t *idx, uint64_t n,
-		     struct coll_range *r, uint64_t *nblocks, uint64_t *total)
+		     struct coll_range *r, struct storage_extent *ext, size_t *next,
+		     uint64_t *total)
 {
 	const struct format_ops *fmt = run->format;
 	uint64_t end = 0;
 
-	*nblocks = 0;
+	*next = 0;
 	*total = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		int rc = fmt->extent(run, file, idx[i], &r[i].off, &r[i].len);
@@ -62,12 +62,6 @@ static int coll_plan(struct run *run, struct ds_file *file, const uint64_t *idx,
 					"cannot read sample %" PRIu64
 					" of '%s' collectively: it has no single byte range (%s)",
 					idx[i], file->path, fb_strerror(rc));
-		if (r[i].len > INT_MAX)
-			return run_fail(run, -EOVERFLOW,
-					"cannot read sample %" PRIu64
-					" of '%s' collectively: %" PRIu64
-					" bytes is more than one MPI block can hold",
-					idx[i], file->path, r[i].len);
 		r[i].i = i;
 	}
 	qsort(r, n, sizeof(*r), coll_cmp);
@@ -83,52 +77,15 @@ static int coll_plan(struct run *run, struct ds_file *file, const uint64_t *idx,
 					": cannot read them collectively",
 					file->path, r[k].off);
 		r[k].stage = *total;
+		if (r[k].len == 0)
+			continue; /* nothing to read: no range */
 		*total += r[k].len;
 		end = r[k].off + r[k].len;
-		(*nblocks)++;
+		ext[*next].off = r[k].off;
+		ext[*next].len = r[k].len;
+		(*next)++;
 	}
-	if (*total > INT_MAX)
-		return run_fail(run, -EOVERFLOW,
-				"cannot read %" PRIu64
-				" bytes of '%s' in one collective call (at most "
-				"2 GiB per rank, file and batch): lower batch_size",
-				*total, file->path);
 	return 0;
-}
-
-/* The file type of the distinct ranges (absolute offsets as displacements). */
-static int coll_filetype(const struct coll_range *r, uint64_t n, uint64_t nblocks,
-			 MPI_Datatype *type)
-{
-	int *lens = malloc(sizeof(*lens) * (nblocks ? nblocks : 1));
-	MPI_Aint *disp = malloc(sizeof(*disp) * (nblocks ? nblocks : 1));
-	uint64_t b = 0;
-	int mrc = MPI_ERR_NO_MEM;
-
-	if (!lens || !disp)
-		goto out_free;
-	for (uint64_t k = 0; k < n; k++) {
-		if (r[k].dup)
-			continue;
-		lens[b] = (int)r[k].len;
-		disp[b] = (MPI_Aint)r[k].off;
-		b++;
-	}
-	mrc = MPI_Type_create_hindexed((int)nblocks, lens, disp, MPI_BYTE, type);
-	if (mrc == MPI_SUCCESS)
-		mrc = MPI_Type_commit(type);
-out_free:
-	free(lens);
-	free(disp);
-	return mrc;
-}
-
-static int coll_mpi_fail(struct run *run, int mrc, const char *what, const char *path)
-{
-	char text[MPI_MAX_ERROR_STRING + 1];
-	int rc = mpiio_error_code(mrc, text, sizeof(text));
-
-	return run_fail(run, rc, "cannot %s '%s' (collective read): %s", what, path, text);
 }
 
 /* Copies (or parses) each sample from the staging buffer into its slot. */
@@ -165,26 +122,27 @@ static int coll_scatter(struct run *run, struct ds_file *file, const uint64_t *i
 int collective_read(struct run *run, struct ds_file *file, const uint64_t *idx, uint64_t n,
 		    void *const *out, uint64_t cap, uint64_t *lens, struct io *io)
 {
-	MPI_Datatype ftype = MPI_DATATYPE_NULL;
+	struct storage_extent *ext = NULL;
 	struct coll_range *r = NULL;
-	uint64_t nblocks = 0, total = 0, t0;
+	uint64_t total = 0;
+	size_t next = 0;
 	char *stage = NULL;
-	MPI_Status st;
-	MPI_File fh;
-	int rc = 0, mrc, got = 0;
+	int rc = 0, rrc;
 
-	/* Without a handle there is nothing to join: every rank fails here alike. */
-	if (mpiio_file_handle(file->shared, &fh))
+	/* Without a shared handle there is nothing to join: every rank fails here alike. */
+	if (!file->shared)
 		return run_fail(run, -FB_EINTERNAL,
-				"collective read of '%s' without a shared MPI-IO handle",
-				file->path);
+				"collective read of '%s' without a shared handle", file->path);
 	if (!run->format->extent)
 		rc = run_fail(run, -FB_ECONFIG,
 			      "format %s cannot be read collectively (it has no sample extents)",
 			      run->format->name);
 	if (!rc && n > 0) {
 		r = calloc(n, sizeof(*r));
-		rc = r ? coll_plan(run, file, idx, n, r, &nblocks, &total) : -ENOMEM;
+		ext = calloc(n, sizeof(*ext));
+		rc = r && ext ? coll_plan(run, file, idx, n, r, ext, &next, &total)
+			      : run_fail(run, -ENOMEM, "cannot plan a collective read of '%s'",
+					 file->path);
 	}
 	if (!rc && total > 0) {
 		stage = malloc(total);
@@ -193,44 +151,14 @@ int collective_read(struct run *run, struct ds_file *file, const uint64_t *idx, 
 			    run_fail(run, -ENOMEM, "cannot allocate %" PRIu64 " bytes to read '%s'",
 				     total, file->path);
 	}
-	if (!rc && nblocks > 0) {
-		mrc = coll_filetype(r, n, nblocks, &ftype);
-		if (mrc != MPI_SUCCESS)
-			rc = coll_mpi_fail(run, mrc, "describe the samples of", file->path);
-	}
 	/* A rank with nothing (or nothing it can) to read joins with an empty request. */
-	if (rc || nblocks == 0) {
-		nblocks = 0;
-		total = 0;
-	}
-
-	t0 = timer_now_ns();
-	mrc =
-	    MPI_File_set_view(fh, 0, MPI_BYTE, nblocks ? ftype : MPI_BYTE, "native", MPI_INFO_NULL);
-	if (mrc != MPI_SUCCESS && !rc)
-		rc = coll_mpi_fail(run, mrc, "set the file view of", file->path);
-	mrc = MPI_File_read_all(fh, stage, (int)total, MPI_BYTE, &st);
-	if (mrc != MPI_SUCCESS && !rc)
-		rc = coll_mpi_fail(run, mrc, "read", file->path);
-	else if (mrc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS && !rc &&
-		 (uint64_t)got != total)
-		rc = run_fail(
-		    run, -FB_EEOF,
-		    "unexpected end of file in '%s': collective read returned %d of %" PRIu64
-		    " bytes",
-		    file->path, got, total);
-	/* Back to a plain byte view so the handle reads like any other afterwards. */
-	mrc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-	if (mrc != MPI_SUCCESS && !rc)
-		rc = coll_mpi_fail(run, mrc, "reset the file view of", file->path);
-	if (!rc && total > 0)
-		io_account(io, total, timer_now_ns() - t0);
-
+	rrc = io_pread_extents_all(io, file->shared, stage, ext, rc ? 0 : next);
+	if (!rc)
+		rc = rrc;
 	if (!rc && n > 0)
 		rc = coll_scatter(run, file, idx, r, n, stage, out, cap, lens);
-	if (ftype != MPI_DATATYPE_NULL)
-		MPI_Type_free(&ftype);
 	free(stage);
+	free(ext);
 	free(r);
 	return rc;
 }

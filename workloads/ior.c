@@ -57,9 +57,8 @@ struct ior_rep {
 static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
-	const char *backend = cfg_choice_name("storage", "backend", cfg->storage.backend);
-	const struct storage_ops *st = storage_find(backend);
 	uint64_t b = cfg->ior.block_size, t = cfg->ior.transfer_size;
+	int rc;
 
 	if (t > b || b % t)
 		return fb_fail(err, -FB_ECONFIG,
@@ -78,21 +77,9 @@ static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "%s: direct = true needs [ior] block_size and transfer_size to be "
 			       "multiples of %d",
 			       src, IOR_ALIGN);
-	if (cfg->mpiio.collective && !storage_has_collective(st)) {
-		char with[128] = "";
-		size_t at = 0;
-
-		/* The back-ends that can, from the registry (the ops they have). */
-		for (size_t i = 0; storage_registry[i] && at < sizeof(with); i++)
-			if (storage_has_collective(storage_registry[i]) &&
-			    !storage_registry[i]->not_built)
-				at += (size_t)snprintf(with + at, sizeof(with) - at, "%s%s",
-						       at ? " or " : "", storage_registry[i]->name);
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: [storage.mpiio] collective = true needs [storage] backend = %s "
-			       "(backend = %s has no collective transfers)",
-			       src, with[0] ? with : "(none built)", backend);
-	}
+	rc = cfg_check_collective(cfg, err);
+	if (rc < 0)
+		return rc;
 	if (cfg->mpiio.collective && cfg->ior.file_per_process)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [storage.mpiio] collective = true moves the transfers of one "

@@ -431,6 +431,13 @@ static int faulty_list_dir(const char *path, storage_dir_fn fn, void *arg, struc
 	return rc ? rc : storage_call_list_dir(inner, path, fn, arg, run);
 }
 
+/* The config check refuses this combination before a run; the last guard where none ran. */
+static int faulty_no_collective(const struct faulty_file *f)
+{
+	return run_fail(f->run, -ENOTSUP, "[storage.faulty] inner = %s has no collective transfers",
+			f->inner_ops->name);
+}
+
 /* Collective transfers of the inner back-end (mpiio). A call chosen to fail still joins the
  * other ranks' collective call, with nothing to move, and then fails: a rank never goes
  * missing from a collective call the others wait in. */
@@ -442,13 +449,34 @@ static ssize_t faulty_xfer_all(struct sfile *sf, void *buf, size_t len, uint64_t
 	ssize_t n;
 
 	if (!storage_has_collective(in))
-		return run_fail(f->run, -ENOTSUP,
-				"[storage.faulty] inner = %s has no collective transfers",
-				in->name);
+		return faulty_no_collective(f);
 	rc = faulty_hit(f->run, write ? FAULT_WRITE : FAULT_READ, f->fail_op, f->fail_errno);
 	n = write ? in->pwrite_all(f->inner, buf, rc ? 0 : len, off)
 		  : in->pread_all(f->inner, buf, rc ? 0 : len, off);
 	return rc ? rc : n;
+}
+
+/* One collective read of n ranges, a read fault point like pread_all: the call chosen to fail
+ * joins with no range. */
+static ssize_t faulty_pread_extents_all(struct sfile *sf, void *buf,
+					const struct storage_extent *ext, size_t n)
+{
+	struct faulty_file *f = (struct faulty_file *)sf;
+	const struct storage_ops *in = f->inner_ops;
+	ssize_t got;
+	int rc;
+
+	if (!storage_has_collective(in))
+		return faulty_no_collective(f);
+	rc = faulty_hit(f->run, FAULT_READ, f->fail_op, f->fail_errno);
+	got = in->pread_extents_all(f->inner, buf, ext, rc ? 0 : n);
+	return rc ? rc : got;
+}
+
+/* Checks made before the run look at the back-end that moves the bytes. */
+static const char *faulty_wraps(const struct config *cfg)
+{
+	return cfg->faulty.inner;
 }
 
 static ssize_t faulty_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
@@ -577,4 +605,6 @@ const struct storage_ops faulty_storage = {
     .list_dir = faulty_list_dir,
     .pread_all = faulty_pread_all,
     .pwrite_all = faulty_pwrite_all,
+    .pread_extents_all = faulty_pread_extents_all,
+    .wraps = faulty_wraps,
 };

@@ -784,7 +784,7 @@ int io_queue_wait_file(struct io *io, const struct sfile *f)
 
 bool storage_has_collective(const struct storage_ops *ops)
 {
-	return ops && ops->pread_all && ops->pwrite_all;
+	return ops && ops->pread_all && ops->pwrite_all && ops->pread_extents_all;
 }
 
 /* One collective call, checked and counted; write says which way. */
@@ -832,4 +832,36 @@ int io_pread_all(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t
 int io_pwrite_all(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off)
 {
 	return io_call_all(io, f, (void *)buf, len, off, true);
+}
+
+int io_pread_extents_all(struct io *io, struct sfile *f, void *buf,
+			 const struct storage_extent *ext, size_t n)
+{
+	const struct storage_ops *ops = ((const struct sfile_base *)f)->ops;
+	uint64_t off = n ? ext[0].off : 0, t0, ns;
+	size_t len = 0;
+	ssize_t got;
+
+	if (!storage_has_collective(ops))
+		return run_fail(io->run, -ENOTSUP,
+				"cannot read '%s' collectively: storage back-end %s has no "
+				"collective transfers",
+				io_path(f), ops->name);
+	for (size_t k = 0; k < n; k++)
+		len += ext[k].len;
+	t0 = timer_now_ns();
+	got = ops->pread_extents_all(f, buf, ext, n);
+	ns = timer_now_ns() - t0;
+	if (got < 0)
+		return run_fail(io->run, (int)got,
+				"cannot read '%s' at offset %" PRIu64 " collectively: %s",
+				io_path(f), off, fb_strerror((int)got));
+	if ((size_t)got != len)
+		return run_fail(io->run, -FB_EEOF,
+				"unexpected end of file in '%s': a collective read of %zu "
+				"ranges from offset %" PRIu64 " returned %zd of %zu bytes",
+				io_path(f), n, off, got, len);
+	if (io->stats && len > 0)
+		io_account(io, len, ns);
+	return 0;
 }

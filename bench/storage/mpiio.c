@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +344,128 @@ static ssize_t mpiio_xfer_all(struct sfile *sf, void *buf, size_t len, uint64_t 
 	return (ssize_t)n;
 }
 
+int mpiio_extents_type(const struct storage_extent *ext, size_t n, size_t piece, MPI_Datatype *type,
+		       size_t *total)
+{
+	size_t nblocks = 0, b = 0;
+	uint64_t end = 0;
+	int *lens = NULL;
+	MPI_Aint *disp = NULL;
+	int mrc;
+
+	*type = MPI_DATATYPE_NULL;
+	*total = 0;
+	if (piece == 0 || piece > INT_MAX)
+		return MPI_ERR_COUNT;
+	for (size_t k = 0; k < n; k++) {
+		if (ext[k].off < end || ext[k].off > (uint64_t)PTRDIFF_MAX - ext[k].len)
+			return MPI_ERR_ARG;
+		end = ext[k].off + ext[k].len;
+		*total += ext[k].len;
+		nblocks += ext[k].len / piece + (ext[k].len % piece != 0);
+	}
+	if (nblocks > INT_MAX)
+		return MPI_ERR_COUNT;
+	if (nblocks == 0) {
+		*type = MPI_BYTE;
+		return MPI_SUCCESS;
+	}
+	lens = malloc(sizeof(*lens) * nblocks);
+	disp = malloc(sizeof(*disp) * nblocks);
+	if (!lens || !disp) {
+		mrc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+	for (size_t k = 0; k < n; k++)
+		for (uint64_t at = 0; at < ext[k].len; at += piece, b++) {
+			uint64_t left = ext[k].len - at;
+
+			lens[b] = (int)(left > piece ? piece : left);
+			disp[b] = (MPI_Aint)(ext[k].off + at);
+		}
+	mrc = MPI_Type_create_hindexed((int)nblocks, lens, disp, MPI_BYTE, type);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Type_commit(type);
+	if (mrc != MPI_SUCCESS && *type != MPI_DATATYPE_NULL)
+		MPI_Type_free(type);
+out_free:
+	free(lens);
+	free(disp);
+	if (mrc != MPI_SUCCESS)
+		*type = MPI_DATATYPE_NULL;
+	return mrc;
+}
+
+/* The bytes of the ranges that lie inside the file, at most got: through a file view, Open MPI
+ * (OMPIO and ROMIO alike) reports every byte asked for even when the last ranges run past the
+ * end of the file, so the end is checked against the file's size. */
+static ssize_t mpiio_extents_upto(struct mpiio_file *f, const struct storage_extent *ext, size_t n,
+				  uint64_t got)
+{
+	MPI_Offset size = 0;
+	uint64_t in = 0;
+
+	/* MPI_File_get_size is not collective: a rank with no range need not call it. */
+	if (n == 0)
+		return (ssize_t)got;
+	if (MPI_File_get_size(f->fh, &size) != MPI_SUCCESS || size < 0)
+		return (ssize_t)got; /* no better answer than the status */
+	for (size_t k = 0; k < n && ext[k].off < (uint64_t)size; k++) {
+		uint64_t left = (uint64_t)size - ext[k].off;
+
+		in += ext[k].len < left ? ext[k].len : left;
+	}
+	return (ssize_t)(in < got ? in : got);
+}
+
+/* One MPI_File_read_all of n byte ranges: their hindexed type as the file view (MPI needs
+ * non-decreasing displacements: the caller sorted them), the memory side one count of
+ * mpiio_bytes_type, then the view back to plain bytes so the handle reads like any other. A
+ * rank that cannot describe its ranges still joins the call with nothing to read, then fails. */
+static ssize_t mpiio_pread_extents_all(struct sfile *sf, void *buf,
+				       const struct storage_extent *ext, size_t n)
+{
+	struct mpiio_file *f = (struct mpiio_file *)sf;
+	MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_BYTE;
+	MPI_Status st;
+	MPI_Count got = 0;
+	size_t total = 0;
+	char where[64];
+	int count = 0, trc, mrc, vrc, rrc;
+
+	snprintf(where, sizeof(where), " at offset %llu collectively",
+		 (unsigned long long)(n ? ext[0].off : 0));
+	trc = mpiio_extents_type(ext, n, MPIIO_MAX_CALL, &ftype, &total);
+	if (trc == MPI_SUCCESS)
+		trc = mpiio_bytes_type(total, MPIIO_MAX_CALL, &mtype, &count);
+	if (trc != MPI_SUCCESS) {
+		/* Nothing to read, so that the others' call is matched. */
+		mpiio_bytes_type_free(&ftype);
+		mpiio_bytes_type_free(&mtype);
+		count = 0;
+	}
+	vrc = MPI_File_set_view(f->fh, 0, MPI_BYTE, ftype != MPI_DATATYPE_NULL ? ftype : MPI_BYTE,
+				"native", MPI_INFO_NULL);
+	mrc = MPI_File_read_all(f->fh, buf, count, mtype, &st);
+	rrc = MPI_File_set_view(f->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+	mpiio_bytes_type_free(&ftype);
+	mpiio_bytes_type_free(&mtype);
+	if (trc != MPI_SUCCESS)
+		return mpiio_fail(f->run, trc, "describe the ranges to read of", f->base.path,
+				  where);
+	if (vrc != MPI_SUCCESS)
+		return mpiio_fail(f->run, vrc, "set the file view of", f->base.path, where);
+	if (mrc != MPI_SUCCESS)
+		return mpiio_fail(f->run, mrc, "read", f->base.path, where);
+	if (rrc != MPI_SUCCESS)
+		return mpiio_fail(f->run, rrc, "reset the file view of", f->base.path, where);
+	if (MPI_Get_elements_x(&st, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED ||
+	    got < 0)
+		return run_fail(f->run, -FB_EMPI, "cannot read '%s'%s: no byte count in the status",
+				f->base.path, where);
+	return mpiio_extents_upto(f, ext, n, (uint64_t)got);
+}
+
 static ssize_t mpiio_pread_all(struct sfile *sf, void *buf, size_t len, uint64_t off)
 {
 	return mpiio_xfer_all(sf, buf, len, off, false);
@@ -415,4 +538,5 @@ const struct storage_ops mpiio_storage = {
     .evict = mpiio_evict,
     .pread_all = mpiio_pread_all,
     .pwrite_all = mpiio_pwrite_all,
+    .pread_extents_all = mpiio_pread_extents_all,
 };

@@ -1,6 +1,7 @@
 /* The only place that knows which storage back-ends exist. One line per back-end. */
 #include "storage.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const struct storage_ops posix_storage;
@@ -19,4 +20,34 @@ const struct storage_ops *storage_find(const char *name)
 		if (strcmp(storage_registry[i]->name, name) == 0)
 			return storage_registry[i];
 	return NULL;
+}
+
+const struct storage_ops *storage_effective(const struct storage_ops *ops, const struct config *cfg)
+{
+	/* A few steps at most: a back-end that wraps itself (or a loop) leads nowhere. */
+	for (int depth = 0; ops && ops->wraps; depth++) {
+		const char *inner = depth < 8 ? ops->wraps(cfg) : NULL;
+
+		ops = inner ? storage_find(inner) : NULL;
+	}
+	return ops;
+}
+
+void storage_collective_names(char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; storage_registry[i] && at < len; i++) {
+		const struct storage_ops *ops = storage_registry[i];
+
+		/* A wrapper (faulty) offers them only through what it wraps: not listed. */
+		if (!storage_has_collective(ops) || ops->not_built || ops->wraps)
+			continue;
+		int n = snprintf(buf + at, len - at, "%s%s", at ? " or " : "", ops->name);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
 }

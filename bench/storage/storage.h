@@ -46,8 +46,15 @@ struct storage_stat;
  * else stops the listing and is returned by it. */
 typedef int (*storage_dir_fn)(const char *name, void *arg);
 
+struct config;
 struct sfile;	 /* plug-in private; begins with struct sfile_base */
 struct io_queue; /* plug-in private: one thread's queue of reads (io_uring ring) */
+
+/* One byte range of a file (storage_ops.pread_extents_all, io_pread_extents_all). */
+struct storage_extent {
+	uint64_t off;
+	uint64_t len;
+};
 
 struct io_completion {
 	uint64_t tag; /* as given to queue_read */
@@ -116,6 +123,18 @@ struct storage_ops {
 	 * for pread_all) or a negative errno. */
 	ssize_t (*pread_all)(struct sfile *f, void *buf, size_t len, uint64_t off);
 	ssize_t (*pwrite_all)(struct sfile *f, const void *buf, size_t len, uint64_t off);
+	/* Optional, with pread_all: one collective read of n byte ranges of the file into buf, one
+	 * after another (the sum of their lengths). The ranges come in increasing order of offset
+	 * and do not overlap (they become one MPI file view). Same rules as pread_all: every rank,
+	 * the same calls in the same order, a rank with nothing to read joins with n 0; any
+	 * lengths, any sum. Returns the bytes moved (fewer only at the end of the file) or a
+	 * negative errno. */
+	ssize_t (*pread_extents_all)(struct sfile *f, void *buf, const struct storage_extent *ext,
+				     size_t n);
+	/* Optional, for a back-end that moves bytes through another one (faulty): the name of the
+	 * back-end it wraps under this configuration, so that checks made before the run (does
+	 * the back-end offer collective transfers?) look at the one that will move the bytes. */
+	const char *(*wraps)(const struct config *cfg);
 };
 
 /* What stat() tells about a path. */
@@ -273,7 +292,21 @@ void io_meter_close(struct io_meter *m);
  * with nothing to move) is not counted. */
 int io_pread_all(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off);
 int io_pwrite_all(struct io *io, struct sfile *f, const void *buf, size_t len, uint64_t off);
-/* Whether the back-end moves collective transfers (both ops set). */
+/* One collective read of n byte ranges (storage_ops.pread_extents_all; ranges in increasing
+ * order of offset, not overlapping) into buf, one after another: exactly their total length or
+ * a failure recorded with the file and the first range's offset (a short read is -FB_EEOF).
+ * Counted and timed as one read call of all the bytes; n 0 (a rank joining with nothing to
+ * read) is not counted. */
+int io_pread_extents_all(struct io *io, struct sfile *f, void *buf,
+			 const struct storage_extent *ext, size_t n);
+/* Whether the back-end moves collective transfers (pread_all, pwrite_all and
+ * pread_extents_all set). */
 bool storage_has_collective(const struct storage_ops *ops);
+/* The back-end that moves the bytes under cfg: ops itself, or the one it wraps
+ * (storage_ops.wraps, followed to the end); NULL when a wrapped name is not a back-end. */
+const struct storage_ops *storage_effective(const struct storage_ops *ops,
+					    const struct config *cfg);
+/* Into buf: the built back-ends with collective transfers, "a or b" ("" when none). */
+void storage_collective_names(char *buf, size_t len);
 
 #endif

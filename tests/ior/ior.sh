@@ -145,12 +145,14 @@ collective_enospc)
 	[ "$(grep -c "rank 1: cannot write '.*ior_testfile' at offset [0-9]* collectively: No space left on device" "$T/err")" -eq 1 ] ||
 		fail "not one message naming file, offset and errno"
 	[ -z "$(ls "$T/results" 2>/dev/null)" ] || fail "a failed run left results"
-	# the same through faulty over posix, which has no collective transfers: every rank
-	# fails alike at the first transfer, saying why
-	rm -rf "$T/data"
+	# the same through faulty over posix, which has no collective transfers: refused before
+	# the shared file is created (exit 2), naming where collective = true was set
+	rm -rf "$T/data" "$T/results"
 	fb 2 --set storage.backend=faulty --set storage.mpiio.collective=true
-	[ "$RC" -eq 1 ] || fail "faulty over posix: exit status $RC, want 1"
-	grep -q "inner = posix has no collective transfers" "$T/err" || fail "faulty over posix: message"
+	[ "$RC" -eq 2 ] || fail "faulty over posix: exit status $RC, want 2"
+	[ "$(grep -c "ior.ini (--set storage.mpiio.collective): \[storage.mpiio\] collective = true needs a back-end with collective transfers (mpiio): backend = faulty moves its bytes through back-end 'posix', which has none" "$T/err")" -eq 1 ] ||
+		fail "faulty over posix: not one message naming the key and the back-ends"
+	[ ! -e "$T/data" ] && [ ! -e "$T/results" ] || fail "faulty over posix: files were created"
 	;;
 shipped_config)
 	# configs/workloads/ior.ini scaled down: same pattern, smaller blocks

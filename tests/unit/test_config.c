@@ -486,7 +486,18 @@ static void test_validate(void **state)
 	     "computation_time_stdev is set but computation_time is 0"},
 	    {"collective without mpiio",
 	     {"storage.mpiio.collective=true", "dataset.file_access=shared", NULL},
-	     "collective = true needs backend = mpiio"},
+	     "(--set storage.mpiio.collective): [storage.mpiio] collective = true needs [storage] "
+	     "backend = mpiio (backend = posix has no collective transfers)"},
+	    {"collective through faulty over posix",
+	     {"storage.mpiio.collective=true", "dataset.file_access=shared",
+	      "storage.backend=faulty", NULL},
+	     "back-end with collective transfers (mpiio): backend = faulty moves its bytes through "
+	     "back-end 'posix', which has none"},
+	    {"collective through faulty over mpiio",
+	     {"storage.mpiio.collective=true", "dataset.file_access=shared",
+	      "storage.backend=faulty", "storage.faulty.inner=mpiio", NULL},
+	     "the training workload reads collectively through backend = mpiio itself, not "
+	     "through backend = faulty over it"},
 	    {"collective per rank",
 	     {"storage.mpiio.collective=true", "storage.backend=mpiio", NULL},
 	     "collective reads need file_access = shared"},

@@ -7,7 +7,10 @@
  *   one used) move every byte in order, and a read past the end reports the bytes it moved;
  * - the back-end's pwrite_all/pread_all through the wrappers: counted as one call each, a short
  *   collective read is an end-of-file error naming the file and offset, and a back-end without
- *   collective transfers is refused with its name.
+ *   collective transfers is refused with its name;
+ * - mpiio_extents_type describes a list of ranges as one file view whose blocks fit in an int
+ *   (5 GiB checked without allocating it), and io_pread_extents_all reads them in one counted
+ *   call.
  */
 #include <errno.h>
 #include <limits.h>
@@ -127,6 +130,58 @@ static void test_collective_roundtrip(void **state)
 	free(in);
 }
 
+/* The file type of a list of ranges: its size is their total, it starts at the first offset and
+ * ends at the last range's end, with a block per piece (a range beyond piece bytes is split). */
+static void assert_extents(const struct storage_extent *ext, size_t n, size_t piece,
+			   int want_blocks)
+{
+	MPI_Datatype type;
+	MPI_Count size = -1, lb = -1, extent = -1;
+	int ni = -1, na = -1, nd = -1, comb = -1;
+	size_t total = 0, sum = 0;
+
+	for (size_t k = 0; k < n; k++)
+		sum += ext[k].len;
+	assert_int_equal(mpiio_extents_type(ext, n, piece, &type, &total), MPI_SUCCESS);
+	assert_int_equal(total, sum);
+	assert_int_equal(MPI_Type_size_x(type, &size), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_true_extent_x(type, &lb, &extent), MPI_SUCCESS);
+	if ((size_t)size != sum || (uint64_t)lb != ext[0].off ||
+	    (uint64_t)(lb + extent) != ext[n - 1].off + ext[n - 1].len)
+		fail_msg("size %lld lb %lld extent %lld", (long long)size, (long long)lb,
+			 (long long)extent);
+	assert_int_equal(MPI_Type_get_envelope(type, &ni, &na, &nd, &comb), MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_HINDEXED);
+	assert_int_equal(ni - 1, want_blocks); /* integers: the count, then a length per block */
+	mpiio_bytes_type_free(&type);
+}
+
+static void test_extents_type(void **state)
+{
+	const struct storage_extent small[] = {
+	    {100, 3 * PIECE + 7}, {5 * PIECE, 10}, {6 * PIECE, 0}, {6 * PIECE, PIECE}};
+	const struct storage_extent big[] = {{7, ((size_t)5 << 30) + 3}, {(size_t)6 << 30, 1}};
+	const struct storage_extent bad_order[] = {{PIECE, 10}, {0, 10}};
+	const struct storage_extent overlap[] = {{0, 10}, {9, 10}};
+	MPI_Datatype type;
+	size_t total = 1;
+
+	(void)state;
+	assert_extents(small, 4, PIECE, 4 + 1 + 0 + 1);
+	/* Production piece: 5 GiB + 3 bytes in one range, six blocks, no int overflowed. */
+	assert_extents(big, 2, (size_t)1 << 30, 6 + 1);
+	/* Nothing to read: a plain byte view. */
+	assert_int_equal(mpiio_extents_type(NULL, 0, PIECE, &type, &total), MPI_SUCCESS);
+	assert_true(type == MPI_BYTE && total == 0);
+	/* Ranges MPI cannot take as a file view, and pieces an int cannot count. */
+	assert_int_equal(mpiio_extents_type(bad_order, 2, PIECE, &type, &total), MPI_ERR_ARG);
+	assert_true(type == MPI_DATATYPE_NULL);
+	assert_int_equal(mpiio_extents_type(overlap, 2, PIECE, &type, &total), MPI_ERR_ARG);
+	assert_int_equal(mpiio_extents_type(small, 4, (size_t)INT_MAX + 1, &type, &total),
+			 MPI_ERR_COUNT);
+	assert_true(type == MPI_DATATYPE_NULL);
+}
+
 struct rig {
 	struct run run;
 	struct io_stats stats;
@@ -192,6 +247,87 @@ static void test_wrappers(void **state)
 	rig_free(g);
 }
 
+/* Ranges of a file read in one collective call through the wrapper: the bytes of each range
+ * one after another, one counted call; a rank joining with none is not counted; a range past
+ * the end is an end-of-file error naming the file and the first offset. */
+static void test_extents_wrapper(void **state)
+{
+	const size_t len = 4 * PIECE;
+	const struct storage_extent ext[] = {{10, PIECE + 3}, {2 * PIECE, 5}, {3 * PIECE, 100}};
+	const struct storage_extent past[] = {{0, 4}, {len - 6, 10}};
+	struct rig *g = rig_new(&mpiio_storage);
+	char path[64], *out = malloc(len), in[2 * PIECE];
+	struct sfile *f = NULL;
+	size_t at = 0;
+
+	(void)state;
+	assert_non_null(out);
+	for (size_t i = 0; i < len; i++)
+		out[i] = (char)pattern(i + 11);
+	snprintf(path, sizeof(path), "%s/extents", tmpdir);
+	assert_int_equal(io_open(&g->io, &f, path, STORAGE_O_WRITE | STORAGE_O_READ), 0);
+	assert_int_equal(io_pwrite_all(&g->io, f, out, len, 0), 0);
+	memset(in, 0xee, sizeof(in));
+	assert_int_equal(io_pread_extents_all(&g->io, f, in, ext, 3), 0);
+	for (size_t k = 0; k < 3; k++) {
+		assert_memory_equal(in + at, out + ext[k].off, ext[k].len);
+		at += ext[k].len;
+	}
+	assert_int_equal((unsigned char)in[at], 0xee);
+	assert_int_equal(io_pread_extents_all(&g->io, f, in, NULL, 0), 0);
+	assert_int_equal(g->stats.bytes, at);
+	assert_int_equal(g->stats.ops, 1);
+	assert_int_equal(g->stats.latency.count, 1);
+	/* The file reads like any other afterwards: the view was reset. */
+	assert_int_equal(io_pread_all(&g->io, f, in, 16, 0), 0);
+	assert_memory_equal(in, out, 16);
+	assert_int_equal(io_pread_extents_all(&g->io, f, in, past, 2), -FB_EEOF);
+	if (!strstr(g->run.err.msg, "unexpected end of file in '") ||
+	    !strstr(
+		g->run.err.msg,
+		"extents': a collective read of 2 ranges from offset 0 returned 10 of 14 bytes"))
+		fail_msg("message: %s", g->run.err.msg);
+	assert_int_equal(g->stats.ops, 2);
+	assert_int_equal(io_close(&g->io, f), 0);
+	unlink(path);
+	free(out);
+	rig_free(g);
+}
+
+/* faulty over mpiio: a collective read of ranges is a read fault point like any read; the
+ * call chosen to fail returns the injected errno (after joining with no range), recorded with
+ * the file and offset, and is not counted. */
+static void test_extents_faulty(void **state)
+{
+	extern const struct storage_ops faulty_storage;
+	const struct storage_extent ext[] = {{0, 8}, {PIECE / 2, 8}};
+	struct rig *g = rig_new(&faulty_storage);
+	char path[64], buf[PIECE] = {0};
+	struct sfile *f = NULL;
+
+	(void)state;
+	cfg_defaults(&g->run.cfg);
+	snprintf(g->run.cfg.faulty.inner, sizeof(g->run.cfg.faulty.inner), "mpiio");
+	snprintf(g->run.cfg.faulty.fail_op, sizeof(g->run.cfg.faulty.fail_op), "read");
+	snprintf(g->run.cfg.faulty.fail_errno, sizeof(g->run.cfg.faulty.fail_errno), "EIO");
+	g->run.cfg.faulty.fail_nth = 2;
+	assert_true(storage_has_collective(&faulty_storage));
+	assert_true(storage_effective(&faulty_storage, &g->run.cfg) == &mpiio_storage);
+	snprintf(path, sizeof(path), "%s/faulty", tmpdir);
+	assert_int_equal(io_open(&g->io, &f, path, STORAGE_O_WRITE | STORAGE_O_READ), 0);
+	assert_int_equal(io_pwrite_all(&g->io, f, buf, sizeof(buf), 0), 0);
+	assert_int_equal(io_pread_extents_all(&g->io, f, buf, ext, 2), 0);
+	assert_int_equal(io_pread_extents_all(&g->io, f, buf, ext, 2), -EIO);
+	if (!strstr(g->run.err.msg, "faulty' at offset 0 collectively: Input/output error"))
+		fail_msg("message: %s", g->run.err.msg);
+	assert_int_equal(g->stats.ops, 1);
+	assert_int_equal(g->stats.bytes, 16);
+	assert_int_equal(io_close(&g->io, f), 0);
+	unlink(path);
+	free(g->run.storage_priv);
+	rig_free(g);
+}
+
 /* A back-end without collective transfers: refused with its name, nothing called. */
 static void test_no_collective(void **state)
 {
@@ -216,9 +352,9 @@ static void test_no_collective(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_type_sizes),
-	    cmocka_unit_test(test_collective_roundtrip),
-	    cmocka_unit_test(test_wrappers),
+	    cmocka_unit_test(test_type_sizes),	    cmocka_unit_test(test_collective_roundtrip),
+	    cmocka_unit_test(test_wrappers),	    cmocka_unit_test(test_extents_type),
+	    cmocka_unit_test(test_extents_wrapper), cmocka_unit_test(test_extents_faulty),
 	    cmocka_unit_test(test_no_collective),
 	};
 	int rc;
