@@ -395,6 +395,17 @@ f = open('$f', 'r+b'); f.seek($off); b = f.read(1); f.seek($off); f.write(bytes(
 	expect_err "'$f' at offset $off"
 	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
 	;;
+collective_counts)
+	# Collective reads count one read call per rank, file and step, of all the bytes the rank
+	# read in it: 1 shared file x 16 samples on 2 ranks, batch 4, 2 epochs = 2 steps per rank
+	# and epoch, each one collective call of 4 samples: 8 calls, every byte once.
+	fb 2 run --set dataset.file_access=shared --set dataset.num_files_train=1 \
+		--set dataset.num_samples_per_file=16 --set storage.backend=mpiio \
+		--set storage.mpiio.collective=true
+	expect_rc 0
+	summary --ranks 2 --epochs 2 --bytes $((16 * REC * 2)) --samples 32 --ops 8 \
+		--rank-samples "$(shared_samples 16 2 2)"
+	;;
 uneven_watchdog)
 	# 3 files on 2 ranks: rank 1 finishes each epoch ~4 steps early and waits for rank 0
 	# far longer than the 1 s watchdog; waiting for a slower peer is not a hang.
