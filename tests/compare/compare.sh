@@ -24,6 +24,13 @@ F=$BUILD/tmp/compare # the shared runs
 REPS=3               # output.repetitions of the shared runs
 NIDENT=10            # identical runs of ci.ini (false_alarms)
 DEFAULT_METRICS="bandwidth samples au iops latency_p99 wait_p99"
+# Run-to-run noise of the tail latencies on this shared VM, for the cases that judge identical
+# runs: a vCPU the host takes away for a few milliseconds delays the wake-up that ends an
+# emulated 2 ms read, and when that hits more than 1 % of a repetition's reads its p99 doubles
+# (seen in a clean CI run: 2.36 ms in every repetition of one run, 4.6-5.0 ms in two runs made
+# seconds later, all identical). The gate's default floor (15 %) is for a dedicated runner;
+# the README says to raise it with --run-noise on shared ones, as here.
+TAIL_NOISE=(--run-noise latency_p99=100 --run-noise wait_p99=100)
 lib_init compare /tmp
 cd "$T" || exit 1
 # The runs record a commit only where a test sets one.
@@ -263,11 +270,13 @@ print("bandwidth change %+.2f %%, p = %.3g, CI [%+.2f, %+.2f] %%" % (
 	;;
 false_alarms)
 	# Every pair of the identical runs: no regression reported (exit 1 or a "regressed" row).
+	# The gate is set for this machine's measured run-to-run noise of the tail latencies
+	# (TAIL_NOISE): the other metrics keep the defaults.
 	n=0 alarms=0 noise=0
 	for i in $(seq -w 1 $NIDENT); do
 		for j in $(seq -w 1 $NIDENT); do
 			[ "$i" \< "$j" ] || continue
-			cmp "$(R "ci$i")" "$(R "ci$j")" --json "$T/p.json"
+			cmp "$(R "ci$i")" "$(R "ci$j")" --json "$T/p.json" "${TAIL_NOISE[@]}"
 			n=$((n + 1))
 			[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "ci$i vs ci$j: exit status $RC"
 			r=$(python3 -c '
@@ -831,7 +840,7 @@ multi_run)
 	fb baseline list --baselines "$T/bl"
 	expect_rc 0
 	grep -qE '^five +[^ ]+ +ci +2 +5 +3 ' "$T/out" || fail "list does not show 5 runs"
-	cmp --baseline five --baselines "$T/bl" "$(R ci06)" --json "$T/r.json"
+	cmp --baseline five --baselines "$T/bl" "$(R ci06)" --json "$T/r.json" "${TAIL_NOISE[@]}"
 	expect_rc 0
 	expect_out "(5 runs)"
 	expect_out "over run means"
