@@ -102,6 +102,21 @@ static void report_cells(FILE *f, const double *vals, size_t n)
 	fprintf(f, "\n");
 }
 
+/* The figures an epoch (or an evaluation pass) has in summary.json, as the rest of its row:
+ * wall, MiB/s, IOPS, samples/s, AU, latency and data wait p99 (µs). */
+static void report_epoch_cells(FILE *f, json_t *v)
+{
+	double vals[] = {summary_num(v, "wall_seconds"),
+			 summary_num(v, "bandwidth_MiB_per_second"),
+			 summary_num(v, "iops"),
+			 summary_num(v, "samples_per_second"),
+			 summary_num(v, "au_percentage"),
+			 summary_num(v, "latency_seconds.p99") * 1e6,
+			 summary_num(v, "data_wait_seconds.p99") * 1e6};
+
+	report_cells(f, vals, sizeof(vals) / sizeof(vals[0]));
+}
+
 /* "| read threads |" and "| file table |": how read_threads was chosen (auto says why) and the
  * memory each rank's file table takes; rows only where summary.json has the figures. */
 static void report_binding_rows(FILE *f, json_t *root)
@@ -294,25 +309,18 @@ static void report_eval(FILE *f, json_t *root)
 		   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	json_array_foreach(passes, i, v)
 	{
-		double vals[] = {summary_num(v, "wall_seconds"),
-				 summary_num(v, "bandwidth_MiB_per_second"),
-				 summary_num(v, "iops"),
-				 summary_num(v, "samples_per_second"),
-				 summary_num(v, "au_percentage"),
-				 summary_num(v, "latency_seconds.p99") * 1e6,
-				 summary_num(v, "data_wait_seconds.p99") * 1e6};
 		fprintf(f, "| %s | %s | %s | %s |",
 			report_count(summary_num(v, "repetition"), t[0], sizeof(t[0])),
 			report_count(summary_num(v, "after_epoch"), t[1], sizeof(t[1])),
 			report_count(summary_num(v, "samples"), t[2], sizeof(t[2])),
 			report_count(summary_num(v, "bytes_read"), t[3], sizeof(t[3])));
-		report_cells(f, vals, sizeof(vals) / sizeof(vals[0]));
+		report_epoch_cells(f, v);
 	}
 }
 
 int report_write_run(const char *run_dir)
 {
-	char path[CFG_PATH_MAX + 64], *buf = NULL, a[32];
+	char path[CFG_PATH_MAX + 64], *buf = NULL;
 	json_t *root, *metric, *v;
 	size_t len = 0, i;
 	FILE *f;
@@ -368,19 +376,8 @@ int report_write_run(const char *run_dir)
 	json_array_foreach(json_object_get(root, "epochs"), i, v)
 	{
 		double rep = summary_num(v, "repetition");
-		double vals[] = {summary_num(v, "wall_seconds"),
-				 summary_num(v, "bandwidth_MiB_per_second"),
-				 summary_num(v, "iops"),
-				 summary_num(v, "samples_per_second"),
-				 summary_num(v, "au_percentage"),
-				 summary_num(v, "latency_seconds.p99") * 1e6,
-				 summary_num(v, "data_wait_seconds.p99") * 1e6};
 		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, summary_num(v, "epoch"));
-		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
-			report_format_number(vals[k], a, sizeof(a));
-			fprintf(f, " %s |", a);
-		}
-		fprintf(f, "\n");
+		report_epoch_cells(f, v);
 	}
 	report_accelerators(f, root);
 	report_eval(f, root);

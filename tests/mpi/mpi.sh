@@ -55,6 +55,20 @@ shared_samples() {
 	printf '%s' "$out"
 }
 
+# flip_byte FILE OFFSET: flips one bit of the byte at OFFSET (twice restores it).
+flip_byte() {
+	python3 - "$1" "$2" <<'PY' || fail "cannot flip the byte at $2 of $1"
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    assert len(b) == 1, f"offset {off} is past the end of {path}"
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+}
+
 # sha256 of every file under a folder, for byte-identity checks.
 tree_digest() {
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
@@ -242,30 +256,14 @@ assert b["trainer_reads"] is True and b["trainer_read_batches"] > 0, b
 PY
 	f=$(ls "$T"/data/raw-6-of-8*)
 	off=$((5 * REC + 777))
-	python3 - "$f" "$off" <<'PY'
-import sys
-path, off = sys.argv[1], int(sys.argv[2])
-with open(path, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+	flip_byte "$f" "$off"
 	one --set dataset.generate=never
 	expect_rc 1
 	expect_err "verification failed"
 	expect_err "'$f' at offset $off"
 	[ "$(grep -c 'error:' "$T/err")" -eq 1 ] || fail "the error is not printed exactly once"
 	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a summary was written"
-	python3 - "$f" "$off" <<'PY'
-import sys
-path, off = sys.argv[1], int(sys.argv[2])
-with open(path, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+	flip_byte "$f" "$off"
 	one --set dataset.generate=never --set storage.backend=faulty \
 		--set storage.faulty.fail_op=read --set storage.faulty.fail_nth=40 \
 		--set storage.faulty.fail_errno=EIO
@@ -361,15 +359,7 @@ verify_flip)
 	f=$(ls "$T"/data/raw-3-of-8*)
 	[ -f "$f" ] || fail "no file 3 in $(ls "$T/data")"
 	off=$((5 * REC + 1234))
-	python3 - "$f" "$off" <<'PY'
-import sys
-path, off = sys.argv[1], int(sys.argv[2])
-with open(path, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+	flip_byte "$f" "$off"
 	fb 2 run --set dataset.generate=never
 	expect_rc 1
 	expect_err "verification failed"
