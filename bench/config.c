@@ -284,6 +284,13 @@ int cfg_parse_duration(const char *text, double *out, char *why, size_t whylen)
 						 text);
 					return -FB_ECONFIG;
 				}
+				if (d > 0 && d < 1e-9) { /* every duration is timed in ns */
+					snprintf(why, whylen,
+						 "'%s' is below the 1 ns resolution of every "
+						 "duration: use 0 or at least 1ns",
+						 text);
+					return -FB_ECONFIG;
+				}
 				*out = d;
 				return 0;
 			}
@@ -835,7 +842,25 @@ void cfg_format_value(const struct config *cfg, const struct cfg_key *k, char *b
 	case CFG_SIZE:
 		snprintf(buf, len, "%" PRIu64, *(const uint64_t *)v);
 		break;
-	case CFG_DURATION:
+	case CFG_DURATION: {
+		/* 9 significant digits, as numbers are written, but never in exponent form: a
+		 * duration is read back by cfg_parse_duration, which takes plain decimals only
+		 * ("5e-05" would read as 5 with unit "e-05"). */
+		double d = *(const double *)v;
+		int n = snprintf(buf, len, "%.9g", d);
+		if (n > 0 && strchr(buf, 'e')) {
+			int dec = 8 - (int)floor(log10(d));
+			snprintf(buf, len, "%.*f", dec < 0 ? 0 : dec, d);
+			if (strchr(buf, '.')) { /* trailing zeros carry nothing */
+				char *end = buf + strlen(buf) - 1;
+				while (*end == '0')
+					*end-- = '\0';
+				if (*end == '.')
+					*end = '\0';
+			}
+		}
+		break;
+	}
 	case CFG_DOUBLE:
 		snprintf(buf, len, "%.9g", *(const double *)v);
 		break;

@@ -93,6 +93,9 @@ static const struct parse_case parse_cases[] = {
      "t.ini:2: [train] computation_time: duration cannot be negative"},
     {"computation time NaN", "[train]\ncomputation_time = nan\n", -FB_ECONFIG,
      "t.ini:2: [train] computation_time: expected a duration"},
+    {"computation time below a nanosecond", "[train]\ncomputation_time = 0.5ns\n", -FB_ECONFIG,
+     "t.ini:2: [train] computation_time: '0.5ns' is below the 1 ns resolution of every duration: "
+     "use 0 or at least 1ns"},
     {"computation time absurd", "[train]\ncomputation_time = 2h\n", -FB_ECONFIG,
      "t.ini:2: [train] computation_time: 7200 is out of range: expected 0 to 3600 seconds"},
     {"au threshold as a percentage", "[train]\nau_threshold = 90\n", -FB_ECONFIG,
@@ -309,6 +312,46 @@ static void test_defaults(void **state)
 	assert_string_equal(h1, h2);
 	free(cfg);
 	free(again);
+}
+
+/* Short durations (below 0.1 ms, which "%g" writes with an exponent) are written as plain
+ * decimals the duration parser reads back: the same config, no "e" in the line (fuzz.config
+ * found "050us" written as "5e-05"). */
+static void test_short_duration_round_trip(void **state)
+{
+	static const char *const values[] = {"50us",   "1ns", "3.5ns",	    "0.000123456789s",
+					     "99.5us", "7us", "1234.5678ms"};
+	struct config *cfg = malloc(sizeof(*cfg)), *back = malloc(sizeof(*back));
+	struct fb_errbuf err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char text[128], *buf = NULL, h1[65], h2[65];
+		size_t len = 0;
+		snprintf(text, sizeof(text), "[train]\ncomputation_time = %s\n", values[i]);
+		assert_int_equal(parse(cfg, text, strlen(text), &err), 0);
+		FILE *m = open_memstream(&buf, &len);
+		cfg_write_ini(cfg, m);
+		fclose(m);
+		const char *line = strstr(buf, "\ncomputation_time = ");
+		assert_non_null(line);
+		const char *val = line + strlen("\ncomputation_time = ");
+		size_t vlen = strcspn(val, "\n");
+		if (memchr(val, 'e', vlen))
+			fail_msg("%s written with an exponent: %.*s", values[i], (int)vlen, val);
+		if (parse(back, buf, len, &err) < 0)
+			fail_msg("%s: the effective config does not parse: %s", values[i], err.msg);
+		if (fabs(back->train.computation_time - cfg->train.computation_time) >
+		    cfg->train.computation_time * 1e-8)
+			fail_msg("%s read back as %.17g, was %.17g", values[i],
+				 back->train.computation_time, cfg->train.computation_time);
+		cfg_hash(cfg, h1);
+		cfg_hash(back, h2);
+		assert_string_equal(h1, h2);
+		free(buf);
+	}
+	free(cfg);
+	free(back);
 }
 
 /* The effective config (config.ini of every run) parses back to the same config. */
@@ -643,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_values_and_lines),
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_effective_round_trip),
+	    cmocka_unit_test(test_short_duration_round_trip),
 	    cmocka_unit_test(test_hashes),
 	    cmocka_unit_test(test_set),
 	    cmocka_unit_test(test_validate),
