@@ -1,4 +1,4 @@
-/* Results: reduce, compute the metrics of DESIGN.md, write the run folder atomically. */
+/* Results: reduce, compute the metrics of docs/results.md, write the run folder atomically. */
 #include "results.h"
 #include "nodes.h"
 
@@ -155,7 +155,7 @@ static json_t *wait_json(const struct hist *h)
 	return o;
 }
 
-/* Lost time as fractions of step time (DESIGN.md: summary.json "lost_time"). */
+/* Lost time as fractions of step time (docs/results.md: summary.json "lost_time"). */
 static json_t *lost_json(const struct lost_time *l)
 {
 	json_t *o = json_object();

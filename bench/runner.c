@@ -1,4 +1,4 @@
-/* One run from config text to run folder: the data flow of DESIGN.md. */
+/* One run from config text to run folder: the flow of docs/results.md. */
 #include "runner.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* faulty back-end, for tests: wraps a real back-end ([storage.faulty] inner, posix) and injects
- * the failures feedbench must survive (FAILURES.md 14-16): the Nth call of one operation fails
+ * the failures feedbench must survive (docs/failures.md 14-16): the Nth call of one operation fails
  * with a chosen errno on a chosen rank, reads come back short, or EINTR arrives every other
  * call. Modelled on SQLite's test_vfs: the fault sits below the wrappers, so the wrappers'
  * loops and the run's error handling are what gets tested.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs feedbench on one bad (or good) config and checks what the user sees (FAILURES.md 1-8, 24):
+# Runs feedbench on one bad (or good) config and checks what the user sees (docs/failures.md 1-8, 24):
 # the exit status, the message (once, naming file:line), and that nothing was touched: no data
 # folder, no results folder.
 #

@@ -1,4 +1,4 @@
-# Config and command-line errors (FAILURES.md 1-8, 24) through the real binary: one ctest per
+# Config and command-line errors (docs/failures.md 1-8, 24) through the real binary: one ctest per
 # file in tests/configs/bad/ (each says in its comments what exit status and message it owes),
 # a few generated files git would mangle (NUL bytes, CRLF, empty), and the usage errors and
 # informational commands of the CLI. Label `configs`; the ones that start mpiexec also `mpi`.

@@ -1,4 +1,4 @@
-# Fault tests (FAILURES.md 14-18, 21) and the storage back-end matrix: real mpiexec runs of
+# Fault tests (docs/failures.md 14-18, 21) and the storage back-end matrix: real mpiexec runs of
 # tests/faults/fault.sh on tiny datasets in temporary folders. Label `faults`; the matrix is
 # also labelled `mpiio`.
 set(FB_FAULT_SH ${CMAKE_CURRENT_LIST_DIR}/fault.sh)

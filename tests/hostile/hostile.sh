@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile inputs and shared folders (issue 14): files planted where feedbench writes (links,
+# Hostile inputs and shared folders (docs/failures.md 26-30): files planted where feedbench writes (links,
 # FIFOs, folders), names that are paths, malformed JSON inputs, full disks, signals, pauses and
 # mismatched launches. Each case checks what a user sees (exit status, the message) and that
 # no file outside the output was touched.

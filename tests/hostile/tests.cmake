@@ -1,4 +1,4 @@
-# Hostile inputs and shared folders (issue 14): links, FIFOs and folders planted where
+# Hostile inputs and shared folders (docs/failures.md 26-30): links, FIFOs and folders planted where
 # feedbench writes, names that are paths, malformed JSON inputs, full disks, signals, pauses and
 # mismatched MPI launches. Label `hostile` (also rerun under address+undefined sanitizers by
 # `make test-sanitize`: 23 cases, about 33 s of ASan/UBSan time); those that start mpiexec also `mpi`.

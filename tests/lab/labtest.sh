@@ -52,7 +52,7 @@ down)
 		exit $SKIP
 	fi
 	"$LAB_SH" down || exit 1
-	# What the end of a session checks: no lab process, no lab mount, no lab namespace.
+	# After the lab is stopped: no lab process, no lab mount, no lab namespace.
 	left=""
 	for p in $(grep -lsF -- "$LAB/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
 		# the grep above named the folder too; it is gone by now

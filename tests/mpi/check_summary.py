@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that a run folder is consistent with itself and with what the config asked for.
 
-summary.json is a contract (DESIGN.md): bytes are bytes actually read, summed over ranks;
+summary.json is a contract (docs/results.md): bytes are bytes actually read, summed over ranks;
 bandwidth is bytes / 2^20 / wall time; epochs.csv and ranks.csv say the same as summary.json;
 AU lies in [0, 100] and the verdict follows from it and au_threshold.
 

@@ -352,7 +352,7 @@ repetitions)
 	summary --ranks 2 --epochs 2 --reps 3 --bytes $((64 * REC * 2 * 3)) --samples $((128 * 3))
 	;;
 verify_flip)
-	# FAILURES 10: one flipped payload byte -> exit 1; the message names the file and offset.
+	# docs/failures.md 10: one flipped payload byte -> exit 1; the message names the file and offset.
 	# File 3 belongs to rank 1 (per_rank: i % 2), so the message must travel to rank 0.
 	fb 2 generate
 	expect_rc 0
@@ -419,7 +419,7 @@ for e in s["epochs"]:
 PY
 	;;
 other_seed)
-	# FAILURES 12: a dataset from another seed: refused under generate = never, regenerated
+	# docs/failures.md 12: a dataset from another seed: refused under generate = never, regenerated
 	# under generate = auto.
 	fb 2 generate --set dataset.seed=1
 	expect_rc 0
@@ -447,7 +447,7 @@ stale_files)
 	expect_err "sample written with seed 1, expected seed 2"
 	;;
 interrupt)
-	# FAILURES 18: SIGINT to mpiexec stops the run; no partial result, earlier runs untouched.
+	# docs/failures.md 18: SIGINT to mpiexec stops the run; no partial result, earlier runs untouched.
 	fb 2 run --set output.name=earlier
 	expect_rc 0
 	earlier=$(run_dir)
@@ -485,7 +485,7 @@ interrupt)
 	[ "$before" = "$after" ] || fail "the earlier run folder changed"
 	;;
 progress_live)
-	# Issue 13: under mpiexec with the output to a pipe (a log), the run header and one line per
+	# Under mpiexec with the output to a pipe (a log), the run header and one line per
 	# epoch arrive while the run goes on, not all at the end. Lines are stamped as they arrive;
 	# the header must come before the first epoch line, and the first epoch line must come
 	# at least half an epoch's measured time (summary.json) before the run ends.
@@ -517,7 +517,7 @@ assert sum(1 for _, l in lines if "done in" in l) == 3, "one line per epoch, ran
 PY
 	;;
 mlperf_rules)
-	# Issue 13: MLPerf Storage rules are warnings, and errors with --strict. tiny.ini's dataset
+	# MLPerf Storage rules are warnings, and errors with --strict. tiny.ini's dataset
 	# is far below 5 x RAM: --strict refuses it before reading (exit 2, no run folder).
 	fb 2 run --strict
 	expect_rc 2

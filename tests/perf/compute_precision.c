@@ -1,6 +1,6 @@
 /* A benchmark, not a test: how precisely the CPU emulation of the accelerator holds a step's
- * computation_time (DESIGN: within 2 % for steps of 1 ms and more). Each duration is waited
- * for ROUNDS times through compute_wait_until(), the function the CPU plug-in uses, and the
+ * computation_time (docs/performance.md: within 2 % for steps of 1 ms and more). Each duration is
+ * waited for ROUNDS times through compute_wait_until(), the function the CPU plug-in uses, and the
  * mean and worst relative error are printed.
  *
  *   build/compute_precision [ROUNDS]

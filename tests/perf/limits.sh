@@ -1,6 +1,6 @@
 #!/bin/bash
-# How close feedbench sits to the limits of this machine (issue 15, DESIGN.md "Scale and speed
-# targets"). A benchmark, not a test: it prints a table and never fails on a number.
+# How close feedbench sits to the limits of this machine (the targets of
+# docs/performance.md). A benchmark, not a test: it prints a table and never fails on a number.
 #
 #   tests/perf/limits.sh            (environment below; about 5 minutes on 2 cores)
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Harness overhead benchmark (DESIGN.md "Scale and speed targets"): feedbench's raw reader
+# Harness overhead benchmark (the targets of docs/performance.md): feedbench's raw reader
 # against fio and against a bare pread loop, reading the same files with the same block size.
 #
 #   tests/perf/raw_vs_fio.sh [--feedbench PATH] [--dir DATA_FOLDER] [--mib 512] [--passes 20]

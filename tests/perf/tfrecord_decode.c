@@ -1,6 +1,6 @@
 /* TFRecord decode throughput on one core, on data already in memory: what feedbench's tfrecord
  * reader adds to every read (both CRC32C checks, the protobuf-c decode of the Example, the copy
- * of the image bytes out). DESIGN.md's target: >= 1 GB/s per core.
+ * of the image bytes out). The target (docs/performance.md): >= 1 GB/s per core.
  *
  *   tfrecord_decode [RECORD_BYTES [TOTAL_MiB [ROUNDS]]] [--min GB/s]
  *

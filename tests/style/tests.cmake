@@ -5,3 +5,7 @@ if(CLANG_FORMAT)
     COMMAND sh -c "cd ${PROJECT_SOURCE_DIR} && git ls-files '*.c' '*.h' '*.cu' | xargs ${CLANG_FORMAT} --dry-run -Werror")
   set_tests_properties(style.clang_format PROPERTIES LABELS style TIMEOUT 120)
 endif()
+
+# Every document a file names is in the repository; no issue numbers (tests/style/refs.sh).
+add_test(NAME style.refs COMMAND ${PROJECT_SOURCE_DIR}/tests/style/refs.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(style.refs PROPERTIES LABELS style TIMEOUT 60)

@@ -195,7 +195,7 @@ bad_value)
 	expect_err "unknown option '--bogus'"
 	;;
 no_gnuplot)
-	# FAILURES.md 25: results and tables written, a warning that plots were skipped.
+	# docs/failures.md 25: results and tables written, a warning that plots were skipped.
 	# The output folder is not empty: for every second the sweep may start in, its first
 	# name is an earlier sweep's folder, its second name's .partial a link to a folder outside
 	# and its third name a dangling link. The sweep takes the fourth name and touches none.

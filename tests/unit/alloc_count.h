@@ -1,5 +1,5 @@
 /* Bytes the code under test allocates, for unit tests that measure memory (per-rank memory,
- * issue 15). A test that includes this header is linked with alloc_count.c and with
+ * docs/performance.md). A test that includes this header is linked with alloc_count.c and with
  * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free (tests/CMakeLists.txt), so every
  * allocation made by feedbench's code and by the test passes through these counters; memory
  * allocated inside other libraries (libc, MPI) is not seen.

@@ -1,8 +1,8 @@
 /* The config (bench/config.h): the key table, the INI parser on top of it, --set, validation of
  * combinations, the effective config and its hashes.
  *
- * Every error of FAILURES.md 1-6 and 24 is a row: the INI text, the error code and a fragment of
- * the message, which always names the file and line (first the file, then the failure).
+ * Every error of docs/failures.md 1-6 and 24 is a row: the INI text, the error code and a fragment
+ * of the message, which always names the file and line (first the file, then the failure).
  */
 #include <math.h>
 #include <setjmp.h>

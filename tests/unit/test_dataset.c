@@ -203,10 +203,10 @@ static int64_t layout_peak(const char *access, const char *shuffle, int rank, in
 	return peak;
 }
 
-/* Per-rank memory proportional to the rank's share (DESIGN.md): at 100 000 generated files,
- * per_rank, the layout allocates at most TABLE_BYTES_PER_FILE per file the rank reads (plus a
- * fixed part), strictly less at 2P ranks than at P, on the first and the last rank. Shared
- * files: every rank opens every file, and holds them all, as before. */
+/* Per-rank memory proportional to the rank's share (docs/performance.md): at 100 000 generated
+ * files, per_rank, the layout allocates at most TABLE_BYTES_PER_FILE per file the rank reads (plus
+ * a fixed part), strictly less at 2P ranks than at P, on the first and the last rank. Shared files:
+ * every rank opens every file, and holds them all, as before. */
 static void test_memory(void **state)
 {
 	(void)state;

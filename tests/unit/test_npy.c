@@ -1,4 +1,4 @@
-/* NPY headers (formats/npy.h): what feedbench writes matches numpy's layout (REFERENCE.md: a
+/* NPY headers (formats/npy.h): what feedbench writes matches numpy's layout (numpy's format: a
  * (3, 4) '<f4' array has header length 118 and data at offset 128), and the headers numpy
  * writes -- versions 1 to 3, any dtype, structured dtypes, Python 2 longs -- parse to the
  * right item size and shape; malformed ones are refused with the offset.

@@ -1,6 +1,6 @@
 /* Sample headers, payloads and verification (formats/sample.h).
  *
- * CRC32C against the RFC 3720 B.4 vectors of REFERENCE.md, then what verification must catch:
+ * CRC32C against the RFC 3720 B.4 vectors, then what verification must catch:
  * a flipped byte (named by its offset), a sample from another seed or another dataset, a sample
  * from the wrong place, a truncated read, and a read that never filled its buffer (IOR's
  * lesson: buffers are poisoned with SAMPLE_POISON before a verified read).

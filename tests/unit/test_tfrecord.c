@@ -1,4 +1,4 @@
-/* TFRecord framing and tf.train.Example coding against the published vectors (REFERENCE.md):
+/* TFRecord framing and tf.train.Example coding against the published vectors:
  * CRC32C (RFC 3720 B.4), the masked CRC, the record for "hello", and TensorFlow's encoding of
  * {"len": int64_list[4096]}.
  */

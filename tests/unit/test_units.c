@@ -1,7 +1,7 @@
 /* The value parsers behind every config key: sizes, durations, integers, booleans.
  *
  * Each table row is an input as a user would type it and either the value it must become or a
- * fragment of the reason the parser must give. What users hit (FAILURES.md 2): trailing
+ * fragment of the reason the parser must give. What users hit (docs/failures.md 2): trailing
  * garbage ("4x"), bad units, negative sizes, numbers beyond 64 bits; none of them may ever
  * wrap around or read as 0.
  */
