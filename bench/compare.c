@@ -197,6 +197,21 @@ static int cmp_opt_metrics(struct cmp_opts *o, const char *arg)
 	return 0;
 }
 
+/* The output files are checked before anything is read: a folder, link or socket at their
+ * name is a usage error (safefile.h). */
+static int cmp_check_outputs(const struct cmp_opts *o)
+{
+	const char *outs[] = {o->markdown, o->junit, o->json};
+	char why[PATH_MAX + 160];
+
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i] && safe_output_check(outs[i], why, sizeof(why)) < 0) {
+			fprintf(stderr, "feedbench compare: %s\n", why);
+			return -1;
+		}
+	return 0;
+}
+
 static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 {
 	const char *pos[2] = {NULL, NULL};
@@ -279,7 +294,7 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 	}
 	o->base_path = o->baseline_name ? NULL : pos[0];
 	o->cur_path = pos[npos - 1];
-	return 0;
+	return cmp_check_outputs(o);
 }
 
 /* ---- numbers as text ------------------------------------------------------------------- */
@@ -933,7 +948,8 @@ static int cmp_write(const struct cmp_report *r, const char *path,
 	rc = safe_write_atomic(path, text, len);
 	free(text);
 	if (rc < 0)
-		fprintf(stderr, "feedbench compare: cannot write '%s': %s\n", path, strerror(-rc));
+		fprintf(stderr, "feedbench compare: cannot write '%s': %s\n", path,
+			fb_strerror(rc));
 	return rc;
 }
 

@@ -26,7 +26,8 @@
 	X(FB_ECUDA, 1, "CUDA error")                                                               \
 	X(FB_ENOTREG, 1, "not a regular file")                                                     \
 	X(FB_EINTERNAL, 1, "internal error")                                                       \
-	X(FB_ESTRICT, 1, "MLPerf Storage rule broken (--strict)")
+	X(FB_ESTRICT, 1, "MLPerf Storage rule broken (--strict)")                                  \
+	X(FB_ENOREADER, 1, "no process reads the FIFO")
 
 enum fb_error {
 	FB_EBASE = 4000,

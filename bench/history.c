@@ -314,6 +314,24 @@ static void hy_free(struct hy *h)
 	free(h->series_key);
 }
 
+/* history.csv (and the pictures) are checked before anything is read: a folder, link or
+ * socket at their names is a usage error (safefile.h). */
+static int hy_check_outputs(const char *outdir, const char *metric, bool plot)
+{
+	static const char *const fmt[] = {"%s/history.csv", "%s/history_%s.png",
+					  "%s/history_%s.svg"};
+	char path[PATH_MAX], why[PATH_MAX + 160];
+
+	for (size_t i = 0; i < (plot ? 3u : 1u); i++) {
+		snprintf(path, sizeof(path), fmt[i], outdir, metric);
+		if (safe_output_check(path, why, sizeof(why)) < 0) {
+			fprintf(stderr, "feedbench history: %s\n", why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int history_main(int argc, char **argv)
 {
 	const char *folder = NULL, *outdir = NULL;
@@ -365,6 +383,8 @@ int history_main(int argc, char **argv)
 		return 2;
 	}
 	outdir = outdir ? outdir : folder;
+	if (hy_check_outputs(outdir, metric_table[h.metric].name, plot) < 0)
+		return 2;
 	rc = util_walk_files(folder, "summary.json", HY_MAX_DEPTH, hy_walk_one, &h);
 	if (rc == 0 && h.nruns == 0) {
 		fprintf(stderr, "feedbench history: no run below '%s' (no readable summary.json)\n",

@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "errors.h"
 #include "safefile.h"
 
 #define IMP_MAX	  256 /* keys of one YAML file */
@@ -873,8 +875,8 @@ static int imp_output(const struct imp *im, const char *out_path)
 	int rc = safe_write_atomic(out_path, text, len);
 	free(text);
 	if (rc < 0) {
-		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", out_path,
-			strerror(-rc));
+		fprintf(stderr, "feedbench: import-dlio: cannot write '%s': %s\n", out_path,
+			fb_strerror(rc));
 		return 1;
 	}
 	return 0;
@@ -883,6 +885,7 @@ static int imp_output(const struct imp *im, const char *out_path)
 int import_dlio_main(int argc, char **argv)
 {
 	const char *out_path = NULL;
+	char why[PATH_MAX + 160];
 	struct imp *im;
 	yaml_document_t doc;
 	int rc;
@@ -926,6 +929,11 @@ int import_dlio_main(int argc, char **argv)
 	}
 	if (!im->path) {
 		usage(stderr);
+		free(im);
+		return 2;
+	}
+	if (out_path && safe_output_check(out_path, why, sizeof(why)) < 0) {
+		fprintf(stderr, "feedbench: import-dlio: %s\n", why);
 		free(im);
 		return 2;
 	}

@@ -107,30 +107,87 @@ static int create_temp(const char *path, char *tmp, size_t len)
 	return -EEXIST;
 }
 
-int safe_write_atomic(const char *path, const void *data, size_t len)
+/* Writes all of data to fd; 0 or -errno. */
+static int write_all(int fd, const void *data, size_t len)
 {
-	char tmp[4200];
 	size_t done = 0;
-	int fd, rc = 0;
 
-	fd = create_temp(path, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
 	while (done < len) {
 		ssize_t n = write(fd, (const char *)data + done, len - done);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
 	}
+	return 0;
+}
+
+/* True for what an output is written into rather than replaced: a character device or a
+ * FIFO. */
+static bool is_stream(unsigned mode)
+{
+	return S_ISCHR(mode) || S_ISFIFO(mode);
+}
+
+int safe_output_check(const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
+		return -FB_EUSAGE;
+	}
+	if (S_ISREG(st.st_mode) || is_stream(st.st_mode))
+		return 0;
+	snprintf(why, len,
+		 "cannot write '%s': it is %s (an output replaces only a regular file, and is "
+		 "written into a character device or a FIFO)",
+		 path, S_ISBLK(st.st_mode) ? "a block device" : safe_kind(st.st_mode));
+	return -FB_EUSAGE;
+}
+
+/* Writes into the character device or FIFO at path (never replaced). A FIFO is opened
+ * without blocking: no process reading it is -FB_ENOREADER, not a hang. */
+static int write_stream(const char *path, const void *data, size_t len)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), rc;
+
+	if (fd < 0)
+		return errno == ENXIO ? -FB_ENOREADER : -errno;
+	/* Swapped for something else since the lstat: refused, never truncated or replaced. */
+	if (fstat(fd, &st) < 0 || !is_stream(st.st_mode)) {
+		close(fd);
+		return -FB_ENOTREG;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	rc = write_all(fd, data, len);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int safe_write_atomic(const char *path, const void *data, size_t len)
+{
+	struct stat st;
+	char tmp[4200];
+	int fd, rc = 0;
+
+	/* One rule for every name written: a regular file (or nothing) is replaced, a device
+	 * or FIFO written into, anything else (a folder, link, socket) refused. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return is_stream(st.st_mode) ? write_stream(path, data, len) : -FB_ENOTREG;
+	fd = create_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	rc = write_all(fd, data, len);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
-	/* rename replaces a link at path itself, never what it points to. */
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -errno;
 	if (rc < 0) {

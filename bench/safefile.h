@@ -28,9 +28,18 @@
  * characters, at most 200 bytes. Otherwise -FB_ECONFIG and why (a phrase) in why. */
 int safe_name_check(const char *name, char *why, size_t len);
 
-/* Writes data to path atomically (see the contract above). Either the old file or the
- * complete new one exists afterwards. 0 or -errno. */
+/* Writes data to path, by one rule for every name feedbench writes: nothing or a regular
+ * file at path is replaced atomically (see the contract above: either the old file or the
+ * complete new one exists afterwards); a character device or a FIFO is written into, never
+ * replaced (a FIFO without a reader is -FB_ENOREADER at once, not a hang); a folder, symbolic
+ * link, socket or block device is refused (-FB_ENOTREG). 0 or a negative code (fb_strerror). */
 int safe_write_atomic(const char *path, const void *data, size_t len);
+
+/* The check of a path the user names for an output (import-dlio -o, compare --json, ...),
+ * made before any work: 0 when safe_write_atomic may write there (nothing, a regular file, a
+ * character device or a FIFO); otherwise -FB_EUSAGE with the message ("cannot write 'X': it
+ * is a folder ...") in why. */
+int safe_output_check(const char *path, char *why, size_t len);
 
 /* Makes a fresh folder "<parent>/.<base>.tmp-XXXXXX" (mkdtemp) and writes its path to out.
  * 0 or -errno. */

@@ -77,12 +77,15 @@ compare_json_symlink)
 	[ -f "$T/out.json" ] && [ ! -L "$T/out.json" ] || fail "out.json is not a regular file"
 	python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out.json" ||
 		fail "out.json is not JSON"
-	# A link at the target itself is replaced, its target left alone.
+	# A link at the target itself is refused before anything is read (exit 2), the link
+	# and its target left alone.
 	rm -f "$T/out.json"
 	ln -s "$T/victim" "$T/out.json"
 	fb compare "${runs[0]}" "${runs[1]}" --json "$T/out.json"
+	expect_rc 2
+	expect_err "cannot write '$T/out.json': it is a symbolic link"
 	victim_intact
-	[ ! -L "$T/out.json" ] || fail "out.json is still the planted link"
+	[ -L "$T/out.json" ] || fail "the planted link out.json was replaced"
 	# No temporary file is left behind.
 	left=$(find "$T" -maxdepth 1 -name '.out.json.tmp*')
 	[ -z "$left" ] || fail "temporary files left: $left"

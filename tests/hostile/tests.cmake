@@ -20,3 +20,17 @@ foreach(case sigterm_ranks sigstop_resume mpmd_configs mpmd_commands mpmd_sets)
 endforeach()
 set_tests_properties(hostile.same_output hostile.full_disk_plots hostile.sigint_writing
   PROPERTIES SKIP_RETURN_CODE 77)
+
+# Nothing outside the output (untrusted.sh): devices, FIFOs, folders, sockets and links at the
+# names feedbench writes; links where its own folders belong; foreign files that crash the
+# library parsing them; bounded foreign inputs; import-dlio's values; the modes of what it
+# creates. Label `hostile` (also under ASan/UBSan through `make test-sanitize`).
+set(FB_UNTRUSTED_SH ${CMAKE_CURRENT_LIST_DIR}/untrusted.sh)
+function(fb_untrusted_test name labels)
+  add_test(NAME hostile.${name} COMMAND bash ${FB_UNTRUSTED_SH} ${name})
+  set_tests_properties(hostile.${name} PROPERTIES
+    LABELS "${labels}" TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endfunction()
+foreach(case output_import_dlio output_compare output_history)
+  fb_untrusted_test(${case} hostile)
+endforeach()

@@ -1,0 +1,195 @@
+#!/bin/bash
+# Nothing outside the output, ever: what feedbench writes at a name the user gives (a device,
+# FIFO, folder, socket or link there), folders of its own that are links, foreign files that
+# crash the library parsing them, unbounded or hostile inputs (import-dlio's YAML, gnuplot that
+# never ends), and the modes of the files it creates. Each case checks what a user sees (exit
+# status, the message) and that nothing outside the output was touched; every node is made
+# under the test's own folder, never a system device.
+#
+# usage: untrusted.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
+set -u
+
+CASE=$1
+. "$(dirname "$0")/../lib.sh"
+lib_init untrusted
+
+echo "precious" >"$T/victim"
+mkdir "$T/vdir"
+echo "precious" >"$T/vdir/keep"
+victim_intact() {
+	[ "$(cat "$T/victim")" = precious ] || fail "a file outside the output was overwritten"
+	[ "$(ls -A "$T/vdir")" = keep ] && [ "$(cat "$T/vdir/keep")" = precious ] ||
+		fail "the folder outside the output was changed: $(ls -A "$T/vdir")"
+}
+
+# fb ARGS...: feedbench as one process under a time limit; sets RC.
+fb() {
+	timeout -k 5 60 "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "feedbench $* hung (killed after 60 s)"
+}
+
+# config NAME [extra INI text]: a tiny dataset (2 files x 4 samples of 4 KiB).
+config() {
+	local name=$1
+	shift
+	cat >"$T/$name.ini" <<INI
+[workload]
+name = $name
+[dataset]
+data_dir = ${DATA:-$T/data}
+format = ${FORMAT:-raw}
+num_files_train = 2
+num_samples_per_file = 4
+record_length_bytes = 4096
+[reader]
+batch_size = 2
+[train]
+epochs = 1
+computation_time = 0
+[output]
+dir = $T/results
+plots = false
+$*
+INI
+}
+
+# A DLIO workload YAML small enough for every case.
+yaml() {
+	cat >"$1" <<'YAML'
+model: tiny
+framework: pytorch
+workflow:
+  generate_data: False
+  train: True
+dataset:
+  data_folder: data/tiny
+  format: npz
+  num_files_train: 4
+  num_samples_per_file: 1
+  record_length: 4096
+reader:
+  batch_size: 2
+train:
+  epochs: 1
+  computation_time: 0.01
+YAML
+}
+
+# node KIND PATH: plants KIND (fifo, chardev, dir, link, socket) at PATH.
+node() {
+	case $1 in
+	fifo) mkfifo "$2" ;;
+	chardev)
+		# A copy of /dev/null (major 1, minor 3) under the test folder.
+		mknod "$2" c 1 3 2>/dev/null || { echo "SKIP: mknod is not permitted here"; exit 77; } ;;
+	dir) mkdir "$2" ;;
+	link) ln -s "$T/victim" "$2" ;;
+	dirlink) ln -s "$T/vdir" "$2" ;;
+	socket) python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$2" ;;
+	esac
+}
+
+# out_kinds WHAT PATH CMD...: CMD writes WHAT at PATH; every kind of node there is tried.
+# A regular file is replaced (a new inode), a device is written into and stays a device, a
+# FIFO with a reader gets the text, a FIFO without one is an error at once, a folder, link or
+# socket is refused with exit 2 before any work and left as it was.
+out_kinds() {
+	local what=$1 path=$2 kind
+	shift 2
+	mkdir -p "$(dirname "$path")"
+	rm -rf "$path"
+	echo old >"$path"
+	local ino
+	ino=$(stat -c %i "$path")
+	fb "$@"
+	[ "$RC" -le 1 ] || fail "$what over a regular file: exit $RC"
+	[ -f "$path" ] && [ ! -L "$path" ] && [ "$(stat -c %i "$path")" != "$ino" ] ||
+		fail "$what: the regular file was not replaced"
+	grep -qv '^old$' "$path" || fail "$what: the regular file still holds the old text"
+	cp "$path" "$T/expected"
+	for kind in chardev fifo fifo-noreader dir link dirlink socket; do
+		rm -rf "$path"
+		node "${kind%-noreader}" "$path"
+		case $kind in
+		chardev)
+			fb "$@"
+			[ "$RC" -le 1 ] || fail "$what into a character device: exit $RC"
+			[ -c "$path" ] || fail "$what: the character device was replaced"
+			;;
+		fifo)
+			timeout 60 cat "$path" >"$T/fifo.out" &
+			fb "$@"
+			wait $!
+			[ "$RC" -le 1 ] || fail "$what into a FIFO: exit $RC"
+			[ -p "$path" ] || fail "$what: the FIFO was replaced"
+			[ -s "$T/fifo.out" ] || fail "$what: nothing came through the FIFO"
+			;;
+		fifo-noreader)
+			fb "$@"
+			# compare says a failed write with 2 unless it found a regression (1).
+			[ "$RC" -eq 1 ] || [ "$RC" -eq 2 ] ||
+				fail "$what into a FIFO without a reader: exit $RC, expected 1 or 2"
+			expect_err "no process reads the FIFO"
+			[ -p "$path" ] || fail "$what: the FIFO was replaced"
+			;;
+		*)
+			fb "$@"
+			[ "$RC" -eq 2 ] || fail "$what at $kind: exit $RC, expected 2"
+			expect_err "cannot write '$path': it is"
+			case $kind in
+			dir) [ -d "$path" ] && [ -z "$(ls -A "$path")" ] || fail "$what: the folder changed" ;;
+			link | dirlink) [ -L "$path" ] || fail "$what: the link was replaced" ;;
+			socket) [ -S "$path" ] || fail "$what: the socket was replaced" ;;
+			esac
+			;;
+		esac
+		victim_intact
+		left=$(find "$(dirname "$path")" -maxdepth 1 -name ".$(basename "$path").tmp*")
+		[ -z "$left" ] || fail "$what at $kind: temporary files left: $left"
+	done
+	rm -rf "$path"
+}
+
+# two_runs NAME: two tiny runs of one config; R1 and R2 are their folders.
+two_runs() {
+	config "$1"
+	fb run "$T/$1.ini" -q
+	expect_rc 0
+	fb run "$T/$1.ini" -q
+	expect_rc 0
+	local runs=("$T"/results/"$1"-*)
+	[ "${#runs[@]}" -eq 2 ] || fail "expected two run folders: ${runs[*]}"
+	R1=${runs[0]} R2=${runs[1]}
+}
+
+case $CASE in
+output_import_dlio)
+	yaml "$T/w.yaml"
+	out_kinds "import-dlio -o" "$T/w.ini" import-dlio "$T/w.yaml" -o "$T/w.ini"
+	;;
+output_compare)
+	two_runs oc
+	for opt in --json --junit --markdown; do
+		out_kinds "compare $opt" "$T/c.out" compare "$R1" "$R2" --allow-cached $opt "$T/c.out"
+	done
+	;;
+output_history)
+	two_runs oh
+	out_kinds "history.csv" "$T/h/history.csv" history "$T/results" --output "$T/h" --no-plot
+	# The pictures gnuplot draws are checked the same way, before anything is read.
+	mkdir -p "$T/h"
+	node link "$T/h/history_bandwidth.png"
+	fb history "$T/results" --output "$T/h"
+	expect_rc 2
+	expect_err "cannot write '$T/h/history_bandwidth.png': it is a symbolic link"
+	[ ! -e "$T/h/history.csv" ] || fail "history.csv was written before the refusal"
+	victim_intact
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "PASS ($CASE)"
+exit 0
