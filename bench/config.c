@@ -731,6 +731,11 @@ int cfg_parse_text(struct config *cfg, const char *text, size_t len, const char 
 	int rc, line;
 
 	snprintf(cfg->source, sizeof(cfg->source), "%s", source);
+	/* A UTF-8 byte order mark (Windows editors write one) is no part of line 1. */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	rc = prescan(&st, text, len);
 	if (rc < 0)
 		goto out;

@@ -1,6 +1,7 @@
 /* feedbench: can this storage keep the GPUs fed? */
 #include <mpi.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "errors.h"
@@ -8,7 +9,12 @@
 int main(int argc, char **argv)
 {
 	struct cli cli;
-	int provided, status, parsed = cli_parse(&cli, argc, argv);
+	int provided, status, parsed;
+
+	/* Nothing feedbench creates (results, datasets, checkpoints, the pictures gnuplot draws)
+	 * is writable by group or others, whatever the umask it was started with. */
+	umask(umask(0) | 022);
+	parsed = cli_parse(&cli, argc, argv);
 
 	/* Under a launcher every rank takes part in MPI, whatever its command: a rank that
 	 * never called MPI_Init would leave the others waiting in it. */

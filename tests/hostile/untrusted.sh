@@ -49,7 +49,7 @@ epochs = 1
 computation_time = 0
 [output]
 dir = $T/results
-plots = false
+plots = ${PLOTS:-false}
 $*
 INI
 }
@@ -185,6 +185,35 @@ output_history)
 	expect_err "cannot write '$T/h/history_bandwidth.png': it is a symbolic link"
 	[ ! -e "$T/h/history.csv" ] || fail "history.csv was written before the refusal"
 	victim_intact
+	;;
+config_bom)
+	# A UTF-8 byte order mark before line 1 (Windows editors write one) is accepted, and an
+	# error further down is reported on its own line.
+	config cb
+	printf '\xef\xbb\xbf' | cat - "$T/cb.ini" >"$T/bom.ini"
+	fb validate "$T/bom.ini"
+	expect_rc 0
+	printf '\xef\xbb\xbf; a comment first\n' | cat - "$T/cb.ini" >"$T/bom.ini"
+	sed -i 's/^batch_size = 2$/batch_size = 2x/' "$T/bom.ini"
+	line=$(grep -n '^batch_size' "$T/bom.ini" | cut -d: -f1)
+	fb validate "$T/bom.ini"
+	expect_rc 2
+	expect_err "$T/bom.ini:$line:"
+	;;
+umask_000)
+	# Under umask 000 nothing feedbench creates is writable by group or others: the dataset,
+	# the run folder and every file in it, the pictures gnuplot draws (a run, then `plot`).
+	command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot"; exit 77; }
+	PLOTS=true config um
+	umask 000
+	fb run "$T/um.ini" -q
+	expect_rc 0
+	fb plot "$T"/results/um-*
+	expect_rc 0
+	umask 022
+	ls "$T"/results/um-*/*.png >/dev/null 2>&1 || fail "no pictures were drawn"
+	bad=$(find "$T/results" "$T/data" -perm /022 -printf '%m %p\n')
+	[ -z "$bad" ] || fail "writable by group or others under umask 000: $bad"
 	;;
 *)
 	echo "unknown case $CASE" >&2
