@@ -326,6 +326,26 @@ int safe_check_owned(const char *path, const char **what)
 	return -FB_ENOTREG;
 }
 
+int safe_own_dir_check(const char *path, const char **what)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	*what = NULL;
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ENOENT)
+		return 0;
+	if (errno != ELOOP && errno != ENOTDIR)
+		return -errno;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	*what = safe_kind(st.st_mode);
+	return -FB_ENOTREG;
+}
+
 int safe_point_dir_check(const char *dir, size_t i, char *why, size_t len)
 {
 	char bad[160];

@@ -72,6 +72,12 @@ int safe_open_write(const char *path, int extra, bool truncate);
  * -FB_ENOTREG otherwise. What it is goes to what ("a symbolic link", "a FIFO", ...). */
 int safe_check_owned(const char *path, const char **what);
 
+/* The check of a folder feedbench makes and uses as its own (a rank's folder, a checkpoint's
+ * step folder, a sweep's point): 0 when nothing holds path or it is a folder, as opened with
+ * O_NOFOLLOW | O_DIRECTORY (a link there is never followed); -FB_ENOTREG when something else
+ * holds the name (what it is goes to what: "a symbolic link", ...); -errno on other failures. */
+int safe_own_dir_check(const char *path, const char **what);
+
 /* "a symbolic link", "a FIFO", "a folder", "a socket", "a device", "a regular file". */
 const char *safe_kind(unsigned mode);
 

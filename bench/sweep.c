@@ -878,6 +878,35 @@ struct sweep_state {
 	bool tty;
 };
 
+/* A resume reads the points' folders as the sweep's own: a link or anything but a folder
+ * at a point's name, or anything but a regular file at its summary.json, is refused before a
+ * point runs (a link would count another folder's results as this sweep's, and a point run
+ * would be written through it). */
+static int sweep_check_points(struct sweep_state *s)
+{
+	char name[256], path[CFG_PATH_MAX + 300];
+	const char *what;
+
+	for (long i = 0; i < s->plan.npoints; i++) {
+		sweep_point_dir(&s->plan, i, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+		int rc = safe_own_dir_check(path, &what);
+		if (rc == 0) {
+			snprintf(path, sizeof(path), "%s/%s/summary.json", s->dir, name);
+			rc = safe_check_owned(path, &what);
+		}
+		if (rc == -FB_ENOTREG)
+			return fb_fail(&s->err, -FB_EUSAGE,
+				       "cannot resume '%s': '%s' is %s, not a file or folder of "
+				       "this sweep's own",
+				       s->dir, path, what);
+		if (rc < 0)
+			return fb_fail(&s->err, rc, "cannot resume '%s': '%s': %s", s->dir, path,
+				       fb_strerror(rc));
+	}
+	return 0;
+}
+
 static int sweep_check_resume(struct sweep_state *s)
 {
 	char path[CFG_PATH_MAX + 32], *text = NULL;
@@ -913,7 +942,7 @@ static int sweep_check_resume(struct sweep_state *s)
 			     "points would not be comparable",
 			     s->dir, (long long)ranks, s->nranks);
 	json_decref(root);
-	return rc;
+	return rc ? rc : sweep_check_points(s);
 }
 
 /* True when nothing holds path: not a folder, a file, nor a link (dangling or not). */

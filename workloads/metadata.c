@@ -20,6 +20,7 @@
 #include "../bench/agree.h"
 #include "../bench/results.h"
 #include "../bench/rng.h"
+#include "../bench/safefile.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
 #include "workload.h"
@@ -133,6 +134,27 @@ static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct m
 	return agree(run, rc);
 }
 
+/* The rank's folder (or the shared one), made when missing. It is the workload's own: a link
+ * or anything but a folder at its name is refused before a file is created, so nothing is
+ * written or removed through it. */
+static int md_own_dir(struct run *run, struct io *io, const char *dir)
+{
+	const char *what;
+	int rc = io_mkdirs(io, dir, 0755);
+
+	if (rc < 0)
+		return rc; /* recorded with the folder */
+	rc = safe_own_dir_check(dir, &what);
+	if (rc == -FB_ENOTREG)
+		return run_fail(run, rc,
+				"refusing to use '%s': it is %s, not a folder of feedbench's own "
+				"(nothing is written or removed through it)",
+				dir, what);
+	if (rc < 0)
+		return run_fail(run, rc, "cannot open '%s': %s", dir, fb_strerror(rc));
+	return 0;
+}
+
 static int md_rep_run(struct run *run, int repetition, void **out)
 {
 	struct md_rep *rep = calloc(1, sizeof(*rep));
@@ -153,7 +175,7 @@ static int md_rep_run(struct run *run, int repetition, void **out)
 	if (!run->cfg.metadata.shared_dir || run->rank == 0) {
 		struct io io = {.run = run};
 		md_dir(run, dir, sizeof(dir));
-		rc = io_mkdirs(&io, dir, 0755);
+		rc = md_own_dir(run, &io, dir);
 	}
 	if ((rc = agree(run, rc)) < 0)
 		goto out;

@@ -31,6 +31,7 @@ function(fb_untrusted_test name labels)
   set_tests_properties(hostile.${name} PROPERTIES
     LABELS "${labels}" TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endfunction()
-foreach(case output_import_dlio output_compare output_history config_bom umask_000)
+foreach(case output_import_dlio output_compare output_history config_bom umask_000
+             link_metadata_rank link_sweep_point)
   fb_untrusted_test(${case} hostile)
 endforeach()

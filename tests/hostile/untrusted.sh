@@ -215,6 +215,49 @@ umask_000)
 	bad=$(find "$T/results" "$T/data" -perm /022 -printf '%m %p\n')
 	[ -z "$bad" ] || fail "writable by group or others under umask 000: $bad"
 	;;
+link_metadata_rank)
+	# The metadata workload's rank folder (mdtest.0) is its own: a link planted there to a
+	# folder holding a file of the same name as the workload's is refused (exit 1, naming
+	# it) before any file is created; nothing in the target is overwritten or removed.
+	mkdir -p "$T/data"
+	ln -s "$T/vdir" "$T/data/mdtest.0"
+	echo precious >"$T/vdir/file.0.0"
+	fb run "$FEEDBENCH_SOURCE_DIR/configs/workloads/mdtest.ini" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set metadata.files_per_rank=4
+	expect_rc 1
+	expect_err "refusing to use '$T/data/mdtest.0': it is a symbolic link"
+	[ "$(cat "$T/vdir/file.0.0" 2>/dev/null)" = precious ] || fail "the file behind the link was changed"
+	rm "$T/vdir/file.0.0"
+	victim_intact
+	[ -L "$T/data/mdtest.0" ] || fail "the link was removed"
+	;;
+link_sweep_point)
+	# sweep --resume reads the points' folders as its own: a point folder replaced by a link
+	# to a folder holding another run's summary.json (which would count as this point, done),
+	# and a point's summary.json that is a link, are refused with exit 2 before any point runs.
+	config sp "[sweep]
+reader.batch_size = 1, 2"
+	fb sweep "$T/sp.ini" -q --output "$T/sweeps"
+	expect_rc 0
+	S=$(echo "$T"/sweeps/sp-sweep-*)
+	P=$(echo "$S"/point-002-*)
+	[ -f "$P/summary.json" ] || fail "no point 2 in $S"
+	cp "$P/summary.json" "$T/vdir/summary.json"
+	rm -r "$P"
+	ln -s "$T/vdir" "$P"
+	fb sweep --resume "$S"
+	expect_rc 2
+	expect_err "cannot resume '$S': '$P' is a symbolic link"
+	[ -L "$P" ] || fail "the link was removed"
+	rm "$P"
+	mkdir "$P"
+	ln -s "$T/vdir/summary.json" "$P/summary.json"
+	fb sweep --resume "$S"
+	expect_rc 2
+	expect_err "cannot resume '$S': '$P/summary.json' is a symbolic link"
+	rm "$T/vdir/summary.json"
+	victim_intact
+	;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2
