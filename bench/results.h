@@ -1,14 +1,17 @@
-/* Reduction of the per-rank figures and the run folder: summary.json, epochs.csv, ranks.csv,
- * latency.csv, timeline.csv, config.ini, table.md. Written into a hidden temporary folder and
- * renamed into place, so an interrupted run never leaves a partial result.
+/* The run folder of every workload: summary.json, config.ini, report.md, the plots and the
+ * workload's own files, written into a hidden temporary folder that is synced and renamed into
+ * place, so an interrupted run never leaves a partial result. The members every summary.json
+ * starts with. A workload's own figures live beside it (workloads/train_results.c, ...).
  */
 #ifndef FEEDBENCH_RESULTS_H
 #define FEEDBENCH_RESULTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
-#include "../workloads/workloads.h"
+#include <jansson.h>
 
 struct run;
 
@@ -21,17 +24,8 @@ struct results_ctx {
 	bool unique;  /* final_dir may become final_dir-2, -3 ... when taken (not a sweep point) */
 };
 
-/* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`
- * (all or nothing: complete under its final name, or what was measured under
- * "<final_dir>.unfinished" and an error) and prints the table unless quiet. On rank 0,
- * run->results_dir gets the name the folder took. Returns the agreed code. */
 /* Physical memory of this node in bytes (0 when unknown). */
 uint64_t results_host_memory(void);
-int results_write(struct run *run, struct train_result *reps, int nreps,
-		  const struct results_ctx *ctx, const char *final_dir, bool quiet);
-
-/* For workloads other than train (workloads/workload.h, write hook). */
-#include <jansson.h>
 
 /* A text file of a run folder: name and NUL-terminated text (NULL: out of memory). */
 struct results_file {
@@ -51,5 +45,18 @@ json_t *results_storage_json(struct run *run);
 int results_write_folder(struct run *run, json_t *summary, const struct results_ctx *ctx,
 			 const char *final_dir, const struct results_file *files, int nfiles,
 			 bool quiet);
+
+/* Collective: the warnings other ranks raised join rank 0's run->warnings, each once, prefixed
+ * with the rank; rank 0 prints the new ones. */
+void results_gather_warnings(struct run *run);
+/* Rank 0: writes the run folder final_dir (all or nothing) from summary, config.ini and what
+ * fill(tmp, arg) writes into the temporary folder tmp; run->results_dir gets the name taken.
+ * Prints table.md unless quiet. 0 or the failure, reported through run_fail. */
+int results_folder_write(struct run *run, json_t *summary, const struct results_ctx *ctx,
+			 const char *final_dir, int (*fill)(const char *tmp, void *arg), void *arg,
+			 bool quiet);
+/* Closes an open_memstream (which only then publishes its buffer), writes it as dir/name (a
+ * file of the temporary folder, synced with it later) and frees the buffer. 0 or -errno. */
+int results_write_stream(const char *dir, const char *name, char **buf, FILE *mem);
 
 #endif

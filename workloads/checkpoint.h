@@ -1,9 +1,9 @@
 /* Checkpoints inside a training run ([workload] type = train with [checkpoint]
- * checkpoint_every_epochs): the training workload calls these; the checkpoint module
- * (workloads/checkpoint.c) does the work, as for type = checkpoint. Blocking: training waits
- * until each checkpoint is durable; async: it waits for the copy to a staging buffer (and for
- * the previous checkpoint) while a writer thread writes. The time shows in the step and epoch
- * wall times and summary.json says how many training steps it cost.
+ * checkpoint_every_epochs): the training workload calls these (checkpoint_train.c); the
+ * checkpoint module (checkpoint_store.c) does the work, as for type = checkpoint. Blocking:
+ * training waits until each checkpoint is durable; async: it waits for the copy to a staging
+ * buffer (and for the previous checkpoint) while a writer thread writes. The time shows in the step
+ * and epoch wall times and summary.json says how many training steps it cost.
  */
 #ifndef FEEDBENCH_CHECKPOINT_H
 #define FEEDBENCH_CHECKPOINT_H

@@ -10,7 +10,7 @@
 
 #include "../bench/agree.h"
 #include "../bench/cpus.h"
-#include "../bench/results.h"
+#include "train_results.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
@@ -257,7 +257,7 @@ static int train_write(struct run *run, void *const *reps, int nreps, const stru
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
 	for (int r = 0; r < nreps; r++)
 		all[r] = *(struct train_result *)reps[r];
-	rc = results_write(run, all, nreps, ctx, final_dir, quiet);
+	rc = train_results_write(run, all, nreps, ctx, final_dir, quiet);
 	free(all); /* the copies share what reps[] own */
 	return rc;
 }

@@ -194,7 +194,7 @@ PY
 	done
 	;;
 lazy_wake)
-	# Readers sharing the trainer's one CPU hand batches over in groups (workloads/train.c, lazy
+	# Readers sharing the trainer's one CPU hand batches over in groups (workloads/train_pool.c, lazy
 	# wake-ups): every sample still once per epoch, verified, in every ring shape; a lost
 	# wake-up would hang the run (the watchdog names it), a lost batch would change the counts.
 	command -v taskset >/dev/null || { echo "taskset not installed"; exit 77; }

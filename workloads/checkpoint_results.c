@@ -1,0 +1,348 @@
+/* The checkpoint workload's results: per checkpoint and rank, reduced on rank 0 into
+ * summary.json, table.md and checkpoints.csv, written through the run folder (bench/results.h). */
+#include "checkpoint_store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "../bench/agree.h"
+#include "../bench/results.h"
+#include "../bench/rng.h"
+#include "../bench/run.h"
+#include "../bench/safefile.h"
+#include "../bench/timer.h"
+#include "../bench/storage/fs.h"
+#include "evict.h"
+#include "workload.h"
+
+/* ---- results ---------------------------------------------------------------------------- */
+
+/* Per checkpoint and rank, gathered to rank 0. */
+enum { V_WRITE, V_READ, V_WBYTES, V_RBYTES, V_WCALLS, V_RCALLS, V_FILES, V_NF };
+
+static json_t *ckpt_skew(const double *v, int n)
+{
+	double lo = INFINITY, hi = 0, sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+		sum += v[i];
+	}
+	return json_pack("{s:f, s:f, s:f}", "min", n ? lo : 0.0, "mean", n ? sum / n : 0.0, "max",
+			 hi);
+}
+
+/* Latencies per call of every rank, merged exactly on rank 0. */
+static void ckpt_hist_reduce(struct run *run, const struct hist *in, struct hist *out)
+{
+	hist_reset(out);
+	MPI_Reduce(in->bucket, out->bucket, HIST_BUCKETS, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->count, &out->count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->sum_ns, &out->sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
+}
+
+static json_t *ckpt_latency_json(const struct hist *h)
+{
+	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "calls", (json_int_t)h->count, "p50",
+			 hist_quantile(h, 0.50), "p99", hist_quantile(h, 0.99), "p999",
+			 hist_quantile(h, 0.999), "max", h->max_ns / 1e9);
+}
+
+struct ckpt_totals {
+	double wbw_sum, rbw_sum, durable_sum, delete_sum, wbytes, rbytes;
+	int n, nread;
+	double wbw_min, wbw_max, rbw_min, rbw_max;
+};
+
+/* One checkpoint's record: bandwidth over the slowest rank (IOR), skew over ranks. */
+static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const double *v, int rep,
+			   struct ckpt_totals *t)
+{
+	int n = run->nranks;
+	double *w = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
+	double wb = 0, rb = 0, wmax = 0, rmax = 0, files = 0, wcalls = 0, rcalls = 0;
+	json_t *o;
+
+	for (int q = 0; q < n && w && r; q++) {
+		const double *x = v + (size_t)q * V_NF;
+		w[q] = x[V_WRITE];
+		r[q] = x[V_READ];
+		wb += x[V_WBYTES];
+		rb += x[V_RBYTES];
+		wcalls += x[V_WCALLS];
+		rcalls += x[V_RCALLS];
+		files += x[V_FILES];
+		wmax = fmax(wmax, x[V_WRITE]);
+		rmax = fmax(rmax, x[V_READ]);
+	}
+	if (run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE)
+		files = 1;
+	files += 1; /* .metadata */
+	double wbw = wmax > 0 ? wb / MIB / wmax : 0, rbw = rmax > 0 ? rb / MIB / rmax : 0;
+	o = json_object();
+	json_object_set_new(o, "repetition", json_integer(rep + 1));
+	json_object_set_new(o, "step", json_integer(c0->step));
+	json_object_set_new(o, "files", json_integer((json_int_t)files));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(o, "bytes_written", json_integer((json_int_t)wb));
+		json_object_set_new(o, "write_calls", json_integer((json_int_t)wcalls));
+		json_object_set_new(o, "write_seconds", json_real(wmax));
+		json_object_set_new(o, "write_bandwidth_MiB_per_second", json_real(wbw));
+		json_object_set_new(o, "time_to_durable_seconds",
+				    json_real(ckpt_durable(c0, wmax)));
+		json_object_set_new(o, "write_seconds_per_rank", w ? ckpt_skew(w, n) : json_null());
+	}
+	if (run->cfg.checkpoint.restore) {
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)rb));
+		json_object_set_new(o, "read_calls", json_integer((json_int_t)rcalls));
+		json_object_set_new(o, "read_seconds", json_real(rmax));
+		json_object_set_new(o, "read_bandwidth_MiB_per_second", json_real(rbw));
+		json_object_set_new(o, "read_seconds_per_rank", r ? ckpt_skew(r, n) : json_null());
+		t->rbw_sum += rbw;
+		t->rbw_min = t->nread ? fmin(t->rbw_min, rbw) : rbw;
+		t->rbw_max = fmax(t->rbw_max, rbw);
+		t->nread++;
+	}
+	json_object_set_new(o, "delete_seconds", json_real(c0->delete_s));
+	t->wbw_sum += wbw;
+	t->wbw_min = t->n ? fmin(t->wbw_min, wbw) : wbw;
+	t->wbw_max = fmax(t->wbw_max, wbw);
+	t->durable_sum += ckpt_durable(c0, wmax);
+	t->delete_sum += c0->delete_s;
+	t->wbytes += wb;
+	t->rbytes += rb;
+	t->n++;
+	free(w);
+	free(r);
+	return o;
+}
+
+/* One repetition in the columns of the metric table (bench/metrics.h) that sweep, compare and
+ * history read: bandwidth is the checkpoint write bandwidth (what stripe settings are chosen
+ * for), the restore's beside it under its own name. */
+static json_t *ckpt_rep_json(const struct run *run, int r, const struct ckpt_totals *a,
+			     const struct ckpt_totals *b)
+{
+	int n = b->n - a->n, nr = b->nread - a->nread;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "repetition", json_integer(r + 1));
+	json_object_set_new(o, "checkpoints", json_integer(n));
+	if (run->cfg.checkpoint.save && n > 0)
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real((b->wbw_sum - a->wbw_sum) / n));
+	else if (nr > 0)
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real((b->rbw_sum - a->rbw_sum) / nr));
+	if (nr > 0)
+		json_object_set_new(o, "read_bandwidth_MiB_per_second",
+				    json_real((b->rbw_sum - a->rbw_sum) / nr));
+	if (n > 0)
+		json_object_set_new(o, "time_to_durable_seconds",
+				    json_real((b->durable_sum - a->durable_sum) / n));
+	return o;
+}
+
+static void ckpt_table(FILE *f, struct run *run, const json_t *m, const struct ckpt_plan *p)
+{
+	const struct config *cfg = &run->cfg;
+
+	fprintf(f, "# %s: checkpoint (%s layout, %s back-end, %d ranks)\n\n", cfg->workload.name,
+		cfg_choice_name("checkpoint", "layout", cfg->checkpoint.layout), run->storage->name,
+		run->nranks);
+	fprintf(f, "| metric | value |\n|---|---|\n");
+	fprintf(f,
+		"| checkpoint size | %.3f GiB (%" PRIu64 " bytes; model %" PRIu64
+		", optimizer %" PRIu64 ", gradients %" PRIu64 ") |\n",
+		(double)p->total / (MIB * 1024), p->total, p->model, p->optimizer, p->grads);
+	fprintf(f,
+		"| parallelism | tensor %d x pipeline %d x data %d, zero_stage %" PRId64
+		", %d writing ranks |\n",
+		p->tp, p->pp, p->dp, cfg->checkpoint.zero_stage, p->writers);
+	fprintf(f, "| files per checkpoint | %.0f (.metadata included) |\n",
+		json_number_value(json_object_get(m, "checkpoint_files")));
+	if (cfg->checkpoint.save) {
+		fprintf(f, "| write | %.1f MiB/s (%.3f GiB/s), slowest rank |\n",
+			json_number_value(
+			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")),
+			json_number_value(
+			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")) /
+			    1024);
+		fprintf(
+		    f, "| time to durable | %.4f s |\n",
+		    json_number_value(json_object_get(m, "checkpoint_time_to_durable_seconds")));
+	}
+	if (cfg->checkpoint.restore)
+		fprintf(f, "| restore (read) | %.1f MiB/s (%.3f GiB/s), slowest rank, %s%s |\n",
+			json_number_value(
+			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")),
+			json_number_value(
+			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")) /
+			    1024,
+			cfg->storage.page_cache == PAGE_CACHE_DROP ? "page cache dropped"
+								   : "files evicted (fadvise)",
+			cfg->checkpoint.verify ? ", verified byte for byte" : ", not verified");
+	fprintf(f,
+		"| namespace (rank 0) | %.0f calls (stat, mkdir, unlink, list, rmdir, rename) in "
+		"%.4f s; "
+		"%.0f folder fsyncs in %.4f s |\n",
+		json_number_value(json_object_get(m, "checkpoint_namespace_ops")),
+		json_number_value(json_object_get(m, "checkpoint_namespace_seconds")),
+		json_number_value(json_object_get(m, "checkpoint_folder_fsync_calls")),
+		json_number_value(json_object_get(m, "checkpoint_folder_fsync_seconds")));
+	fprintf(f, "| stripe | %s |\n",
+		run->fs.can_stripe ? "see summary.json storage.stripe_*"
+				   : "unsupported on this file system");
+	fprintf(f, "\nfolder: %s\n", ckpt_of(run)->folder);
+}
+
+int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
+			     const struct results_ctx *ctx, const char *final_dir, bool quiet)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	const struct ckpt_plan *p = &st->plan;
+	struct ckpt_totals t = {0};
+	json_t *s = NULL, *list = NULL, *m;
+	double mine[V_NF], *all = NULL;
+	char *table = NULL;
+	size_t tlen = 0;
+	int rc = 0;
+
+	if (run->rank == 0) {
+		all = calloc((size_t)run->nranks * V_NF, sizeof(double));
+		s = json_object();
+		list = json_array();
+		if (!all)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+	}
+	if ((rc = agree(run, rc)) < 0) {
+		json_decref(s);
+		json_decref(list);
+		return rc;
+	}
+	json_t *rj = run->rank == 0 ? json_array() : NULL;
+	for (int r = 0; r < nreps; r++) {
+		const struct ckpt_rep *rep = reps[r];
+		struct ckpt_totals before = t;
+		for (int k = 0; k < rep->n; k++) {
+			const struct ckpt_one *c = &rep->c[k];
+			mine[V_WRITE] = c->write_s;
+			mine[V_READ] = c->read_s;
+			mine[V_WBYTES] = (double)c->wbytes;
+			mine[V_RBYTES] = (double)c->rbytes;
+			mine[V_WCALLS] = (double)c->wcalls;
+			mine[V_RCALLS] = (double)c->rcalls;
+			mine[V_FILES] = (double)c->files;
+			MPI_Gather(mine, V_NF, MPI_DOUBLE, all, V_NF, MPI_DOUBLE, 0, run->comm);
+			if (run->rank == 0)
+				json_array_append_new(list, ckpt_record(run, c, all, r, &t));
+		}
+		if (run->rank == 0)
+			json_array_append_new(rj, ckpt_rep_json(run, r, &before, &t));
+	}
+	struct hist wl, rl;
+	/* file fsyncs; namespace calls and folder fsyncs (rank 0's); files created (all) */
+	uint64_t sync_in[8] = {st->wst->syncs,
+			       st->wst->sync_ns,
+			       st->nst->meta_ops,
+			       st->nst->meta_ns,
+			       st->nst->syncs,
+			       st->nst->sync_ns,
+			       st->wst->creates + st->nst->creates,
+			       st->wst->create_ns + st->nst->create_ns},
+		 sync[8] = {0};
+	ckpt_hist_reduce(run, &st->wst->wlatency, &wl);
+	ckpt_hist_reduce(run, &st->rst->latency, &rl);
+	MPI_Reduce(sync_in, sync, 8, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+	if (run->rank != 0)
+		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+	json_t *first = json_array_get(list, 0);
+	results_summary_head(run, ctx, s);
+	json_object_set_new(s, "storage", results_storage_json(run));
+	m = json_object();
+	json_object_set_new(m, "checkpoint_count", json_integer(t.n));
+	json_object_set_new(m, "checkpoint_size_bytes", json_integer((json_int_t)p->total));
+	json_object_set_new(m, "checkpoint_bytes_written", json_integer((json_int_t)t.wbytes));
+	json_object_set_new(m, "checkpoint_bytes_read", json_integer((json_int_t)t.rbytes));
+	json_object_set_new(m, "checkpoint_files", json_incref(json_object_get(first, "files")));
+	json_object_set_new(m, "checkpoint_writing_ranks", json_integer(p->writers));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(m, "checkpoint_write_bandwidth_MiB_per_second",
+				    json_real(t.n ? t.wbw_sum / t.n : 0));
+		json_object_set_new(m, "checkpoint_write_bandwidth_min_MiB_per_second",
+				    json_real(t.wbw_min));
+		json_object_set_new(m, "checkpoint_write_bandwidth_max_MiB_per_second",
+				    json_real(t.wbw_max));
+		json_object_set_new(m, "checkpoint_time_to_durable_seconds",
+				    json_real(t.n ? t.durable_sum / t.n : 0));
+		json_object_set_new(m, "checkpoint_write_seconds_per_rank",
+				    json_incref(json_object_get(first, "write_seconds_per_rank")));
+	}
+	if (t.nread) {
+		json_object_set_new(m, "checkpoint_read_bandwidth_MiB_per_second",
+				    json_real(t.rbw_sum / t.nread));
+		json_object_set_new(m, "checkpoint_read_bandwidth_min_MiB_per_second",
+				    json_real(t.rbw_min));
+		json_object_set_new(m, "checkpoint_read_bandwidth_max_MiB_per_second",
+				    json_real(t.rbw_max));
+		json_object_set_new(m, "checkpoint_read_seconds_per_rank",
+				    json_incref(json_object_get(first, "read_seconds_per_rank")));
+		json_object_set_new(m, "checkpoint_restore_verified",
+				    json_boolean(run->cfg.checkpoint.verify));
+	}
+	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t.delete_sum));
+	if (run->cfg.checkpoint.save) {
+		json_object_set_new(m, "checkpoint_write_latency_seconds", ckpt_latency_json(&wl));
+		json_object_set_new(m, "checkpoint_fsync_calls", json_integer((json_int_t)sync[0]));
+		json_object_set_new(m, "checkpoint_fsync_seconds",
+				    json_real(timer_ns_to_s(sync[1])));
+		json_object_set_new(m, "checkpoint_create_calls",
+				    json_integer((json_int_t)sync[6]));
+		json_object_set_new(m, "checkpoint_create_seconds",
+				    json_real(timer_ns_to_s(sync[7])));
+	}
+	ckpt_namespace_json(m, sync[2], sync[3], sync[4], sync[5]);
+	if (t.nread)
+		json_object_set_new(m, "checkpoint_read_latency_seconds", ckpt_latency_json(&rl));
+	json_object_set(s, "metric", m);
+	json_object_set_new(s, "checkpoints", list);
+	json_object_set_new(s, "repetitions", rj);
+
+	json_t *plan = json_object(), *bytes = json_array();
+	for (int r = 0; r < run->nranks; r++)
+		json_array_append_new(bytes, json_integer((json_int_t)p->bytes_of[r]));
+	json_object_set_new(plan, "total_bytes", json_integer((json_int_t)p->total));
+	json_object_set_new(plan, "model_bytes", json_integer((json_int_t)p->model));
+	json_object_set_new(plan, "optimizer_bytes", json_integer((json_int_t)p->optimizer));
+	json_object_set_new(plan, "gradient_bytes", json_integer((json_int_t)p->grads));
+	json_object_set_new(plan, "scale", json_real(run->cfg.checkpoint.scale));
+	json_object_set_new(plan, "tensor_parallelism", json_integer(p->tp));
+	json_object_set_new(plan, "pipeline_parallelism", json_integer(p->pp));
+	json_object_set_new(plan, "data_parallelism", json_integer(p->dp));
+	json_object_set_new(plan, "zero_stage", json_integer(run->cfg.checkpoint.zero_stage));
+	json_object_set_new(plan, "bytes_per_rank", bytes);
+	json_object_set_new(plan, "folder", json_string(st->folder));
+	json_object_set_new(s, "checkpoint", plan);
+
+	FILE *f = open_memstream(&table, &tlen);
+	if (f) {
+		ckpt_table(f, run, m, p);
+		fclose(f);
+	}
+	json_decref(m);
+	free(all);
+	struct results_file files[] = {{"table.md", table}};
+	rc = results_write_folder(run, s, ctx, final_dir, files, 1, quiet);
+	json_decref(s);
+	free(table);
+	return rc;
+}

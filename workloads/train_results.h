@@ -1,0 +1,121 @@
+/* Training's results: the per-rank figures reduced over ranks and repetitions into summary.json,
+ * table.md and the CSVs (epochs, ranks, latency, timeline), written through the run folder of
+ * bench/results.h. train_results.c reduces and builds the summary; train_tables.c renders
+ * table.md and the CSVs from the same reduced figures. */
+#ifndef FEEDBENCH_TRAIN_RESULTS_H
+#define FEEDBENCH_TRAIN_RESULTS_H
+
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../bench/results.h"
+#include "../bench/run.h"
+#include "../bench/nodes.h"
+#include "../bench/verdict.h"
+#include "workloads.h"
+
+#define MIB 1048576.0
+
+/* The figures of one epoch of one rank, as a vector gathered to rank 0. */
+enum {
+	R_WALL,
+	R_COMPUTE,
+	R_STEP,
+	R_BARRIER,
+	R_COPY,
+	R_COPYB,
+	R_STEPS,
+	R_BYTES,
+	R_OPS,
+	R_OPENS,
+	R_OPEN_NS,
+	R_SAMPLES,
+	R_RETRIES,
+	R_CPU_USER,
+	R_CPU_SYS,
+	R_CONF,
+	R_WAIT,
+	R_NF
+};
+
+/* One epoch reduced over ranks (rank 0). */
+struct epoch_total {
+	int rep, epoch;
+	double wall, bytes, ops, samples, opens, open_s, retries;
+	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
+	double cpu_user, cpu_sys; /* CPU seconds, summed over ranks */
+	double conf_au;		  /* DLIO's AU: configured compute / step time, mean over ranks */
+	double dlio_sps;	  /* samples / (wall + start-up in the first epoch), DLIO's way */
+	struct lost_time lost;	  /* mean over ranks of each rank's split */
+	struct hist lat, wait;
+};
+
+struct rank_total {
+	double wall, bytes, ops, samples, compute, step, barrier;
+	double conf, wait, copy; /* configured compute, data wait, H2D copy: included steps */
+	double wait_p99, lat_p99;
+	double peak_rss;    /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
+	double table_bytes; /* bytes: the rank's file tables (dataset_table_bytes) */
+	double cpu_user, cpu_sys;
+	char host[64];
+	int node_leader, local_rank; /* which node (its local rank 0's world rank), rank on it */
+};
+
+struct report_data {
+	struct run *run;
+	struct node_total *nodes; /* per node (bench/nodes.c) */
+	struct node_rank *node_of;
+	int nnodes;
+	struct epoch_total *ep;
+	int nep;
+	struct rank_total *ranks;
+	struct hist lat, wait;
+	double tot_bytes, tot_ops, tot_samples, tot_wall, tot_cpu_user, tot_cpu_sys;
+	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
+	double au_min, au_max;	      /* per-rank AU range (ranks with included steps) */
+	double dlio_au, dlio_sps;     /* DLIO-comparable: mean over epochs, as DLIO computes them */
+	struct lost_time lost;	      /* run level: mean over ranks */
+	double min_steps;	      /* measured steps of an epoch on the rank with the fewest */
+	json_t *rules;		      /* MLPerf Storage rules broken: their reasons */
+	struct step_totals *rep_rank; /* [repetition][rank]: step totals, for per-repetition AU */
+	bool cache_resident;
+	const char *verdict;
+	char verdict_why[512];
+	double host_mem;
+	json_t *eval;  /* the evaluation passes reduced (eval_reduce), or NULL */
+	json_t *accel; /* accelerators_per_rank > 1: per emulated accelerator (accel_reduce) */
+};
+
+/* CPU per GiB: CPU seconds (user + system, every thread of every rank) over GiB read; cores
+ * busy per accelerator: CPU seconds over (ranks x wall time). Null when nothing was read. */
+static inline double cpu_per_gib(double cpu_s, double bytes)
+{
+	return bytes > 0 ? cpu_s / (bytes / (MIB * 1024)) : NAN;
+}
+
+static inline json_t *json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static inline double pass_num(json_t *p, const char *key)
+{
+	return json_number_value(json_object_get(p, key));
+}
+
+/* Rank 0: table.md (the metric table, epochs, evaluation, accelerators, warnings). */
+void train_table_write(FILE *f, const struct report_data *d, const json_t *summary);
+/* Rank 0: epochs.csv, ranks.csv, latency.csv and timeline.csv into dir. 0 or -errno. */
+int train_write_csvs(const char *dir, const struct report_data *d, const struct timeline_event *tl,
+		     const int *tl_count, const int *tl_displ);
+
+/* Collective: reduces `nreps` repetitions to rank 0, which writes the run folder `final_dir`
+ * (all or nothing: complete under its final name, or what was measured under
+ * "<final_dir>.unfinished" and an error) and prints the table unless quiet. On rank 0,
+ * run->results_dir gets the name the folder took. Returns the agreed code. */
+int train_results_write(struct run *run, struct train_result *reps, int nreps,
+			const struct results_ctx *ctx, const char *final_dir, bool quiet);
+
+#endif
