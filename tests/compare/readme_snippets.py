@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The README's CI snippets run as written.
+"""The CI guide's snippets run as written.
 
 Takes the shell block that saves a baseline and the GitLab CI and GitHub Actions YAML blocks
-from README.md, and runs their feedbench commands in a scratch folder laid out like a checkout
+from docs/guide-ci.md, and runs their feedbench commands in a scratch folder laid out like a checkout
 (build/feedbench, configs/ci.ini): the baseline is saved and listed, each pipeline runs
 configs/ci.ini and compares it with the baseline, and the files each pipeline publishes
 (JUnit, Markdown, JSON) must exist and say what the exit status said. Lines that need a CI
@@ -69,10 +69,10 @@ def run(cmd, cwd, env):
 def main():
     fb = os.environ["FEEDBENCH"]
     src = os.environ["FEEDBENCH_SOURCE_DIR"]
-    readme = open(os.path.join(src, "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(src, "docs", "guide-ci.md"), encoding="utf-8").read()
     section = readme.split("## Regression gates in CI", 1)
     if len(section) != 2:
-        fail("README.md has no 'Regression gates in CI' section")
+        fail("docs/guide-ci.md has no 'Regression gates in CI' section")
     section = section[1].split("\n## ", 1)[0]
     sh = re.findall(r"```sh\n(.*?)```", section, re.S)
     yml = re.findall(r"```yaml\n(.*?)```", section, re.S)

@@ -41,7 +41,7 @@ fb_compare_test(multi_run 60)
 set_tests_properties(compare.false_alarms compare.slowed PROPERTIES RUN_SERIAL TRUE)
 set_tests_properties(compare.junit PROPERTIES FIXTURES_REQUIRED "compare_runs;interop_venv")
 
-# The README's CI snippets run as written (their feedbench commands, in a scratch checkout).
+# The CI guide's snippets (docs/guide-ci.md) run as written (their feedbench commands, in a scratch checkout).
 add_test(NAME compare.readme_snippets
   COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/readme_snippets.py)
 set_tests_properties(compare.readme_snippets PROPERTIES

@@ -46,7 +46,7 @@ done < <(git grep --untracked -I -n -o -E '\]\([^) ]+\.md(#[^) ]*)?\)' -- '*.md'
 # 4. Issue numbers and the rows of documents kept elsewhere.
 while IFS= read -r hit; do
 	report "${hit%%:*}:$(echo "$hit" | cut -d: -f2)" "cites an issue number or an outside document: $(echo "$hit" | cut -d: -f3- | sed 's/^[[:space:]]*//' | cut -c1-100)"
-done < <(git grep --untracked -I -n -E '\b[Ii]ssues? ?#?[0-9]+\b|\b(FAILURES|DESIGN|REFERENCE)( [0-9]|:|'"'"'s)|(^|[ (])#[0-9]{1,4}\b[^-]' -- . ":!$me" | grep -v -E ':[0-9]+:#(include|if|define|endif|else|pragma|undef|error)\b')
+done < <(git grep --untracked -I -n -E '\b[Ii]ssues?[- ]?#?[0-9]+\b|\b(FAILURES|DESIGN|REFERENCE)( [0-9]|:|'"'"'s)|(^|[ (])#[0-9]{1,4}\b[^-]' -- . ":!$me" | grep -v -E ':[0-9]+:#(include|if|define|endif|else|pragma|undef|error)\b')
 
 if [ $bad -ne 0 ]; then
 	echo "FAILED: references to what this repository does not contain (write it into docs/ and cite that)"

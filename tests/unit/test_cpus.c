@@ -152,7 +152,7 @@ static void test_cgroup_v1_hybrid(void **state)
 }
 
 /* This machine: whatever the limits are, they are consistent. */
-/* read_threads = auto: CPUs - 1 over the loaders, at least 1 (README, "Launching"). */
+/* read_threads = auto: CPUs - 1 over the loaders, at least 1 (docs/launching.md). */
 static void test_auto_threads(void **state)
 {
 	static const struct {
