@@ -1,14 +1,8 @@
-/* Statistics of `feedbench compare`: Welch's t-test and the verdict of one metric.
- *
- * Welch's test needs Student's t distribution, which is the regularised incomplete beta
- * function: P(|T| >= t) = I_{df/(df+t^2)}(df/2, 1/2). I_x(a, b) is evaluated with its
- * continued fraction (DLMF 8.17.22) by the modified Lentz method, on the side of x where the
- * fraction converges quickly (x < (a+1)/(a+b+2), else through I_x(a,b) = 1 - I_{1-x}(b,a)).
- * That is one function of libm-level code; the libraries that offer it (GSL, Boost) would be a
- * large dependency, under GPL for GSL, for these lines. tests/unit/test_compare.c checks the
- * p-values against values computed with SciPy.
+/* Statistics of `feedbench compare`: Welch's t-test and the verdict of one metric. Student's t
+ * distribution lives in the decision module (bench/decide.c).
  */
 #include "compare.h"
+#include "decide.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,76 +19,21 @@ const char *cmp_verdict_name(enum cmp_verdict v)
 	return cmp_verdict_names[v];
 }
 
-/* ---- Student's t ------------------------------------------------------------------------ */
-
-#define CMP_CF_ITER 500
-#define CMP_CF_EPS  1e-15
-#define CMP_TINY    1e-300
-
-/* The continued fraction of I_x(a, b) (without its front factor), modified Lentz. */
-static double cmp_betacf(double a, double b, double x)
-{
-	double c = 1.0, d = 0.0, f = 1.0;
-
-	for (int j = 1; j <= CMP_CF_ITER; j++) {
-		int m = j / 2;
-		double dj;
-
-		if (j % 2) /* d_{2m+1} */
-			dj = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
-		else /* d_{2m} */
-			dj = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
-		d = 1.0 + dj * d;
-		c = 1.0 + dj / c;
-		if (fabs(d) < CMP_TINY)
-			d = CMP_TINY;
-		if (fabs(c) < CMP_TINY)
-			c = CMP_TINY;
-		d = 1.0 / d;
-		f *= c * d;
-		if (fabs(c * d - 1.0) < CMP_CF_EPS)
-			break;
-	}
-	return 1.0 / f;
-}
+/* ---- Student's t (bench/decide.c) ---------------------------------------------------- */
 
 double cmp_betainc(double a, double b, double x)
 {
-	if (x <= 0.0)
-		return 0.0;
-	if (x >= 1.0)
-		return 1.0;
-	if (x > (a + 1.0) / (a + b + 2.0))
-		return 1.0 - cmp_betainc(b, a, 1.0 - x);
-	double lfront = a * log(x) + b * log1p(-x) - (lgamma(a) + lgamma(b) - lgamma(a + b));
-	return exp(lfront) / a * cmp_betacf(a, b, x);
+	return decide_betainc(a, b, x);
 }
 
 double cmp_t_two_sided(double t, double df)
 {
-	if (isnan(t) || df <= 0)
-		return NAN;
-	if (isinf(t))
-		return 0.0;
-	return cmp_betainc(df / 2.0, 0.5, df / (df + t * t));
+	return decide_t_two_sided(t, df);
 }
 
 double cmp_t_quantile(double p, double df)
 {
-	double tail = 2.0 * (1.0 - p), lo = 0.0, hi = 1.0;
-
-	if (p <= 0.5)
-		return 0.0;
-	while (cmp_t_two_sided(hi, df) > tail && hi < 1e12)
-		hi *= 2.0;
-	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-		double mid = 0.5 * (lo + hi);
-		if (cmp_t_two_sided(mid, df) > tail)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return 0.5 * (lo + hi);
+	return decide_t_quantile(p, df);
 }
 
 int cmp_welch_test(const double *a, int na, const double *b, int nb, double alpha,
