@@ -14,9 +14,11 @@
 #include <jansson.h>
 
 #include "errors.h"
+#include "outputs.h"
 #include "sweep.h"
 #include "safefile.h"
 #include "util.h"
+#include "../workloads/workload.h"
 
 void report_format_number(double v, char *buf, size_t len)
 {
@@ -337,6 +339,17 @@ int report_write_run(const char *run_dir)
 	if (!f) {
 		json_decref(root);
 		return -ENOMEM;
+	}
+	/* A workload that describes its outputs has its own report (training's is below). */
+	const struct workload_ops *w = workload_find(summary_str(root, "workload_type", ""));
+	if (w && w->outputs) {
+		rc = outputs_report(f, w->outputs, root, run_dir);
+		fclose(f);
+		json_decref(root);
+		if (rc == 0)
+			rc = report_save_file(run_dir, "report.md", buf, len, NULL);
+		free(buf);
+		return rc;
 	}
 	fprintf(f, "# feedbench run: %s\n\n", summary_str(root, "workload", "?"));
 	fprintf(f,

@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include "../bench/agree.h"
+#include "../bench/outputs.h"
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
@@ -353,33 +354,12 @@ static json_t *ior_row(const struct config *cfg, const char *access, int iter,
 	return o;
 }
 
-static void ior_table_row(FILE *f, json_t *o)
-{
-	fprintf(f,
-		"| %-5s | %10.2f | %10.1f | %10.6f | %10.2f | %9.2f | %8.5f | %8.5f | %8.5f | "
-		"%8.5f | %4lld |\n",
-		json_string_value(json_object_get(o, "access")),
-		json_real_value(json_object_get(o, "bw_MiB_per_second")),
-		json_real_value(json_object_get(o, "iops")),
-		json_real_value(json_object_get(o, "latency_seconds")),
-		json_real_value(json_object_get(o, "block_KiB")),
-		json_real_value(json_object_get(o, "xfer_KiB")),
-		json_real_value(json_object_get(o, "open_seconds")),
-		json_real_value(json_object_get(o, "wr_rd_seconds")),
-		json_real_value(json_object_get(o, "close_seconds")),
-		json_real_value(json_object_get(o, "total_seconds")),
-		(long long)json_integer_value(json_object_get(o, "iteration")));
-}
-
 static int ior_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
 		     const char *final_dir, bool quiet)
 {
 	const struct config *cfg = &run->cfg;
 	json_t *s = run->rank == 0 ? json_object() : NULL, *rows = json_array(), *rj = json_array();
 	double wsum[IOR_NPHASES] = {0}, bytes[IOR_NPHASES] = {0};
-	char *table = NULL, *csv = NULL;
-	size_t tlen = 0, clen = 0;
-	FILE *tf = NULL, *cf = NULL;
 	int rc;
 
 	for (int r = 0; r < nreps; r++) {
@@ -415,7 +395,7 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 	if (run->rank != 0) {
 		json_decref(rows);
 		json_decref(rj);
-		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
 	}
 	results_summary_head(run, ctx, s);
 	json_object_set_new(s, "storage", results_storage_json(run));
@@ -450,54 +430,8 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 	json_object_set_new(s, "repetitions", rj);
 	json_object_set_new(s, "verdict", json_string("measured"));
 
-	tf = open_memstream(&table, &tlen);
-	cf = open_memstream(&csv, &clen);
-	if (tf && cf) {
-		size_t i;
-		json_t *o;
-		fprintf(tf,
-			"\nIOR-style results: %d rank%s, %s, %s, block %" PRIu64
-			" bytes, transfer %" PRIu64 " bytes, %" PRId64 " segment%s%s%s\n\n",
-			run->nranks, run->nranks == 1 ? "" : "s",
-			cfg->ior.file_per_process ? "file per process" : "one shared file",
-			run->storage->name, cfg->ior.block_size, cfg->ior.transfer_size,
-			cfg->ior.segments, cfg->ior.segments == 1 ? "" : "s",
-			cfg->ior.random ? ", random offsets" : "",
-			cfg->mpiio.collective ? ", collective transfers" : "");
-		fprintf(tf, "| access | bw(MiB/s) | IOPS | Latency(s) | block(KiB) | xfer(KiB) | "
-			    "open(s) | wr/rd(s) | close(s) | total(s) | iter |\n"
-			    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-		fprintf(cf,
-			"access,bw_MiB_per_second,iops,latency_seconds,block_KiB,xfer_KiB,"
-			"open_seconds,wr_rd_seconds,close_seconds,total_seconds,iteration,bytes\n");
-		json_array_foreach(rows, i, o)
-		{
-			ior_table_row(tf, o);
-			fprintf(cf, "%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%lld\n",
-				json_string_value(json_object_get(o, "access")),
-				json_real_value(json_object_get(o, "bw_MiB_per_second")),
-				json_real_value(json_object_get(o, "iops")),
-				json_real_value(json_object_get(o, "latency_seconds")),
-				json_real_value(json_object_get(o, "block_KiB")),
-				json_real_value(json_object_get(o, "xfer_KiB")),
-				json_real_value(json_object_get(o, "open_seconds")),
-				json_real_value(json_object_get(o, "wr_rd_seconds")),
-				json_real_value(json_object_get(o, "close_seconds")),
-				json_real_value(json_object_get(o, "total_seconds")),
-				(long long)json_integer_value(json_object_get(o, "iteration")),
-				(long long)json_integer_value(json_object_get(o, "bytes")));
-		}
-	}
-	if (tf)
-		fclose(tf);
-	if (cf)
-		fclose(cf);
-	struct results_file files[] = {{"table.md", tf ? table : NULL},
-				       {"ior.csv", cf ? csv : NULL}};
-	rc = results_write_folder(run, s, ctx, final_dir, files, 2, quiet);
+	rc = outputs_write_folder(run, s, ctx, final_dir, quiet);
 	json_decref(s);
-	free(table);
-	free(csv);
 	return rc;
 }
 
@@ -522,6 +456,82 @@ static void ior_finish(struct run *run, int rc)
 	}
 }
 
+/* ---- outputs ---------------------------------------------------------------------------- */
+
+/* IOR's own columns and number formats (ior -o ... prints the same table). */
+static const struct out_col ior_cols[] = {{"access", "{access:%-5s}", true},
+					  {"bw(MiB/s)", "{bw_MiB_per_second:%10.2f}", false},
+					  {"IOPS", "{iops:%10.1f}", false},
+					  {"Latency(s)", "{latency_seconds:%10.6f}", false},
+					  {"block(KiB)", "{block_KiB:%10.2f}", false},
+					  {"xfer(KiB)", "{xfer_KiB:%9.2f}", false},
+					  {"open(s)", "{open_seconds:%8.5f}", false},
+					  {"wr/rd(s)", "{wr_rd_seconds:%8.5f}", false},
+					  {"close(s)", "{close_seconds:%8.5f}", false},
+					  {"total(s)", "{total_seconds:%8.5f}", false},
+					  {"iter", "{iteration:%4d}", false},
+					  {NULL, NULL, false}};
+
+static const struct out_col ior_csv_cols[] = {
+    {"access", "{access}", true},
+    {"bw_MiB_per_second", "{bw_MiB_per_second:%.6g}", false},
+    {"iops", "{iops:%.6g}", false},
+    {"latency_seconds", "{latency_seconds:%.6g}", false},
+    {"block_KiB", "{block_KiB:%.6g}", false},
+    {"xfer_KiB", "{xfer_KiB:%.6g}", false},
+    {"open_seconds", "{open_seconds:%.6g}", false},
+    {"wr_rd_seconds", "{wr_rd_seconds:%.6g}", false},
+    {"close_seconds", "{close_seconds:%.6g}", false},
+    {"total_seconds", "{total_seconds:%.6g}", false},
+    {"iteration", "{iteration:%d}", false},
+    {"bytes", "{bytes:%d}", false},
+    {NULL, NULL, false}};
+
+#define IOR_LEAD                                                                                   \
+	"{num_ranks} rank{num_ranks=1?|s}, {ior.file_per_process?file per process|one shared "     \
+	"file}, {storage.backend}, block {ior.block_size_bytes} bytes, transfer "                  \
+	"{ior.transfer_size_bytes} bytes, {ior.segments} segment{ior.segments=1?|s}{ior.random?, " \
+	"random offsets|}{ior.transfers=collective?, collective transfers|}"
+
+static const struct out_block ior_table[] = {{.text = "\nIOR-style results: " IOR_LEAD "\n\n"},
+					     {.rows = "ior.results", .cols = ior_cols},
+					     {0}};
+
+static const struct out_fact ior_facts[] = {
+    {"write",
+     "{metric.ior_write_bandwidth_MiB_per_second:%.2f} MiB/s, {metric.ior_bytes_written} bytes",
+     "metric.ior_bytes_written"},
+    {"read", "{metric.ior_read_bandwidth_MiB_per_second:%.2f} MiB/s, {metric.ior_bytes_read} bytes",
+     "metric.ior_bytes_read"},
+    {"files", "{ior.files} ({ior.file_per_process?file per process|one shared file})", NULL},
+    {"access pattern",
+     "{ior.segments} segment{ior.segments=1?|s} of a {ior.block_size_bytes}-byte block per rank, "
+     "{ior.transfer_size_bytes}-byte transfers, {ior.random?random|sequential} offsets, "
+     "{ior.transfers} transfers",
+     NULL},
+    {"read back", "each rank reads what the rank {ior.reorder_shift} places over wrote (IOR -C)",
+     "ior.reorder_shift"},
+    {"fsync", "{ior.fsync?after the write phase (inside its time)|none}", NULL},
+    {NULL, NULL, NULL}};
+
+static const struct out_block ior_report[] = {
+    {.text = "IOR-style write and read phases: " IOR_LEAD ". ", .files = true},
+    {.text = "## What ran\n\n", .facts = outputs_what_ran},
+    {.text = "\n## Results\n\nBandwidth is the bytes of all ranks over the slowest rank's open "
+	     "to close time (IOR's bw), over all repetitions; MiB = 2^20 bytes.\n\n",
+     .facts = ior_facts},
+    {.text = "\n### Per phase and iteration\n\nIOR's columns: bw and IOPS over total(s), Latency "
+	     "the mean time per call, open, wr/rd and close the slowest rank's.\n\n",
+     .rows = "ior.results",
+     .cols = ior_cols},
+    {.text = "\n"},
+    {0}};
+
+static const struct out_csv ior_csvs[] = {{"ior.csv", "ior.results", ior_csv_cols},
+					  {NULL, NULL, NULL}};
+
+static const struct workload_outputs ior_outputs = {ior_table, ior_report, ior_csvs};
+
 const struct workload_ops ior_workload = {
     .version = WORKLOAD_OPS_VERSION,
     .name = "ior",
@@ -532,4 +542,5 @@ const struct workload_ops ior_workload = {
     .write = ior_write,
     .free_rep = ior_free_rep,
     .finish = ior_finish,
+    .outputs = &ior_outputs,
 };

@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "../bench/agree.h"
+#include "../bench/outputs.h"
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/safefile.h"
@@ -216,9 +217,6 @@ static int md_write(struct run *run, void *const *reps, int nreps, const struct 
 	const struct config *cfg = &run->cfg;
 	json_t *rows = json_array(), *rj = json_array(), *s = NULL;
 	double ops_all[MD_NPHASES] = {0}, secs_all[MD_NPHASES] = {0};
-	char *table = NULL;
-	size_t tlen = 0;
-	FILE *tf;
 	int rc;
 
 	for (int r = 0; r < nreps; r++) {
@@ -270,7 +268,7 @@ static int md_write(struct run *run, void *const *reps, int nreps, const struct 
 	if (run->rank != 0) {
 		json_decref(rows);
 		json_decref(rj);
-		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
 	}
 	s = json_object();
 	results_summary_head(run, ctx, s);
@@ -295,36 +293,8 @@ static int md_write(struct run *run, void *const *reps, int nreps, const struct 
 	json_object_set_new(s, "repetitions", rj);
 	json_object_set_new(s, "verdict", json_string("measured"));
 
-	tf = open_memstream(&table, &tlen);
-	if (tf) {
-		size_t i;
-		json_t *o;
-		fprintf(
-		    tf,
-		    "\nmdtest-like rates: %d rank%s x %" PRId64 " files of %" PRIu64
-		    " bytes, %s\n\n| phase | ops | rate (ops/s) | p50 (µs) | p99 (µs) | max (µs) "
-		    "| iter |\n|---|---:|---:|---:|---:|---:|---:|\n",
-		    run->nranks, run->nranks == 1 ? "" : "s", cfg->metadata.files_per_rank,
-		    cfg->metadata.file_size,
-		    cfg->metadata.shared_dir ? "one shared folder" : "one folder per rank");
-		json_array_foreach(rows, i, o)
-		{
-			json_t *l = json_object_get(o, "latency_seconds");
-			fprintf(tf, "| %-6s | %lld | %.1f | %.1f | %.1f | %.1f | %lld |\n",
-				json_string_value(json_object_get(o, "phase")),
-				(long long)json_integer_value(json_object_get(o, "operations")),
-				json_real_value(json_object_get(o, "rate_per_second")),
-				json_real_value(json_object_get(l, "p50")) * 1e6,
-				json_real_value(json_object_get(l, "p99")) * 1e6,
-				json_real_value(json_object_get(l, "max")) * 1e6,
-				(long long)json_integer_value(json_object_get(o, "iteration")));
-		}
-		fclose(tf);
-	}
-	struct results_file files[] = {{"table.md", tf ? table : NULL}};
-	rc = results_write_folder(run, s, ctx, final_dir, files, 1, quiet);
+	rc = outputs_write_folder(run, s, ctx, final_dir, quiet);
 	json_decref(s);
-	free(table);
 	return rc;
 }
 
@@ -352,6 +322,54 @@ static void md_finish(struct run *run, int rc)
 	}
 }
 
+/* ---- outputs ---------------------------------------------------------------------------- */
+
+/* mdtest's columns: operations, rate and latency percentiles per phase and iteration. */
+static const struct out_col md_cols[] = {{"phase", "{phase:%-6s}", true},
+					 {"ops", "{operations:%d}", false},
+					 {"rate (ops/s)", "{rate_per_second:%.1f}", false},
+					 {"p50 (µs)", "{latency_seconds.p50*1e6:%.1f}", false},
+					 {"p99 (µs)", "{latency_seconds.p99*1e6:%.1f}", false},
+					 {"max (µs)", "{latency_seconds.max*1e6:%.1f}", false},
+					 {"iter", "{iteration:%d}", false},
+					 {NULL, NULL, false}};
+
+#define MD_LEAD                                                                                    \
+	"{num_ranks} rank{num_ranks=1?|s} x {config.metadata.files_per_rank} files of "            \
+	"{metadata.file_size_bytes} bytes, {metadata.shared_dir?one shared folder|one folder per " \
+	"rank}"
+
+static const struct out_block md_table[] = {{.text = "\nmdtest-like rates: " MD_LEAD "\n\n"},
+					    {.rows = "metadata.results", .cols = md_cols},
+					    {0}};
+
+static const struct out_fact md_facts[] = {
+    {"create", "{metric.mdtest_create_per_second:%.1f} ops/s", "metric.mdtest_create_per_second"},
+    {"stat", "{metric.mdtest_stat_per_second:%.1f} ops/s", "metric.mdtest_stat_per_second"},
+    {"read (open, read, close)", "{metric.mdtest_read_per_second:%.1f} ops/s",
+     "metric.mdtest_read_per_second"},
+    {"remove", "{metric.mdtest_remove_per_second:%.1f} ops/s", "metric.mdtest_remove_per_second"},
+    {"files",
+     "{metadata.files} in {metadata.folders} folder{metadata.folders=1?|s}, "
+     "{metadata.file_size_bytes} bytes each",
+     NULL},
+    {NULL, NULL, NULL}};
+
+static const struct out_block md_report[] = {
+    {.text = "mdtest-like metadata rates: " MD_LEAD ". ", .files = true},
+    {.text = "## What ran\n\n", .facts = outputs_what_ran},
+    {.text = "\n## Results\n\nRates are all ranks' operations over the slowest rank's time per "
+	     "phase, over all repetitions (mdtest's rates).\n\n",
+     .facts = md_facts},
+    {.text = "\n### Per phase and iteration\n\nLatency percentiles of single operations, every "
+	     "rank's merged.\n\n",
+     .rows = "metadata.results",
+     .cols = md_cols},
+    {.text = "\n"},
+    {0}};
+
+static const struct workload_outputs md_outputs = {md_table, md_report, NULL};
+
 const struct workload_ops metadata_workload = {
     .version = WORKLOAD_OPS_VERSION,
     .name = "metadata",
@@ -363,4 +381,5 @@ const struct workload_ops metadata_workload = {
     .write = md_write,
     .free_rep = md_free_rep,
     .finish = md_finish,
+    .outputs = &md_outputs,
 };

@@ -27,6 +27,7 @@ struct config;
 struct fb_errbuf;
 struct results_ctx;
 struct run;
+struct workload_outputs;
 
 #define WORKLOAD_OPS_VERSION 1
 
@@ -65,6 +66,11 @@ struct workload_ops {
 	 * one before prepare). Removes what the workload created when the config asks for it
 	 * (rc = 0) and releases what prepare built. Optional. */
 	void (*finish)(struct run *run, int rc);
+
+	/* What table.md, report.md and the CSV files show, as data (bench/outputs.h): write
+	 * builds summary.json and ends with outputs_write_folder; report.md, at the run's end and
+	 * from `feedbench plot`, is rendered from summary.json with it. NULL: training's own. */
+	const struct workload_outputs *outputs;
 };
 
 /* The registry (workloads/registry.c): NULL-terminated, in the order of workload_choices. */
