@@ -78,6 +78,13 @@ static void out_collect(json_t *obj, const char *path, struct out_acc *a)
 		}
 		return;
 	}
+	if (!*path && json_is_array(obj)) {
+		json_array_foreach(obj, i, v)
+		{
+			out_collect(v, "", a);
+		}
+		return;
+	}
 	if (!*path) {
 		if (!json_is_number(obj))
 			return;
@@ -375,7 +382,8 @@ const struct out_fact outputs_what_ran[] = {
     {"file system", "{storage.fs_type} at `{storage.mount}`", NULL},
     {"back-end", "{storage.backend}", NULL},
     {"stripe requested",
-     "count {storage.stripe_requested.count}, size {storage.stripe_requested.size} bytes", NULL},
+     "count {storage.stripe_requested.count}, size {storage.stripe_requested.size} bytes",
+     "storage.stripe_requested.count"},
     {"stripe effective", "{storage.stripe_effective}", NULL},
     {"stripe effective",
      "count {storage.stripe_effective.count}, size {storage.stripe_effective.size} bytes", NULL},
@@ -427,14 +435,14 @@ static void out_files(FILE *f, const struct workload_outputs *o, const char *dir
 }
 
 /* "| a | b |" and its rule: numbers right-aligned. */
-static void out_header(FILE *f, const struct out_col *cols, bool facts)
+static void out_header(FILE *f, const struct out_col *cols)
 {
 	fputc('|', f);
 	for (size_t c = 0; cols[c].head; c++)
 		fprintf(f, *cols[c].head ? " %s |" : " |", cols[c].head);
 	fputs("\n|", f);
 	for (size_t c = 0; cols[c].head; c++)
-		fputs(facts || cols[c].left ? "---|" : "---:|", f);
+		fputs(cols[c].left ? "---|" : "---:|", f);
 	fputc('\n', f);
 }
 
@@ -445,7 +453,7 @@ static int out_facts(FILE *f, const struct out_block *b, json_t *root)
 	char *buf = NULL;
 	size_t len = 0;
 
-	out_header(f, b->cols ? b->cols : two, true);
+	out_header(f, b->cols ? b->cols : two);
 	for (size_t i = 0; b->facts[i].label; i++) {
 		const struct out_fact *x = &b->facts[i];
 		FILE *m;
@@ -472,7 +480,7 @@ static int out_rows(FILE *f, const struct out_block *b, json_t *root)
 	json_t *arr = out_get(root, b->rows), *v;
 	size_t i;
 
-	out_header(f, b->cols, false);
+	out_header(f, b->cols);
 	json_array_foreach(arr, i, v)
 	{
 		fputc('|', f);
@@ -494,7 +502,7 @@ int outputs_render(FILE *f, const struct out_block *blocks, const struct workloa
 	     b++) {
 		int rc = 0;
 
-		if (!out_when(summary, b->when))
+		if (!out_when(summary, b->when) || (b->unless && out_when(summary, b->unless)))
 			continue;
 		if (b->text && out_template(f, b->text, summary, summary, MODE_MD) < 0)
 			return -FB_EFORMAT;

@@ -44,7 +44,7 @@ struct out_col {
 	bool left; /* Markdown: left-aligned (text); numbers are right-aligned */
 };
 
-/* A row of a two-column table ("| label | value |"). Lists end with label NULL. */
+/* A row of a table of facts ("| label | value |"). Lists end with label NULL. */
 struct out_fact {
 	const char *label;
 	const char *value; /* template on the root; the row is left out when a value is missing */
@@ -54,13 +54,15 @@ struct out_fact {
 
 /* One piece of a file, in order. Lists end with an entry whose every pointer is NULL. */
 struct out_block {
-	const char
-	    *when; /* path: the block only when that member is true or non-zero (NULL: always) */
-	const char *text; /* template on the root, written as it is (give the newlines) */
+	const char *when;   /* path: the block only when that member is true or non-zero */
+	const char *unless; /* path: the block only when that member is absent, false or zero */
+	const char *text;   /* template on the root, written as it is (give the newlines) */
 	const char
 	    *rows; /* a table of this array of summary.json, one row per element, with cols */
 	const struct out_col *cols;
-	const struct out_fact *facts; /* a table of facts under the cols' two headings */
+	/* A table of facts under the cols' headings (two empty ones when cols is NULL); a value
+	 * may hold more cells of its row: "{a} | {b}". */
+	const struct out_fact *facts;
 	bool files; /* the sentence naming the folder's files (report.md: those it holds) */
 };
 

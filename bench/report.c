@@ -82,6 +82,18 @@ static void report_stat_row(FILE *f, const char *name, json_t *metric, const cha
 	fprintf(f, "| %s | %s | %s | %s |\n", name, a, sd_key ? b : "", unit);
 }
 
+/* Any scalar of summary.json as text, "n/a" when it has none. */
+static const char *report_text(json_t *obj, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v) || json_is_object(v) || json_is_array(v)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	return summary_text(obj, key, buf, len);
+}
+
 /* A count printed whole ("n/a" when summary.json lacks it), so it reads as summary.json has it. */
 static const char *report_count(double v, char *buf, size_t len)
 {
@@ -137,7 +149,7 @@ static void report_binding_rows(FILE *f, json_t *root)
 		    "the node), %s threads per rank: %s |\n",
 		    summary_num(b, "cpus_per_rank"),
 		    summary_num(b, "cpus_per_rank") == 1 ? "" : "s",
-		    summary_str(b, "cpu_list", "?"), report_count(sharing, t[0], sizeof(t[0])),
+		    summary_str(b, "cpu_list", "n/a"), report_count(sharing, t[0], sizeof(t[0])),
 		    sharing == 1 ? "" : "s",
 		    report_count(summary_num(b, "threads_per_rank"), t[1], sizeof(t[1])),
 		    json_is_true(json_object_get(b, "readers_share_trainer_core"))
@@ -146,6 +158,12 @@ static void report_binding_rows(FILE *f, json_t *root)
 	if (choice)
 		fprintf(f, "| read threads | %s (%s) |\n",
 			report_count(summary_num(b, "read_threads"), t[0], sizeof(t[0])), choice);
+	if (json_is_boolean(json_object_get(b, "trainer_reads")))
+		fprintf(f,
+			"| trainer reads | %s: %s batches read by the trainer itself (summed over "
+			"ranks), the rest by the reader threads |\n",
+			json_is_true(json_object_get(b, "trainer_reads")) ? "yes" : "no",
+			report_count(summary_num(b, "trainer_read_batches"), t[0], sizeof(t[0])));
 	if (isnan(tmax))
 		return;
 	fprintf(f, "| file table (memory) | %.0f bytes on the largest rank", tmax);
@@ -173,31 +191,31 @@ static void report_run_context(FILE *f, json_t *root)
 	json_t *acc = json_object_get(root, "accelerator");
 
 	fprintf(f, "## What ran\n\n| | |\n|---|---|\n");
-	fprintf(f, "| workload | %s |\n", summary_str(root, "workload", "?"));
-	fprintf(f, "| start, end (UTC) | %s, %s |\n", summary_str(root, "start", "?"),
-		summary_str(root, "end", "?"));
+	fprintf(f, "| workload | %s |\n", summary_str(root, "workload", "n/a"));
+	fprintf(f, "| start, end (UTC) | %s, %s |\n", summary_str(root, "start", "n/a"),
+		summary_str(root, "end", "n/a"));
 	fprintf(f, "| ranks, nodes | %.0f rank%s on %.0f node%s (rank 0 on %s) |\n",
 		summary_num(root, "num_ranks"), summary_num(root, "num_ranks") == 1 ? "" : "s",
 		summary_num(root, "num_nodes"), summary_num(root, "num_nodes") == 1 ? "" : "s",
-		summary_str(root, "hostname", "?"));
+		summary_str(root, "hostname", "n/a"));
 	if (summary_num(root, "accelerators_per_rank") > 1)
 		fprintf(f, "| accelerator | %s, %.0f emulated (%.0f per rank) |\n",
-			summary_str(acc, "kind", "?"), summary_num(root, "num_accelerators"),
+			summary_str(acc, "kind", "n/a"), summary_num(root, "num_accelerators"),
 			summary_num(root, "accelerators_per_rank"));
 	else
-		fprintf(f, "| accelerator | %s |\n", summary_str(acc, "kind", "?"));
+		fprintf(f, "| accelerator | %s |\n", summary_str(acc, "kind", "n/a"));
 	char t[6][64];
 	fprintf(f,
 		"| dataset | %s, %s files x %s samples of %s bytes (stdev %s), file_access %s |\n",
-		summary_text(ds, "format", t[0], 64), summary_text(ds, "num_files_train", t[1], 64),
-		summary_text(ds, "num_samples_per_file", t[2], 64),
-		summary_text(ds, "record_length_bytes", t[3], 64),
-		summary_text(ds, "record_length_bytes_stdev", t[4], 64),
-		summary_text(ds, "file_access", t[5], 64));
-	fprintf(f, "| data folder | `%s` |\n", summary_text(ds, "data_dir", t[0], 64));
-	fprintf(f, "| file system | %s at `%s` |\n", summary_str(st, "fs_type", "?"),
-		summary_str(st, "mount", "?"));
-	fprintf(f, "| back-end | %s |\n", summary_str(st, "backend", "?"));
+		report_text(ds, "format", t[0], 64), report_text(ds, "num_files_train", t[1], 64),
+		report_text(ds, "num_samples_per_file", t[2], 64),
+		report_text(ds, "record_length_bytes", t[3], 64),
+		report_text(ds, "record_length_bytes_stdev", t[4], 64),
+		report_text(ds, "file_access", t[5], 64));
+	fprintf(f, "| data folder | `%s` |\n", report_text(ds, "data_dir", t[0], 64));
+	fprintf(f, "| file system | %s at `%s` |\n", summary_str(st, "fs_type", "n/a"),
+		summary_str(st, "mount", "n/a"));
+	fprintf(f, "| back-end | %s |\n", summary_str(st, "backend", "n/a"));
 	if (json_is_object(req))
 		fprintf(f, "| stripe requested | count %.0f, size %.0f bytes |\n",
 			summary_num(req, "count"), summary_num(req, "size"));
@@ -207,26 +225,25 @@ static void report_run_context(FILE *f, json_t *root)
 		fprintf(f,
 			"| stripe effective | count %.0f, size %.0f bytes, servers spanned %s |\n",
 			summary_num(eff, "count"), summary_num(eff, "size"),
-			summary_text(eff, "servers_spanned", t[0], 64));
+			report_text(eff, "servers_spanned", t[0], 64));
 	fprintf(f,
-		"| cache state | direct %s, page_cache %s, dataset %.0f bytes, host memory %.0f "
+		"| cache state | direct %s, page_cache %s, dataset %s bytes, host memory %s "
 		"bytes: %s |\n",
 		json_is_true(json_object_get(st, "direct")) ? "true" : "false",
-		summary_str(st, "page_cache", "?"), summary_num(st, "dataset_bytes"),
-		summary_num(st, "host_memory_bytes"),
+		summary_str(st, "page_cache", "n/a"),
+		report_count(summary_num(st, "dataset_bytes"), t[0], sizeof(t[0])),
+		report_count(summary_num(st, "host_memory_bytes"), t[1], sizeof(t[1])),
 		json_is_true(json_object_get(st, "cache_resident"))
 		    ? "**cache-resident** (the page cache can serve it)"
 		    : "not cache-resident");
 	fprintf(f, "| reader | batch %s, %s threads, prefetch %s |\n",
-		summary_text(rd, "batch_size", t[0], 64),
-		summary_text(rd, "read_threads", t[1], 64),
-		summary_text(rd, "prefetch_size", t[2], 64));
+		report_text(rd, "batch_size", t[0], 64), report_text(rd, "read_threads", t[1], 64),
+		report_text(rd, "prefetch_size", t[2], 64));
 	report_binding_rows(f, root);
 	fprintf(f, "| training | %s epochs, computation_time %s s, %s repetitions |\n",
-		summary_text(tr, "epochs", t[0], 64),
-		summary_text(tr, "computation_time", t[1], 64),
-		summary_text(out, "repetitions", t[2], 64));
-	fprintf(f, "| config hash | `%s` |\n\n", summary_str(root, "config_hash", "?"));
+		report_text(tr, "epochs", t[0], 64), report_text(tr, "computation_time", t[1], 64),
+		report_text(out, "repetitions", t[2], 64));
+	fprintf(f, "| config hash | `%s` |\n\n", summary_str(root, "config_hash", "n/a"));
 }
 
 /* accelerators_per_rank > 1: one row per emulated accelerator (summary.json accelerators[]). */
@@ -286,7 +303,7 @@ static void report_eval(FILE *f, json_t *root)
 	    report_count(summary_num(ev, "files"), t[0], sizeof(t[0])),
 	    report_count(summary_num(ev, "samples"), t[1], sizeof(t[1])),
 	    report_count(summary_num(ev, "batch_size"), t[2], sizeof(t[2])),
-	    summary_text(ev, "eval_time", t[3], sizeof(t[3])),
+	    report_text(ev, "eval_time", t[3], sizeof(t[3])),
 	    report_count(summary_num(ev, "eval_after_epoch"), t[4], sizeof(t[4])),
 	    report_count(summary_num(ev, "epochs_between_evals"), t[5], sizeof(t[5])), n,
 	    n == 1 ? "" : "es", meets ? ", AU " : "",
@@ -320,6 +337,31 @@ static void report_eval(FILE *f, json_t *root)
 	}
 }
 
+/* "Verdict: **storage-bound**; AU misses the threshold. Files: ...": the verdict and AU
+ * judgement where summary.json has them, and the files the folder holds. */
+static void report_run_lead(FILE *f, json_t *root, const char *dir)
+{
+	static const char *const files[] = {"epochs.csv",   "ranks.csv",  "latency.csv",
+					    "timeline.csv", "config.ini", "table.md"};
+	const char *verdict = summary_str(root, "verdict", NULL);
+	const char *meets =
+	    summary_str(json_object_get(root, "metric"), "train_au_meet_expectation", NULL);
+	char path[CFG_PATH_MAX + 64];
+
+	if (verdict)
+		fprintf(f, "Verdict: **%s**%s%s. ", verdict, meets ? "; AU " : "",
+			!meets				? ""
+			: strcmp(meets, "success") == 0 ? "meets the threshold"
+							: "misses the threshold");
+	fprintf(f, "Files: `summary.json` (everything)");
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+		if (access(path, F_OK) == 0)
+			fprintf(f, ", `%s`", files[k]);
+	}
+	fprintf(f, ".\n\n");
+}
+
 int report_write_run(const char *run_dir)
 {
 	char path[CFG_PATH_MAX + 64], *buf = NULL;
@@ -351,14 +393,8 @@ int report_write_run(const char *run_dir)
 		free(buf);
 		return rc;
 	}
-	fprintf(f, "# feedbench run: %s\n\n", summary_str(root, "workload", "?"));
-	fprintf(f,
-		"Verdict: **%s**; AU %s the threshold. Files: `summary.json` (everything), "
-		"`epochs.csv`, `ranks.csv`, `latency.csv`, `config.ini`.\n\n",
-		summary_str(root, "verdict", "?"),
-		strcmp(summary_str(metric, "train_au_meet_expectation", ""), "success") == 0
-		    ? "meets"
-		    : "misses");
+	fprintf(f, "# feedbench run: %s\n\n", summary_str(root, "workload", "n/a"));
+	report_run_lead(f, root, run_dir);
 	report_run_context(f, root);
 
 	fprintf(f, "## Results\n\nWhole-run figures; the standard deviation (where given) is over "
@@ -444,13 +480,13 @@ int report_write_sweep(const char *sweep_dir)
 		rc = -ENOMEM;
 		goto out_put;
 	}
-	fprintf(f, "# feedbench sweep: %s\n\n", summary_str(sw, "workload", "?"));
+	fprintf(f, "# feedbench sweep: %s\n\n", summary_str(sw, "workload", "n/a"));
 	fprintf(f,
 		"Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
 		"repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
 		"run folder per point.\n\n",
-		summary_str(sw, "config", "?"), summary_str(sw, "config_hash", "?"),
-		summary_str(sw, "created", "?"),
+		summary_str(sw, "config", "n/a"), summary_str(sw, "config_hash", "n/a"),
+		summary_str(sw, "created", "n/a"),
 		json_integer_value(json_object_get(sw, "num_ranks")),
 		json_array_size(json_object_get(sw, "points")),
 		json_integer_value(json_object_get(sw, "repetitions")),
@@ -462,12 +498,12 @@ int report_write_sweep(const char *sweep_dir)
 		json_t *vals = json_object_get(v, "values"), *x;
 		size_t j;
 
-		fprintf(f, "- `%s` =", summary_str(v, "key", "?"));
+		fprintf(f, "- `%s` =", summary_str(v, "key", "n/a"));
 		json_array_foreach(vals, j, x)
 		{
 			fprintf(f, "%s %s", j ? "," : "", json_string_value(x));
 		}
-		fprintf(f, " (default %s%s)\n", summary_str(v, "default", "?"),
+		fprintf(f, " (default %s%s)\n", summary_str(v, "default", "n/a"),
 			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
 	}
 	fprintf(f, "\n");
@@ -501,8 +537,8 @@ int report_write_sweep(const char *sweep_dir)
 	fprintf(f, "## Points\n\n");
 	json_array_foreach(json_object_get(res, "points"), i, v)
 	{
-		fprintf(f, "%zu. [%s](%s/report.md)%s\n", i + 1, summary_str(v, "label", "?"),
-			summary_str(v, "dir", "?"),
+		fprintf(f, "%zu. [%s](%s/report.md)%s\n", i + 1, summary_str(v, "label", "n/a"),
+			summary_str(v, "dir", "n/a"),
 			json_is_true(json_object_get(v, "done")) ? "" : " — not run");
 	}
 	fclose(f);

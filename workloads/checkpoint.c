@@ -38,6 +38,7 @@
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
+#include "checkpoint_outputs.h"
 #include "evict.h"
 #include "workload.h"
 
@@ -112,4 +113,5 @@ const struct workload_ops checkpoint_workload = {
     .write = checkpoint_results_write,
     .free_rep = ckpt_free_rep,
     .finish = ckpt_finish,
+    .outputs = &checkpoint_outputs,
 };

@@ -1,5 +1,6 @@
 /* The checkpoint workload's results: per checkpoint and rank, reduced on rank 0 into
- * summary.json, table.md and checkpoints.csv, written through the run folder (bench/results.h). */
+ * summary.json; table.md and report.md are rendered from it as checkpoint_outputs.c describes
+ * them, and written with the run folder (bench/outputs.h, bench/results.h). */
 #include "checkpoint_store.h"
 
 #include <errno.h>
@@ -13,12 +14,14 @@
 #include <unistd.h>
 
 #include "../bench/agree.h"
+#include "../bench/outputs.h"
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
+#include "checkpoint_outputs.h"
 #include "evict.h"
 #include "workload.h"
 
@@ -152,59 +155,6 @@ static json_t *ckpt_rep_json(const struct run *run, int r, const struct ckpt_tot
 	return o;
 }
 
-static void ckpt_table(FILE *f, struct run *run, const json_t *m, const struct ckpt_plan *p)
-{
-	const struct config *cfg = &run->cfg;
-
-	fprintf(f, "# %s: checkpoint (%s layout, %s back-end, %d ranks)\n\n", cfg->workload.name,
-		cfg_choice_name("checkpoint", "layout", cfg->checkpoint.layout), run->storage->name,
-		run->nranks);
-	fprintf(f, "| metric | value |\n|---|---|\n");
-	fprintf(f,
-		"| checkpoint size | %.3f GiB (%" PRIu64 " bytes; model %" PRIu64
-		", optimizer %" PRIu64 ", gradients %" PRIu64 ") |\n",
-		(double)p->total / (MIB * 1024), p->total, p->model, p->optimizer, p->grads);
-	fprintf(f,
-		"| parallelism | tensor %d x pipeline %d x data %d, zero_stage %" PRId64
-		", %d writing ranks |\n",
-		p->tp, p->pp, p->dp, cfg->checkpoint.zero_stage, p->writers);
-	fprintf(f, "| files per checkpoint | %.0f (.metadata included) |\n",
-		json_number_value(json_object_get(m, "checkpoint_files")));
-	if (cfg->checkpoint.save) {
-		fprintf(f, "| write | %.1f MiB/s (%.3f GiB/s), slowest rank |\n",
-			json_number_value(
-			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")),
-			json_number_value(
-			    json_object_get(m, "checkpoint_write_bandwidth_MiB_per_second")) /
-			    1024);
-		fprintf(
-		    f, "| time to durable | %.4f s |\n",
-		    json_number_value(json_object_get(m, "checkpoint_time_to_durable_seconds")));
-	}
-	if (cfg->checkpoint.restore)
-		fprintf(f, "| restore (read) | %.1f MiB/s (%.3f GiB/s), slowest rank, %s%s |\n",
-			json_number_value(
-			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")),
-			json_number_value(
-			    json_object_get(m, "checkpoint_read_bandwidth_MiB_per_second")) /
-			    1024,
-			cfg->storage.page_cache == PAGE_CACHE_DROP ? "page cache dropped"
-								   : "files evicted (fadvise)",
-			cfg->checkpoint.verify ? ", verified byte for byte" : ", not verified");
-	fprintf(f,
-		"| namespace (rank 0) | %.0f calls (stat, mkdir, unlink, list, rmdir, rename) in "
-		"%.4f s; "
-		"%.0f folder fsyncs in %.4f s |\n",
-		json_number_value(json_object_get(m, "checkpoint_namespace_ops")),
-		json_number_value(json_object_get(m, "checkpoint_namespace_seconds")),
-		json_number_value(json_object_get(m, "checkpoint_folder_fsync_calls")),
-		json_number_value(json_object_get(m, "checkpoint_folder_fsync_seconds")));
-	fprintf(f, "| stripe | %s |\n",
-		run->fs.can_stripe ? "see summary.json storage.stripe_*"
-				   : "unsupported on this file system");
-	fprintf(f, "\nfolder: %s\n", ckpt_of(run)->folder);
-}
-
 int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 			     const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
@@ -213,8 +163,6 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	struct ckpt_totals t = {0};
 	json_t *s = NULL, *list = NULL, *m;
 	double mine[V_NF], *all = NULL;
-	char *table = NULL;
-	size_t tlen = 0;
 	int rc = 0;
 
 	if (run->rank == 0) {
@@ -264,7 +212,7 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	ckpt_hist_reduce(run, &st->rst->latency, &rl);
 	MPI_Reduce(sync_in, sync, 8, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	if (run->rank != 0)
-		return results_write_folder(run, NULL, ctx, final_dir, NULL, 0, quiet);
+		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
 	json_t *first = json_array_get(list, 0);
 	results_summary_head(run, ctx, s);
 	json_object_set_new(s, "storage", results_storage_json(run));
@@ -333,16 +281,10 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	json_object_set_new(plan, "folder", json_string(st->folder));
 	json_object_set_new(s, "checkpoint", plan);
 
-	FILE *f = open_memstream(&table, &tlen);
-	if (f) {
-		ckpt_table(f, run, m, p);
-		fclose(f);
-	}
+	checkpoint_project(run, s, p->full);
 	json_decref(m);
 	free(all);
-	struct results_file files[] = {{"table.md", table}};
-	rc = results_write_folder(run, s, ctx, final_dir, files, 1, quiet);
+	rc = outputs_write_folder(run, s, ctx, final_dir, quiet);
 	json_decref(s);
-	free(table);
 	return rc;
 }

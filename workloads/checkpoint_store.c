@@ -61,6 +61,7 @@ static void ckpt_parts(const struct config *cfg, struct ckpt_plan *p)
 		p->grads = (uint64_t)llround(n * bg);
 		p->total = p->model + p->optimizer + p->grads;
 	}
+	p->full = p->total;
 	if (cfg->checkpoint.scale < 1) {
 		const double f = cfg->checkpoint.scale;
 		p->model = (uint64_t)llround((double)p->model * f);

@@ -25,6 +25,7 @@
 /* What this rank writes: its share of each part of the model state. */
 struct ckpt_plan {
 	uint64_t total;			  /* bytes of the whole checkpoint (all ranks) */
+	uint64_t full;			  /* total at scale 1: the configured full model */
 	uint64_t model, optimizer, grads; /* the parts of total */
 	uint64_t mine;			  /* this rank's bytes */
 	uint64_t offset;		  /* layout single: where this rank's range starts */

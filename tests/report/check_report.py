@@ -1,19 +1,34 @@
 #!/usr/bin/env python3
-"""report.md of a run folder against its summary.json, as a reader compares them.
+"""report.md of a training run folder against its summary.json, as a reader compares them.
 
 usage: check_report.py RUN_DIR [--passes N] [--accelerators N]
 
-Every field summary.json has is in report.md with its value: the evaluation passes (one row per
-pass: repetition, after epoch, samples, bytes exact), the per-accelerator rows (accelerator,
-rank, loader, samples, bytes exact; samples/s, MiB/s, AU as rounded), how read_threads was chosen
-and each rank's file table bytes. A field summary.json lacks gives no section and no row, and
-report.md never shows nan, inf or (null). --passes / --accelerators: the row counts wanted.
+What it checks, member by member of summary.json (docs/architecture.md lists them); a member
+summary.json lacks gives no section and no row:
+- eval: a '## Evaluation' section saying the number of passes, one row per pass (repetition,
+  after epoch, samples, bytes exact; samples/s and AU as rounded) and the AU row matching
+  metric.eval_au_mean_percentage;
+- accelerators[]: a '### Per accelerator' row per element (accelerator, rank, loader, samples,
+  bytes exact; samples/s, MiB/s, AU as rounded), the section giving num_accelerators and
+  accelerators_per_rank, and the What ran row "accelerator | KIND, N emulated (K per rank)";
+- binding: the row "| binding |" with cpus_per_rank, cpu_list, ranks_sharing_cpus,
+  threads_per_rank and readers_share_trainer_core; "| read threads |" with read_threads and
+  read_threads_choice; "| trainer reads |" with trainer_reads and trainer_read_batches.
+  binding's other members (cpus_online, affinity_cpus, cgroup_cpu_quota and its file,
+  cpus_per_rank_min and _max, ranks[]) are in summary.json only and not checked;
+- file_table_max_bytes and ranks[].file_table_bytes (the first 8 ranks): the file table row;
+- the whole report, through check_folder.py: no '?' as a value, no nan, inf or (null), no file
+  named that the folder lacks, a title and '## What ran'.
+--passes / --accelerators: the row counts wanted.
 """
 import json
 import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_folder  # noqa: E402
 
 
 def fail(msg):
@@ -63,14 +78,45 @@ def close(cell, want):
     return cell == text
 
 
+def check_binding(s, md):
+    """The binding, read threads and trainer reads rows (binding members named in the doc)."""
+    b = s.get("binding") if isinstance(s.get("binding"), dict) else {}
+    choice = b.get("read_threads_choice")
+    if isinstance(choice, str):
+        if "| read threads | %s (%s) |" % (b["read_threads"], choice) not in md:
+            fail("no read threads row saying '%s'" % choice)
+    elif "| read threads |" in md:
+        fail("a read threads row without binding.read_threads_choice")
+    if isinstance(b.get("cpus_per_rank"), (int, float)):
+        c, n = b["cpus_per_rank"], b.get("ranks_sharing_cpus")
+        want = ("| binding | %.3g CPU%s per rank (rank 0: CPU list %s, used by %s rank%s of the "
+                "node), %s threads per rank: %s |") % (
+            c, "" if c == 1 else "s", b.get("cpu_list"), n, "" if n == 1 else "s",
+            b.get("threads_per_rank"),
+            "readers share the trainer's CPUs" if b.get("readers_share_trainer_core") is True
+            else "each has a CPU of its own")
+        if want not in md:
+            fail("no binding row %r" % want)
+    elif "| binding |" in md:
+        fail("a binding row without binding.cpus_per_rank")
+    tr = b.get("trainer_reads")
+    if isinstance(tr, bool):
+        want = "| trainer reads | %s: %s batches read by the trainer itself" % (
+            "yes" if tr else "no", b.get("trainer_read_batches"))
+        if want not in md:
+            fail("no trainer reads row %r" % want)
+    elif "| trainer reads |" in md:
+        fail("a trainer reads row without binding.trainer_reads")
+
+
 def main():
     d = sys.argv[1]
     opts = dict(zip(sys.argv[2::2], sys.argv[3::2]))
     s = json.load(open(os.path.join(d, "summary.json")))
     md = open(os.path.join(d, "report.md")).read()
-    for bad in ("nan", "inf", "(null)"):
-        if re.search(r"(?<![\w.])" + re.escape(bad) + r"(?![\w.])", md, re.I):
-            fail("shows %r" % bad)
+    found = check_folder.check_text(d, "report.md", md)
+    if found:
+        fail("; ".join(found))
     if not md.startswith("# feedbench run:") or "## What ran" not in md:
         fail("no title or no '## What ran'")
 
@@ -132,14 +178,11 @@ def main():
         if "%d emulated accelerators, %d per rank" % (len(acc), s["accelerators_per_rank"]) \
                 not in "\n".join(acc_sec):
             fail("the Per accelerator section does not give the counts")
+        if not re.search(r"^\| accelerator \| \S+, %s emulated \(%s per rank\) \|$" % (
+                s.get("num_accelerators"), s.get("accelerators_per_rank")), md, re.M):
+            fail("no accelerator row giving num_accelerators and accelerators_per_rank")
 
-    b = s.get("binding") if isinstance(s.get("binding"), dict) else {}
-    choice = b.get("read_threads_choice")
-    if isinstance(choice, str):
-        if "| read threads | %s (%s) |" % (b["read_threads"], choice) not in md:
-            fail("no read threads row saying '%s'" % choice)
-    elif "| read threads |" in md:
-        fail("a read threads row without binding.read_threads_choice")
+    check_binding(s, md)
     tmax = s.get("file_table_max_bytes")
     if isinstance(tmax, (int, float)):
         line = [x for x in md.split("\n") if x.startswith("| file table (memory) |")]

@@ -34,9 +34,101 @@ json.dump(s, open(p, "w"))
 PY
 }
 
+# run_workload NAME INI: runs INI on 2 ranks into $T/res/NAME; RUN is its run folder.
+run_workload() {
+	printf '%s\n' "$2" >"$T/$1.ini"
+	fb_mpi 2 run "$T/$1.ini" --quiet --set "dataset.data_dir=$T/data/$1" \
+		--set "output.dir=$T/res/$1" --set output.plots=false
+	[ "$RC" -eq 0 ] || fail "the $1 run exited $RC: $(tail -3 "$T/err")"
+	RUN=$(dirname "$(find "$T/res/$1" -name summary.json)")
+}
+
+# check_workload NAME GREP...: the report of the run of NAME passes check_folder.py, says each
+# GREP (fixed strings), and `feedbench plot` rewrites it byte for byte.
+check_workload() {
+	local name=$1 want
+	shift
+	python3 "$HERE/check_folder.py" "$RUN" 2>"$T/err" ||
+		fail "$name: check_folder.py: $(head -3 "$T/err")"
+	for want in "$@"; do
+		grep -qF -- "$want" "$RUN/report.md" || fail "$name: report.md does not say: $want"
+	done
+	cp "$RUN/report.md" "$T/$name.report.md"
+	plot "$RUN"
+	cmp -s "$RUN/report.md" "$T/$name.report.md" ||
+		fail "$name: feedbench plot wrote another report.md: $(diff "$T/$name.report.md" "$RUN/report.md" | head -5)"
+}
+
+# must_fail DIR WHAT: check_folder.py finds WHAT in DIR (a control: the checker can fail).
+must_fail() {
+	python3 "$HERE/check_folder.py" "$1" 2>"$T/err" && fail "check_folder.py missed: $2"
+	grep -qF -- "$2" "$T/err" || fail "check_folder.py did not say '$2': $(cat "$T/err")"
+}
+
 R=$T/run
 cp -r "$FEEDBENCH_SOURCE_DIR/tests/sweep/fixtures/run" "$R"
 case $CASE in
+workloads)
+	# Every workload's run folder: report.md and table.md of its own, no '?' or nan, only
+	# files the folder has, the same report.md from `feedbench plot`.
+	run_workload train "[workload]
+name = t
+type = train
+[dataset]
+format = raw
+num_files_train = 4
+num_samples_per_file = 4
+record_length_bytes = 4KiB
+[reader]
+batch_size = 2
+read_threads = 1
+[train]
+epochs = 1
+computation_time = 1ms"
+	check_workload train "Verdict: **" "| trainer reads |" "### Per epoch"
+	run_workload checkpoint "[workload]
+name = c
+type = checkpoint
+[checkpoint]
+num_parameters = 1000003
+transfer_size = 256KiB
+scale = 0.5
+count = 2
+checkpoint_every_steps = 100
+[train]
+computation_time = 2s"
+	check_workload checkpoint "| time to durable |" "| restore (read) |" "| per-rank write time |" \
+		"at this rate:" "% of training time" "too small to stand for the full one"
+	run_workload ior "[workload]
+name = i
+type = ior
+[ior]
+block_size = 64KiB
+transfer_size = 16KiB
+segments = 2"
+	check_workload ior "| write |" "| read  |" "### Per phase and iteration"
+	run_workload metadata "[workload]
+name = m
+type = metadata
+[metadata]
+files_per_rank = 8"
+	check_workload metadata "| create |" "| remove |"
+	# The checker fails where a report has what this test guards against.
+	C=$T/control
+	cp -r "$RUN" "$C"
+	rm "$C/table.md"
+	must_fail "$C" "no table.md"
+	cp -r "$RUN/table.md" "$C/"
+	sed -i 's/^| create | /| create | ? /' "$C/report.md"
+	must_fail "$C" "'?' as a value"
+	cp "$RUN/report.md" "$C/report.md"
+	sed -i 's/^| stat | .*/| stat | nan ops\/s |/' "$C/report.md"
+	must_fail "$C" "shows 'nan'"
+	cp "$RUN/report.md" "$C/report.md"
+	sed -i 's/`table.md`/`table.md`, `latency.csv`/' "$C/report.md"
+	must_fail "$C" "names latency.csv, which the folder lacks"
+	python3 "$HERE/check_folder.py" "$RUN" || fail "check_folder.py on the untouched folder"
+	;;
 old_summary)
 	# A summary.json from before the evaluation phase, accelerators_per_rank, binding and the
 	# file table: report.md as before, none of their sections or rows.
@@ -49,6 +141,17 @@ old_summary)
 	# the checker fails where report.md lacks what summary.json has
 	edit "$R" "s['file_table_max_bytes'] = 4096"
 	python3 "$HERE/check_report.py" "$R" 2>"$T/err" && fail "check_report.py missed a file table"
+	# ... and where report.md lacks the binding rows: written by plot, they pass
+	edit "$R" "s.pop('file_table_max_bytes'); s['binding'] = {'trainer_reads': True,
+		'trainer_read_batches': 3, 'cpus_per_rank': 2, 'cpu_list': '0-1',
+		'ranks_sharing_cpus': 1, 'threads_per_rank': 3, 'readers_share_trainer_core': False}"
+	python3 "$HERE/check_report.py" "$R" 2>"$T/err" && fail "check_report.py missed the binding"
+	plot "$R"
+	python3 "$HERE/check_report.py" "$R" 2>"$T/err" || fail "check_report.py: $(cat "$T/err")"
+	grep -qF "| trainer reads | yes: 3 batches read by the trainer itself" "$R/report.md" ||
+		fail "no trainer reads row"
+	edit "$R" "s['binding']['trainer_read_batches'] = 4"
+	python3 "$HERE/check_report.py" "$R" 2>"$T/err" && fail "check_report.py missed trainer_read_batches"
 	;;
 malformed)
 	# The fields present with missing or wrongly typed members: rows say n/a or ?, no crash.

@@ -104,7 +104,7 @@ static const struct out_fact facts[] = {
     {"shown", "{bw:%.1f}", "on"},
     {NULL, NULL, NULL}};
 static const struct out_col fact_cols[] = {
-    {"metric", NULL, true}, {"value", NULL, true}, {NULL, NULL, false}};
+    {"metric", NULL, true}, {"value", NULL, false}, {NULL, NULL, false}};
 static const struct out_block blocks[] = {{.text = "# {workload}\n\n"},
 					  {.facts = facts, .cols = fact_cols},
 					  {.text = "\n"},
@@ -125,7 +125,7 @@ static void test_render_tables(void **state)
 	fclose(f);
 	assert_string_equal(out,
 			    "# w\n\n"
-			    "| metric | value |\n|---|---|\n| ranks | 1 |\n| shown | 2048.5 |\n"
+			    "| metric | value |\n|---|---:|\n| ranks | 1 |\n| shown | 2048.5 |\n"
 			    "\n"
 			    "| access | bw | p50 (µs) |\n|---|---:|---:|\n"
 			    "| write |  10.25 | 125.0 |\n"
