@@ -38,14 +38,37 @@ static double timeval_diff_s(const struct timeval *a, const struct timeval *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_usec - a->tv_usec) / 1e6;
 }
 
+#define LOADERS_MAX 256 /* accelerators_per_rank's range */
+
+/* The trainer of one rank and its loaders: one (sampler, reader pool) per emulated accelerator,
+ * k = accelerators_per_rank, usually 1. With k > 1, accelerator a = j x ranks + rank reads the
+ * share of the samples of a out of ranks x k through loader j (so a rank's accelerators read
+ * only the files the rank holds, i % ranks == rank). They step together: each step takes every
+ * loader's batch, copies each, and computes once for all (the k devices compute in parallel;
+ * the CPU emulation waits computation_time once). An accelerator whose batch came early waits
+ * for the others: that wait counts as barrier time, as it would at the gradient allreduce. */
 struct epoch_ctx {
 	struct run *run;
-	struct pool *pool;
-	struct sampler *s;
+	struct pool *pool; /* [k] */
+	struct sampler *s; /* [k] */
+	int k;
 	struct train_result *res;
 	uint64_t rng;	 /* compute-time variates */
 	uint64_t gstep0; /* checkpoint_every_steps: steps every rank had in earlier epochs */
 	bool eval;	 /* an evaluation pass (eval_enter): no checkpoints inside it */
+};
+
+/* One step of every loader: the batches, when each was ready, the times of the compute. */
+struct step_state {
+	struct slot *slot[LOADERS_MAX];
+	uint64_t ready[LOADERS_MAX];	   /* ns: loader j's batch was in memory */
+	struct step_times st[LOADERS_MAX]; /* loader j's copy (k = 1: the whole step) */
+	bool mine[LOADERS_MAX];		   /* loader j has this step */
+	uint64_t busy_ns;		   /* the compute every batch of the step shared */
+	uint64_t prev, pre_ns, post_ns;	   /* previous step's end; agreements before, after */
+	uint64_t t_ready, t_done, t_end;   /* every batch ready, compute done, step ended */
+	double secs;			   /* configured compute of the step */
+	bool any;			   /* some loader has this step */
 };
 
 /* Step barrier: the allreduce a data-parallel step ends with; it also carries failure. */
@@ -61,50 +84,129 @@ static int step_barrier(struct run *run, int rc, uint64_t *ns)
 	return rc;
 }
 
-/* Records one step's timings (only steps this rank has; warm-up steps are left out of AU and
- * data wait). pre_ns: the agreement before a collective read, which is neither wait nor
- * compute. */
-static void step_account(struct epoch_ctx *e, struct epoch_rank *er, uint64_t step, uint64_t t0,
-			 uint64_t prev, uint64_t pre_ns, uint64_t t_ready, uint64_t t_done,
-			 uint64_t t_end, uint64_t post_ns, double secs, const struct step_times *st)
+/* Takes step's batch from every loader that has it (collective mode: reads it, every rank,
+ * whatever its steps, after agreeing that all are healthy: a failed rank never leaves the
+ * others waiting inside a collective read). */
+static int step_take(struct epoch_ctx *e, bool coll, uint64_t step, struct step_state *ss, int rc)
+{
+	ss->any = false;
+	for (int j = 0; j < e->k; j++) {
+		ss->slot[j] = NULL;
+		ss->ready[j] = 0;
+		memset(&ss->st[j], 0, sizeof(ss->st[j]));
+		ss->mine[j] = step < e->s[j].steps;
+		ss->any |= ss->mine[j];
+	}
+	ss->pre_ns = ss->post_ns = ss->busy_ns = 0;
+	ss->secs = 0;
+	if (coll) {
+		if ((rc = step_barrier(e->run, rc, &ss->pre_ns)) < 0)
+			return rc;
+		ss->slot[0] = &e->pool[0].slots[0];
+		rc = collective_batch(&e->pool[0], &e->pool[0].workers[0], ss->slot[0], step);
+	} else {
+		for (int j = 0; j < e->k && rc == 0; j++)
+			if (ss->mine[j])
+				ss->slot[j] =
+				    pool_batch_take(&e->pool[j], step, &rc, &ss->ready[j]);
+	}
+	for (int j = 0; j < e->k; j++)
+		if (!ss->ready[j])
+			ss->ready[j] = timer_now_ns();
+	ss->t_ready = e->k == 1 ? ss->ready[0] : timer_now_ns();
+	return rc;
+}
+
+/* The compute plug-in's step: one call with the batch (k = 1), or a copy of each loader's batch
+ * and one compute for all. */
+static int step_compute(struct epoch_ctx *e, struct step_state *ss, int rc)
+{
+	struct run *run = e->run;
+	const struct config *cfg = &run->cfg;
+	struct step_times sc = {0};
+
+	if (e->k == 1) {
+		if (rc == 0 && ss->mine[0]) {
+			ss->secs = compute_step_seconds(cfg->train.computation_time,
+							cfg->train.computation_time_stdev, &e->rng);
+			rc = run->compute_ops->step(run->compute, ss->slot[0]->buf,
+						    ss->slot[0]->bytes, ss->secs, &ss->st[0]);
+		}
+		ss->busy_ns = ss->st[0].busy_ns;
+		return rc;
+	}
+	for (int j = 0; j < e->k && rc == 0; j++)
+		if (ss->slot[j])
+			rc = run->compute_ops->step(run->compute, ss->slot[j]->buf,
+						    ss->slot[j]->bytes, 0, &ss->st[j]);
+	if (rc == 0 && ss->any) {
+		ss->secs = compute_step_seconds(cfg->train.computation_time,
+						cfg->train.computation_time_stdev, &e->rng);
+		rc = run->compute_ops->step(run->compute, NULL, 0, ss->secs, &sc);
+	}
+	ss->busy_ns = sc.busy_ns;
+	return rc;
+}
+
+/* Records one step's timings (only the loaders that have the step; warm-up steps are left out
+ * of AU and data wait): on the timeline, and in acc[j] (k = 1: er itself). pre_ns: the
+ * agreement before a collective read, which is neither wait nor compute. */
+static void step_account(struct epoch_ctx *e, struct epoch_rank *er, struct epoch_rank *acc,
+			 uint64_t step, uint64_t t0, const struct step_state *ss)
 {
 	struct timeline_event *tl = e->res->timeline;
 	int *n = &e->res->ntimeline;
-	double tb = e->pool->time_base;
+	double tb = e->pool[0].time_base, copy_all = 0;
 
-	if (pre_ns)
-		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(prev - t0),
-		       tb + timer_ns_to_s(prev + pre_ns - t0));
-	tl_add(tl, n, TIMELINE_MAX, 0, TL_WAIT, tb + timer_ns_to_s(prev + pre_ns - t0),
-	       tb + timer_ns_to_s(t_ready - t0));
-	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(t_ready - t0),
-	       tb + timer_ns_to_s(t_done - t0));
-	if (post_ns)
-		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(t_done - t0),
-		       tb + timer_ns_to_s(t_end - t0));
-	er->steps++;
-	if (step < (uint64_t)e->run->cfg.train.exclude_start_steps)
+	if (!ss->any)
 		return;
-	er->compute_s += timer_ns_to_s(st->busy_ns);
-	er->conf_s += secs;
-	er->step_s += timer_ns_to_s(t_end - prev);
-	er->barrier_s += timer_ns_to_s(pre_ns + post_ns);
-	er->copy_s += timer_ns_to_s(st->copy_ns);
-	er->copy_bytes += st->copy_bytes;
-	hist_add(&er->wait, t_ready - prev - pre_ns);
+	if (ss->pre_ns)
+		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(ss->prev - t0),
+		       tb + timer_ns_to_s(ss->prev + ss->pre_ns - t0));
+	tl_add(tl, n, TIMELINE_MAX, 0, TL_WAIT, tb + timer_ns_to_s(ss->prev + ss->pre_ns - t0),
+	       tb + timer_ns_to_s(ss->t_ready - t0));
+	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(ss->t_ready - t0),
+	       tb + timer_ns_to_s(ss->t_done - t0));
+	if (ss->post_ns)
+		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(ss->t_done - t0),
+		       tb + timer_ns_to_s(ss->t_end - t0));
+	if (e->k > 1)
+		er->steps++;
+	for (int j = 0; j < e->k; j++)
+		copy_all += timer_ns_to_s(ss->st[j].copy_ns);
+	for (int j = 0; j < e->k; j++) {
+		struct epoch_rank *a = e->k == 1 ? er : &acc[j];
+		double copy_j = timer_ns_to_s(ss->st[j].copy_ns);
+		if (!ss->mine[j] || (e->k > 1 && !ss->slot[j]))
+			continue;
+		a->steps++;
+		if (step < (uint64_t)e->run->cfg.train.exclude_start_steps)
+			continue;
+		a->compute_s += timer_ns_to_s(ss->busy_ns);
+		a->conf_s += ss->secs;
+		a->step_s += timer_ns_to_s(ss->t_end - ss->prev);
+		/* k > 1: waiting for the other loaders' batches and copies (lock-step) */
+		a->barrier_s +=
+		    timer_ns_to_s(ss->pre_ns + ss->post_ns + (ss->t_ready - ss->ready[j])) +
+		    (copy_all - copy_j);
+		a->copy_s += copy_j;
+		a->copy_bytes += ss->st[j].copy_bytes;
+		hist_add(&a->wait, ss->ready[j] - ss->prev - ss->pre_ns);
+	}
 }
 
 static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t step, uint64_t total,
 			   uint64_t t0)
 {
-	struct pool *p = e->pool;
 	uint64_t bytes = 0;
 	char extra[64];
 
 	if (!progress_due(pg))
 		return;
-	for (unsigned i = 0; i < p->nall; i++)
-		bytes += atomic_load_explicit(&p->workers[i].progress_bytes, memory_order_relaxed);
+	for (int j = 0; j < e->k; j++)
+		for (unsigned i = 0; i < e->pool[j].nall; i++)
+			bytes += atomic_load_explicit(&e->pool[j].workers[i].progress_bytes,
+						      memory_order_relaxed);
 	snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
 		 (double)bytes / 1048576.0 / timer_ns_to_s(timer_now_ns() - t0 + 1));
 	progress_update(pg, (double)(step + 1) / (double)total, extra);
@@ -124,118 +226,111 @@ static void epoch_line(const struct progress *pg, const char *what, const struct
 	fflush(stderr);
 }
 
-/* One epoch. With reader threads, a failed rank tells the others (agree_notify_failure) and
- * they stop at their next step; with step barriers or collective reads, the failure travels
- * in the agreement every rank makes at the same step, so all leave the loop together and no
- * collective call is left unmatched. */
-static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
+/* Deals the epoch's samples to every loader, evicts the dataset when asked (every rank: a
+ * collective count) and clears the readers' counts. rc: a failure before it. The agreed code. */
+static int epoch_begin(struct epoch_ctx *e, int epoch, struct epoch_rank *er,
+		       struct epoch_rank *acc, int rc)
 {
 	struct run *run = e->run;
-	struct pool *p = e->pool;
-	struct sampler *s = e->s;
-	const struct config *cfg = &run->cfg;
-	bool coll = collective_mode(run);
-	struct worker *tw = &p->workers[0]; /* collective mode reads on the trainer */
-	struct progress pg;
-	uint64_t total, step = 0;
-	double ck_s = 0; /* checkpoints inside this epoch: blocked time */
-	bool ck_agreed = false;
-	char what[64];
-	int rc;
+	int P = run->nranks;
 
 	memset(er, 0, sizeof(*er));
-	rc = sampler_epoch(s, run, epoch, run->rank, run->nranks);
-	/* every rank evicts (a collective count), whatever its sampler said */
+	for (int j = 0; acc && j < e->k; j++)
+		memset(&acc[j], 0, sizeof(acc[j]));
+	for (int j = 0; j < e->k && rc == 0; j++)
+		rc = sampler_epoch(&e->s[j], run, epoch, j * P + run->rank, P * e->k);
 	int erc = evict_dataset(run, !e->eval);
 	if (rc == 0)
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	total = coll ? s->max_steps : s->steps;
-	for (unsigned i = 0; i < p->nall; i++) {
-		io_stats_reset(&p->workers[i].stats);
-		atomic_store(&p->workers[i].progress_bytes, 0);
+	for (int j = 0; j < e->k; j++)
+		for (unsigned i = 0; i < e->pool[j].nall; i++) {
+			io_stats_reset(&e->pool[j].workers[i].stats);
+			atomic_store(&e->pool[j].workers[i].progress_bytes, 0);
+		}
+	return 0;
+}
+
+/* The epoch's reads, and with k > 1 the rank's figures from its accelerators': their loaders'
+ * reads summed, their times averaged (they share the step timeline), every accelerator's data
+ * waits in one histogram. Every pool's timeline moves past the epoch. */
+static void epoch_fold(struct epoch_ctx *e, struct epoch_rank *er, struct epoch_rank *acc)
+{
+	int K = e->k;
+
+	for (int j = 0; j < K; j++) {
+		struct pool *p = &e->pool[j];
+		struct epoch_rank *a = K == 1 ? er : &acc[j];
+		if (K > 1)
+			a->wall_s = er->wall_s;
+		for (unsigned i = 0; i < p->nall; i++)
+			io_stats_merge(&a->io, &p->workers[i].stats);
+		p->time_base += er->wall_s;
+		if (K == 1)
+			continue;
+		io_stats_merge(&er->io, &a->io);
+		er->compute_s += a->compute_s / K;
+		er->conf_s += a->conf_s / K;
+		er->step_s += a->step_s / K;
+		er->barrier_s += a->barrier_s / K;
+		er->copy_s += a->copy_s / K;
+		er->copy_bytes += a->copy_bytes;
+		hist_merge(&er->wait, &a->wait);
 	}
+}
+
+/* A step every rank has, when a checkpoint is due after it (training only): all agree they are
+ * healthy, then save; the step's time includes the checkpoint (AU's denominator, the epoch's
+ * wall). *agreed: this rank made the checkpoint's agreement with a failure. */
+static int step_checkpoint(struct epoch_ctx *e, uint64_t step, uint64_t t0, double *ck_s,
+			   bool *agreed, int rc)
+{
+	double b, mean;
+
+	if (e->eval || step >= e->s[0].min_steps ||
+	    !checkpoint_train_due_step(e->run, e->gstep0 + step + 1))
+		return rc;
+	mean = (timer_ns_to_s(timer_now_ns() - t0) - *ck_s) / (double)(step + 1);
+	rc = checkpoint_train_step(e->run, rc, mean, &b);
+	*ck_s += b;
+	*agreed = rc < 0;
+	return rc;
+}
+
+/* The epoch's progress line, then every rank starts together: the readers are woken (not in
+ * collective mode) and the clock starts. Returns the start (ns); *ru0: the CPU used so far. */
+static uint64_t epoch_start(struct epoch_ctx *e, int epoch, bool coll, struct progress *pg,
+			    char *what, size_t len, struct rusage *ru0)
+{
+	struct run *run = e->run;
+	uint64_t t0;
 
 	if (e->eval)
-		snprintf(what, sizeof(what), "evaluation after epoch %d", epoch + 1);
+		snprintf(what, len, "evaluation after epoch %d", epoch + 1);
 	else
-		snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
-	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
+		snprintf(what, len, "epoch %d/%" PRId64, epoch + 1, run->cfg.train.epochs);
+	progress_begin(pg, what, run->rank == 0 && run->verbose >= 0);
 	MPI_Barrier(run->comm);
-	struct rusage ru0, ru1;
-	getrusage(RUSAGE_SELF, &ru0);
-	uint64_t t0 = timer_now_ns(), prev = t0;
-	p->epoch_t0 = p->step_end = t0;
-	tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_EPOCH, p->time_base,
-	       p->time_base);
-	if (!coll)
-		pool_start(p, s->steps);
-	for (; step < total && (coll || rc == 0); step++) {
-		struct slot *slot = NULL;
-		struct step_times st = {0};
-		uint64_t pre_ns = 0, post_ns = 0, t_ready = 0, t_done;
-		bool mine = step < s->steps;
-		double secs = 0;
-
-		if (coll) {
-			/* Agree before each collective batch: a failed rank never leaves the
-			 * others waiting inside a collective read. */
-			if ((rc = step_barrier(run, rc, &pre_ns)) < 0)
-				break;
-			slot = &p->slots[0];
-			rc = collective_batch(p, tw, slot, step);
-		} else {
-			slot = pool_batch_take(p, step, &rc, &t_ready);
-		}
-		if (!t_ready)
-			t_ready = timer_now_ns();
-		if (rc == 0 && mine) {
-			secs = compute_step_seconds(cfg->train.computation_time,
-						    cfg->train.computation_time_stdev, &e->rng);
-			rc =
-			    run->compute_ops->step(run->compute, slot->buf, slot->bytes, secs, &st);
-		}
-		t_done = timer_now_ns();
-		if (!coll && slot)
-			pool_batch_release(p, step);
-		if (rc == 0 && run->stop && *run->stop)
-			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
-		if (rc < 0 && !coll)
-			agree_notify_failure(run);
-		if (cfg->train.step_barrier && step < s->min_steps) {
-			/* Every rank has this step: the allreduce of data-parallel training. */
-			rc = step_barrier(run, rc, &post_ns);
-			if (rc < 0 && coll) {
-				step++;
-				break;
-			}
-		} else if (rc == 0 && !coll && agree_peer_failed(run)) {
-			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
-		}
-		if (!e->eval && step < s->min_steps &&
-		    checkpoint_train_due_step(run, e->gstep0 + step + 1)) {
-			/* A step every rank has: all agree they are healthy, then save; the step's
-			 * time includes the checkpoint (AU's denominator, the epoch's wall). */
-			double b,
-			    mean = (timer_ns_to_s(timer_now_ns() - t0) - ck_s) / (double)(step + 1);
-			rc = checkpoint_train_step(run, rc, mean, &b);
-			ck_s += b;
-			ck_agreed = rc < 0;
-			if (rc < 0 && coll) {
-				step++;
-				break;
-			}
-		}
-		uint64_t t_end = timer_now_ns();
-		if (mine)
-			step_account(e, er, step, t0, prev, pre_ns, t_ready, t_done, t_end, post_ns,
-				     secs, &st);
-		prev = p->step_end = t_end;
-		watchdog_kick_at(run, t_end);
-		if (s->steps)
-			epoch_progress(e, &pg, step, total, t0);
+	getrusage(RUSAGE_SELF, ru0);
+	t0 = timer_now_ns();
+	tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_EPOCH,
+	       e->pool[0].time_base, e->pool[0].time_base);
+	for (int j = 0; j < e->k; j++) {
+		e->pool[j].epoch_t0 = e->pool[j].step_end = t0;
+		if (!coll)
+			pool_start(&e->pool[j], e->s[j].steps);
 	}
+	return t0;
+}
+
+/* Leaves the epoch's loop together: collective mode's last agreement, a failed rank's
+ * catch-up with a checkpoint's agreement the others wait at, the readers stopped. */
+static int epoch_stop(struct epoch_ctx *e, bool coll, uint64_t step, uint64_t total, bool ck_agreed,
+		      int rc)
+{
+	struct run *run = e->run;
+
 	/* Collective mode: a failure in the last step still needs its matching agreement. */
 	if (coll && step == total) {
 		uint64_t ns;
@@ -244,27 +339,89 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er)
 	if (rc < 0 && !coll)
 		agree_notify_failure(run);
 	if (rc < 0 && !coll && !ck_agreed) /* the others may wait at a checkpoint's agreement */
-		rc = checkpoint_train_catchup(run, rc, e->gstep0 + step, e->gstep0 + s->min_steps);
-	if (!coll)
-		pool_stop(p);
-	if (p->trainer_reads) {
-		int crc = pool_reader_close_all(&p->workers[p->nworkers]);
+		rc = checkpoint_train_catchup(run, rc, e->gstep0 + step,
+					      e->gstep0 + e->s[0].min_steps);
+	for (int j = 0; j < e->k; j++) {
+		struct pool *p = &e->pool[j];
+		if (!coll)
+			pool_stop(p);
+		int crc = p->trainer_reads ? pool_reader_close_all(&p->workers[p->nworkers]) : 0;
 		if (rc == 0 && crc < 0)
 			rc = crc;
 	}
+	return rc;
+}
+
+/* One epoch of every loader. With reader threads, a failed rank tells the others
+ * (agree_notify_failure) and they stop at their next step; with step barriers or collective
+ * reads, the failure travels in the agreement every rank makes at the same step, so all leave
+ * the loop together and no collective call is left unmatched. acc: k > 1, each accelerator's
+ * figures. */
+static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, struct epoch_rank *acc)
+{
+	struct run *run = e->run;
+	const struct config *cfg = &run->cfg;
+	bool coll = collective_mode(run), ck_agreed = false;
+	uint64_t total = 0, step = 0, min_steps = e->s[0].min_steps;
+	double ck_s = 0; /* checkpoints inside this epoch: blocked time */
+	struct step_state *ss = calloc(1, sizeof(*ss));
+	struct progress pg;
+	char what[64];
+	int rc = epoch_begin(e, epoch, er, acc, ss ? 0 : run_fail(run, -ENOMEM, "out of memory"));
+
+	if (rc < 0) {
+		free(ss);
+		return rc;
+	}
+	for (int j = 0; j < e->k; j++)
+		total = coll ? e->s[j].max_steps : (e->s[j].steps > total ? e->s[j].steps : total);
+	struct rusage ru0, ru1;
+	uint64_t t0 = epoch_start(e, epoch, coll, &pg, what, sizeof(what), &ru0);
+	ss->prev = t0;
+	for (; step < total && (coll || rc == 0); step++) {
+		if ((rc = step_take(e, coll, step, ss, rc)) < 0 && coll && !ss->slot[0])
+			break; /* the agreement before the collective read failed */
+		rc = step_compute(e, ss, rc);
+		ss->t_done = timer_now_ns();
+		for (int j = 0; !coll && j < e->k; j++)
+			if (ss->slot[j])
+				pool_batch_release(&e->pool[j], step);
+		if (rc == 0 && run->stop && *run->stop)
+			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
+		if (rc < 0 && !coll)
+			agree_notify_failure(run);
+		if (cfg->train.step_barrier && step < min_steps) {
+			/* Every rank has this step: the allreduce of data-parallel training. */
+			rc = step_barrier(run, rc, &ss->post_ns);
+			if (rc < 0 && coll) {
+				step++;
+				break;
+			}
+		} else if (rc == 0 && !coll && agree_peer_failed(run)) {
+			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
+		}
+		rc = step_checkpoint(e, step, t0, &ck_s, &ck_agreed, rc);
+		if (rc < 0 && coll && ck_agreed) { /* the checkpoint's agreement failed */
+			step++;
+			break;
+		}
+		ss->t_end = timer_now_ns();
+		step_account(e, er, acc, step, t0, ss);
+		ss->prev = e->pool[0].step_end = ss->t_end;
+		watchdog_kick_at(run, ss->t_end);
+		if (total && e->s[0].steps)
+			epoch_progress(e, &pg, step, total, t0);
+	}
+	rc = epoch_stop(e, coll, step, total, ck_agreed, rc);
+	free(ss);
 	uint64_t t1 = timer_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
-	uint64_t line_bytes = 0;
-	for (unsigned i = 0; i < p->nall; i++)
-		line_bytes += p->workers[i].stats.bytes;
-	epoch_line(&pg, what, er, line_bytes);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
-	p->time_base += er->wall_s;
-	for (unsigned i = 0; i < p->nall; i++)
-		io_stats_merge(&er->io, &p->workers[i].stats);
+	epoch_fold(e, er, acc);
+	epoch_line(&pg, what, er, er->io.bytes);
 	if (rc == 0 && run->err.code && !coll)
 		rc = run->err.code; /* a reader failed while closing its files */
 	return agree(run, rc);
@@ -394,13 +551,19 @@ static int eval_pass(struct epoch_ctx *train, struct eval_state *ev, int ep)
 	struct run *run = train->run;
 	struct train_result *res = train->res;
 	struct eval_swap sw;
-	struct epoch_ctx e = {run, &ev->p, &ev->s, res, train->rng ^ 0x6576616cULL, 0, true};
+	struct epoch_ctx e = {.run = run,
+			      .pool = &ev->p,
+			      .s = &ev->s,
+			      .k = 1,
+			      .res = res,
+			      .rng = train->rng ^ 0x6576616cULL,
+			      .eval = true};
 	int rc;
 
 	ev->p.s = &ev->s;
 	ev->p.time_base = train->pool->time_base;
 	eval_enter(run, &sw);
-	rc = epoch_run(&e, ep, &res->eval[res->nevals]);
+	rc = epoch_run(&e, ep, &res->eval[res->nevals], NULL);
 	eval_leave(run, &sw);
 	train->pool->time_base = ev->p.time_base;
 	train->rng = e.rng ^ 0x6576616cULL;
@@ -408,249 +571,86 @@ static int eval_pass(struct epoch_ctx *train, struct eval_state *ev, int ep)
 	return rc;
 }
 
-/* ---- accelerators_per_rank = K > 1 ------------------------------------------------------ */
+/* ---- the run ---------------------------------------------------------------------------- */
 
-/* K emulated accelerators on this rank, each with its own loader (sampler, reader threads, batch
- * ring) and the share of the samples of accelerator a = k x ranks + rank out of ranks x K (so a
- * rank's accelerators read only the files the rank holds, i % ranks == rank). They step
- * together: each step takes every accelerator's batch, copies each, and computes once for all
- * (the K devices compute in parallel; the CPU emulation waits computation_time once). An
- * accelerator whose batch came early waits for the others: that wait counts as barrier time,
- * as it would at the gradient allreduce. */
-struct multi {
+/* The rank's loaders: k samplers and reader pools (accelerators_per_rank, usually 1). */
+struct loaders {
 	int k;
 	struct sampler *s; /* [k] */
 	struct pool *p;	   /* [k] */
 	int nsampler, npool;
 };
 
-static int multi_epoch(struct epoch_ctx *e, struct multi *m, int epoch, struct epoch_rank *er,
-		       struct epoch_rank *acc)
+/* Samplers, file indexes, shared handles and reader pools of every loader (collective). The
+ * first pool's binding is the run's (summary.json "binding" counts one loader's threads). */
+static int loaders_init(struct run *run, struct loaders *l, struct train_result *res, int rc)
 {
-	struct run *run = e->run;
-	const struct config *cfg = &run->cfg;
-	int K = m->k, P = run->nranks, rc = 0;
-	uint64_t total = 0, min_steps, step = 0;
-	struct progress pg;
-	char what[64];
-
-	memset(er, 0, sizeof(*er));
-	for (int k = 0; k < K; k++)
-		memset(&acc[k], 0, sizeof(acc[k]));
-	for (int k = 0; k < K && rc == 0; k++)
-		rc = sampler_epoch(&m->s[k], run, epoch, k * P + run->rank, P * K);
-	int erc = evict_dataset(run, true);
-	if (rc == 0)
-		rc = erc;
-	if ((rc = agree(run, rc)) < 0)
-		return rc;
-	min_steps = m->s[0].min_steps;
-	for (int k = 0; k < K; k++) {
-		if (m->s[k].steps > total)
-			total = m->s[k].steps;
-		for (unsigned i = 0; i < m->p[k].nworkers; i++) {
-			io_stats_reset(&m->p[k].workers[i].stats);
-			atomic_store(&m->p[k].workers[i].progress_bytes, 0);
-		}
-	}
-	snprintf(what, sizeof(what), "epoch %d/%" PRId64, epoch + 1, cfg->train.epochs);
-	progress_begin(&pg, what, run->rank == 0 && run->verbose >= 0);
-	MPI_Barrier(run->comm);
-	struct rusage ru0, ru1;
-	getrusage(RUSAGE_SELF, &ru0);
-	uint64_t t0 = timer_now_ns(), prev = t0;
-	for (int k = 0; k < K; k++) {
-		m->p[k].epoch_t0 = t0;
-		pool_start(&m->p[k], m->s[k].steps);
-	}
-	struct slot **slot = calloc((size_t)K, sizeof(*slot));
-	uint64_t *ready = calloc((size_t)K, sizeof(*ready));
-	struct step_times *st = calloc((size_t)K, sizeof(*st));
-	if (!slot || !ready || !st)
-		rc = run_fail(run, -ENOMEM, "out of memory");
-	for (; step < total && rc == 0; step++) {
-		struct step_times sc = {0};
-		uint64_t post_ns = 0, t_ready, t_done, t_end;
-		double secs = 0;
-		bool any = false;
-
-		for (int k = 0; k < K; k++) {
-			slot[k] = NULL;
-			memset(&st[k], 0, sizeof(st[k]));
-			if (rc == 0 && step < m->s[k].steps) {
-				ready[k] = 0;
-				slot[k] = pool_batch_take(&m->p[k], step, &rc, &ready[k]);
-				if (!ready[k])
-					ready[k] = timer_now_ns();
-				any = true;
-			}
-		}
-		t_ready = timer_now_ns();
-		for (int k = 0; k < K && rc == 0; k++)
-			if (slot[k])
-				rc = run->compute_ops->step(run->compute, slot[k]->buf,
-							    slot[k]->bytes, 0, &st[k]);
-		if (rc == 0 && any) {
-			secs = compute_step_seconds(cfg->train.computation_time,
-						    cfg->train.computation_time_stdev, &e->rng);
-			rc = run->compute_ops->step(run->compute, NULL, 0, secs, &sc);
-		}
-		t_done = timer_now_ns();
-		for (int k = 0; k < K; k++)
-			if (slot[k])
-				pool_batch_release(&m->p[k], step);
-		if (rc == 0 && run->stop && *run->stop)
-			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
-		if (rc < 0)
-			agree_notify_failure(run);
-		if (cfg->train.step_barrier && step < min_steps)
-			rc = step_barrier(run, rc, &post_ns);
-		else if (rc == 0 && agree_peer_failed(run))
-			rc = run_fail(run, -FB_EPEER, "stopped because another rank failed");
-		t_end = timer_now_ns();
-		double copy_all = 0;
-		for (int k = 0; k < K; k++)
-			copy_all += timer_ns_to_s(st[k].copy_ns);
-		if (any) {
-			tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_WAIT,
-			       m->p[0].time_base + timer_ns_to_s(prev - t0),
-			       m->p[0].time_base + timer_ns_to_s(t_ready - t0));
-			tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_COMPUTE,
-			       m->p[0].time_base + timer_ns_to_s(t_ready - t0),
-			       m->p[0].time_base + timer_ns_to_s(t_done - t0));
-			er->steps++;
-		}
-		for (int k = 0; k < K; k++) {
-			struct epoch_rank *a = &acc[k];
-			if (!slot[k])
-				continue;
-			a->steps++;
-			if (step < (uint64_t)cfg->train.exclude_start_steps)
-				continue;
-			double copy_k = timer_ns_to_s(st[k].copy_ns);
-			a->compute_s += timer_ns_to_s(sc.busy_ns);
-			a->conf_s += secs;
-			a->step_s += timer_ns_to_s(t_end - prev);
-			a->copy_s += copy_k;
-			a->copy_bytes += st[k].copy_bytes;
-			/* waiting for the other accelerators' batches and copies: lock-step */
-			a->barrier_s +=
-			    timer_ns_to_s(post_ns + (t_ready - ready[k])) + copy_all - copy_k;
-			hist_add(&a->wait, ready[k] - prev);
-		}
-		prev = t_end;
-		watchdog_kick_at(run, t_end);
-		if (total)
-			progress_update(&pg, (double)(step + 1) / (double)total, NULL);
-	}
-	if (rc < 0)
-		agree_notify_failure(run);
-	for (int k = 0; k < K; k++)
-		pool_stop(&m->p[k]);
-	free(slot);
-	free(ready);
-	free(st);
-	uint64_t t1 = timer_now_ns();
-	getrusage(RUSAGE_SELF, &ru1);
-	progress_end(&pg);
-	er->wall_s = timer_ns_to_s(t1 - t0);
-	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
-	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
-	/* The rank's figures: its loaders' reads summed, its accelerators' times averaged (they
-	 * share the step timeline), every accelerator's data waits in one histogram. */
-	for (int k = 0; k < K; k++) {
-		struct epoch_rank *a = &acc[k];
-		a->wall_s = er->wall_s;
-		for (unsigned i = 0; i < m->p[k].nworkers; i++)
-			io_stats_merge(&a->io, &m->p[k].workers[i].stats);
-		io_stats_merge(&er->io, &a->io);
-		er->compute_s += a->compute_s / K;
-		er->conf_s += a->conf_s / K;
-		er->step_s += a->step_s / K;
-		er->barrier_s += a->barrier_s / K;
-		er->copy_s += a->copy_s / K;
-		er->copy_bytes += a->copy_bytes;
-		hist_merge(&er->wait, &a->wait);
-		m->p[k].time_base += er->wall_s;
-	}
-	epoch_line(&pg, what, er, er->io.bytes);
-	if (rc == 0 && run->err.code)
-		rc = run->err.code;
-	return agree(run, rc);
-}
-
-static int train_run_multi(struct run *run, struct train_result *res)
-{
-	const struct config *cfg = &run->cfg;
-	struct multi m = {.k = (int)cfg->train.accelerators_per_rank};
-	int rc = 0;
-	uint64_t t0 = timer_now_ns();
-
-	memset(res, 0, sizeof(*res));
-	res->epochs = (int)cfg->train.epochs;
-	res->naccel = m.k;
-	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
-	res->accel = calloc((size_t)res->epochs * (size_t)m.k, sizeof(*res->accel));
-	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
-	m.s = calloc((size_t)m.k, sizeof(*m.s));
-	m.p = calloc((size_t)m.k, sizeof(*m.p));
-	if (!res->per_epoch || !res->accel || !res->timeline || !m.s || !m.p)
-		rc = run_fail(run, -ENOMEM, "out of memory");
-	else if (strcmp(run->compute_ops->name, "cpu") != 0)
-		rc = run_fail(run, -FB_ECONFIG,
-			      "%s: accelerators_per_rank = %d needs the CPU emulation; accelerator "
-			      "%s emulates one device per rank (set accelerator = cpu)",
-			      cfg->source, m.k, run->compute_ops->name);
-	for (int k = 0; rc == 0 && k < m.k; k++)
-		if ((rc = sampler_init(&m.s[k], run)) == 0)
-			m.nsampler++;
+	for (int j = 0; rc == 0 && j < l->k; j++)
+		if ((rc = sampler_init(&l->s[j], run)) == 0)
+			l->nsampler++;
 	if (rc == 0)
 		rc = index_files(run);
 	if ((rc = agree(run, rc)) == 0)
 		rc = agree(run, open_shared(run));
-	for (int k = 0; rc == 0 && k < m.k; k++) {
+	for (int j = 0; rc == 0 && j < l->k; j++) {
 		struct train_result scratch = {0};
-		rc = pool_init(run, &m.p[k], &scratch);
-		m.npool++;
+		rc = pool_init(run, &l->p[j], &scratch);
+		l->npool++;
 		res->buffer_bytes += scratch.buffer_bytes;
-		if (k == 0)
+		if (j == 0)
 			res->binding = scratch.binding;
 		else
 			json_decref(scratch.binding);
-		m.p[k].s = &m.s[k];
+		l->p[j].s = &l->s[j];
 		rc = agree(run, rc);
 	}
-	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
-	if (rc == 0 && run->rank == 0)
+	if (rc == 0 && l->k > 1 && run->rank == 0)
 		run_warn(
 		    run,
 		    "accelerators_per_rank = %d: %d loaders of %u reader threads each, %u reader "
 		    "threads and one trainer per rank (summary.json \"binding\" counts one "
 		    "loader's threads)",
-		    m.k, m.k, m.p[0].nworkers, (unsigned)m.k * m.p[0].nworkers);
-	if (rc == 0) {
-		struct epoch_ctx e = {run,
-				      &m.p[0],
-				      &m.s[0],
-				      res,
-				      (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
-				      0,
-				      false};
-		for (int ep = 0; ep < res->epochs && rc == 0; ep++)
-			rc = multi_epoch(&e, &m, ep, &res->per_epoch[ep],
-					 &res->accel[(size_t)ep * (size_t)m.k]);
+		    l->k, l->k, l->p[0].nworkers, (unsigned)l->k * l->p[0].nworkers);
+	return rc;
+}
+
+static void loaders_free(struct run *run, struct loaders *l, struct train_result *res)
+{
+	for (int j = 0; j < l->npool; j++) {
+		if (j == 0)
+			pool_timeline_collect(&l->p[j], res);
+		pool_free(run, &l->p[j]);
 	}
-	for (int k = 0; k < m.npool; k++) {
-		if (k == 0)
-			pool_timeline_collect(&m.p[k], res);
-		pool_free(run, &m.p[k]);
+	for (int j = 0; j < l->nsampler; j++)
+		sampler_free(&l->s[j]);
+	free(l->s);
+	free(l->p);
+}
+
+/* The results' arrays; accelerators_per_rank = k > 1 needs the CPU emulation. */
+static int result_init(struct run *run, struct train_result *res, struct loaders *l)
+{
+	const struct config *cfg = &run->cfg;
+
+	memset(res, 0, sizeof(*res));
+	res->epochs = (int)cfg->train.epochs;
+	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
+	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
+	l->s = calloc((size_t)l->k, sizeof(*l->s));
+	l->p = calloc((size_t)l->k, sizeof(*l->p));
+	if (l->k > 1) {
+		res->naccel = l->k;
+		res->accel = calloc((size_t)res->epochs * (size_t)l->k, sizeof(*res->accel));
 	}
-	for (int k = 0; k < m.nsampler; k++)
-		sampler_free(&m.s[k]);
-	free(m.s);
-	free(m.p);
-	int crc = close_shared(run);
-	return agree(run, rc ? rc : crc);
+	if (!res->per_epoch || !res->timeline || !l->s || !l->p || (l->k > 1 && !res->accel))
+		return run_fail(run, -ENOMEM, "out of memory");
+	if (l->k > 1 && strcmp(run->compute_ops->name, "cpu") != 0)
+		return run_fail(run, -FB_ECONFIG,
+				"%s: accelerators_per_rank = %d needs the CPU emulation; "
+				"accelerator %s emulates one device per rank (set accelerator = "
+				"cpu)",
+				cfg->source, l->k, run->compute_ops->name);
+	return 0;
 }
 
 /* summary.json "binding": whether the trainer reads a batch no reader has started, and how many
@@ -667,68 +667,65 @@ static void binding_trainer_reads(struct run *run, struct train_result *res, boo
 	json_object_set_new(res->binding, "trainer_read_batches", json_integer((json_int_t)all));
 }
 
+/* The epochs: each followed by the checkpoint due after it and the evaluation pass due. */
+static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
+{
+	struct run *run = e->run;
+	struct train_result *res = e->res;
+	int rc = 0;
+
+	for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
+		struct epoch_rank *er = &res->per_epoch[ep];
+		double b = 0;
+		rc = epoch_run(e, ep, er,
+			       res->accel ? &res->accel[(size_t)ep * (size_t)e->k] : NULL);
+		e->gstep0 += e->s[0].min_steps;
+		/* Between epochs every rank agreed: the checkpoint's collectives match. Its blocked
+		 * time counts in the epoch's wall time and its last step's time. */
+		if (rc == 0)
+			rc = checkpoint_train_epoch(run, ep, er->wall_s, er->steps, &b);
+		er->wall_s += b;
+		er->step_s += b;
+		/* The evaluation pass is timed apart: training's figures leave it out. */
+		if (rc == 0 && eval_due(&run->cfg, ep))
+			rc = eval_pass(e, ev, ep);
+	}
+	return rc;
+}
+
 int train_run(struct run *run, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
-	struct sampler s;
-	struct pool p;
+	struct loaders l = {.k = (int)cfg->train.accelerators_per_rank};
 	struct eval_state ev;
-	int rc = 0;
 	uint64_t t0 = timer_now_ns();
+	int rc;
 
-	if (cfg->train.accelerators_per_rank > 1)
-		return train_run_multi(run, res);
-	memset(res, 0, sizeof(*res));
 	memset(&ev, 0, sizeof(ev));
-	res->epochs = (int)cfg->train.epochs;
-	res->per_epoch = calloc((size_t)res->epochs, sizeof(*res->per_epoch));
-	res->timeline = calloc(TIMELINE_MAX, sizeof(*res->timeline));
-	if (!res->per_epoch || !res->timeline)
-		rc = run_fail(run, -ENOMEM, "out of memory");
+	if (l.k < 1)
+		l.k = 1;
+	rc = loaders_init(run, &l, res, result_init(run, res, &l));
 	if (rc == 0)
-		rc = sampler_init(&s, run);
-	if (rc == 0)
-		rc = index_files(run);
-	if ((rc = agree(run, rc)) < 0)
-		return rc;
-	rc = open_shared(run);
-	if ((rc = agree(run, rc)) < 0) {
-		close_shared(run);
-		return rc;
-	}
-	rc = pool_init(run, &p, res);
-	if ((rc = agree(run, rc)) == 0)
 		rc = eval_setup(run, &ev, res);
 	res->setup_s = timer_ns_to_s(timer_now_ns() - t0);
 	if (rc == 0) {
-		struct epoch_ctx e = {
-		    run, &p,   &s, res, (uint64_t)cfg->dataset.seed * 31 + 7 + (uint64_t)run->rank,
-		    0,	 false};
-		p.s = &s;
-		for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
-			struct epoch_rank *er = &res->per_epoch[ep];
-			double b = 0;
-			rc = epoch_run(&e, ep, er);
-			e.gstep0 += s.min_steps;
-			/* Between epochs every rank agreed: the checkpoint's collectives match. Its
-			 * blocked time counts in the epoch's wall time and its last step's time. */
-			if (rc == 0)
-				rc = checkpoint_train_epoch(run, ep, er->wall_s, er->steps, &b);
-			er->wall_s += b;
-			er->step_s += b;
-			/* The evaluation pass is timed apart: training's figures leave it out. */
-			if (rc == 0 && eval_due(cfg, ep))
-				rc = eval_pass(&e, &ev, ep);
-		}
-		pool_timeline_collect(&p, res);
+		struct epoch_ctx e = {.run = run,
+				      .pool = l.p,
+				      .s = l.s,
+				      .k = l.k,
+				      .res = res,
+				      .rng = (uint64_t)cfg->dataset.seed * 31 + 7 +
+					     (uint64_t)run->rank};
+		rc = train_epochs(&e, &ev);
 	}
 	/* Async checkpoints: the last one is made durable before the run ends. */
 	rc = checkpoint_train_end(run, rc);
-	unsigned long long tb = p.trainer_batches + (ev.pool_made ? ev.p.trainer_batches : 0);
-	bool treads = p.trainer_reads;
+	unsigned long long tb = ev.pool_made ? ev.p.trainer_batches : 0;
+	bool treads = l.npool && l.p[0].trainer_reads;
+	for (int j = 0; j < l.npool; j++)
+		tb += l.p[j].trainer_batches;
 	eval_teardown(run, &ev, res);
-	pool_free(run, &p);
-	sampler_free(&s);
+	loaders_free(run, &l, res);
 	int crc = close_shared(run);
 	if ((rc = agree(run, rc ? rc : crc)) == 0)
 		binding_trainer_reads(run, res, treads, tb);
