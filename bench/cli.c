@@ -12,7 +12,9 @@
 #include "build_config.h"
 #include "compare.h"
 #include "config.h"
+#include "preflight.h"
 #include "report.h"
+#include "sweep.h"
 #include "../formats/format.h"
 #include "storage/storage.h"
 #include "compute/compute.h"
@@ -129,7 +131,10 @@ static const struct cli_cmd {
      "usage: feedbench validate CONFIG [--set section.key=value]...\n"
      "\n"
      "Checks the config (unknown keys, units, ranges, impossible combinations for the rank\n"
-     "count it runs with) and prints the effective config, every key, as INI. Touches no file.\n"
+     "count it runs with, the steps left to measure, every point of a [sweep]) and the data\n"
+     "folder (a dataset to read under generate = never, a folder the run can write), makes\n"
+     "every check the run makes before it starts, and prints the effective config, every key,\n"
+     "as INI. Touches no file.\n"
      "Exit status: 0 valid, 2 invalid (the message names the file and line).\n"},
     {"sweep", CLI_SWEEP, NULL},
     {"search", CLI_SEARCH,
@@ -459,6 +464,20 @@ static void list_plugins(void)
 	}
 }
 
+static int validate_preflight(const struct config *cfg, struct fb_errbuf *err)
+{
+	struct sweep_plan plan;
+	int nranks, rc;
+
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (cfg->sweep.nkeys == 0)
+		return run_preflight(cfg, nranks, NULL, err);
+	rc = sweep_plan_build(&plan, cfg, nranks, true, err);
+	if (rc == 0)
+		sweep_plan_free(&plan);
+	return rc;
+}
+
 static int cli_validate(struct cli *c)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
@@ -468,6 +487,11 @@ static int cli_validate(struct cli *c)
 	fb_errbuf_init(&err);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	rc = runner_load_config(cfg, &c->opts, MPI_COMM_WORLD, &err);
+	/* The checks the run makes before it touches a file (every point of a sweep): rank 0
+	 * looks at the data folder, read-only, and every rank exits with its answer. */
+	if (rc == 0 && rank == 0)
+		rc = validate_preflight(cfg, &err);
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
 		if (rc < 0)
 			fprintf(stderr, "feedbench: error: %s\n", err.msg);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "preflight.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
@@ -286,6 +287,14 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 	if (o->quiet)
 		run->verbose = -1;
 	watchdog_start(run, run->cfg.train.watchdog);
+	/* The data folder as validate and a sweep's start saw it (bench/preflight.h). */
+	if (run->rank == 0) {
+		struct preflight pf;
+
+		rc = preflight_data_dir(&run->cfg, &pf, &run->err);
+	}
+	if ((rc = agree(run, rc)) < 0)
+		goto out;
 	if ((rc = runner_plugins(run)) < 0)
 		goto out;
 	/* Said once, where it matters: not by `generate`, which computes nothing. */

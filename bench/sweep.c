@@ -23,6 +23,7 @@
 #include <nettle/sha2.h>
 
 #include "build_config.h"
+#include "preflight.h"
 #include "report.h"
 #include "runner.h"
 #include "timer.h"
@@ -30,184 +31,6 @@
 #include "util.h"
 
 extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
-
-/* The dry-run estimate assumes this aggregate bandwidth for reads and for generation: a
- * plain guess, printed with the estimate, since nothing has been measured yet. */
-#define SWEEP_ASSUMED_MIB_S 500.0
-
-/* ---- expansion ----------------------------------------------------------------------- */
-
-static bool sweep_rangeable(const struct cfg_key *k)
-{
-	return k->type == CFG_INT || k->type == CFG_SIZE;
-}
-
-static int sweep_parse_num(const struct cfg_key *k, const char *text, int64_t *v, char *why,
-			   size_t len)
-{
-	if (k->type == CFG_SIZE) {
-		uint64_t u;
-		int rc = cfg_parse_size(text, &u, why, len);
-
-		if (rc < 0)
-			return rc;
-		if (u > INT64_MAX) {
-			snprintf(why, len, "'%s' is too large for a range", text);
-			return -FB_ECONFIG;
-		}
-		*v = (int64_t)u;
-		return 0;
-	}
-	return cfg_parse_int(text, v, why, len);
-}
-
-/* Sizes print with the largest binary unit that divides them, the way people write them. */
-static void sweep_format_num(const struct cfg_key *k, int64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = {"GiB", "MiB", "KiB"};
-	static const int shifts[] = {30, 20, 10};
-
-	if (k->type == CFG_SIZE && v > 0)
-		for (int i = 0; i < 3; i++)
-			if (v % ((int64_t)1 << shifts[i]) == 0) {
-				snprintf(buf, len, "%" PRId64 "%s", v >> shifts[i], units[i]);
-				return;
-			}
-	snprintf(buf, len, "%" PRId64, v);
-}
-
-static char *sweep_trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
-static int sweep_add(char (*out)[SWEEP_VALUE_MAX], int n, int max, const char *v, bool dups_ok,
-		     char *why, size_t len)
-{
-	if (n >= max) {
-		snprintf(why, len, "more than %d values", max);
-		return -FB_ECONFIG;
-	}
-	if (strlen(v) >= SWEEP_VALUE_MAX) {
-		snprintf(why, len, "value '%.32s...' is longer than %d characters", v,
-			 SWEEP_VALUE_MAX - 1);
-		return -FB_ECONFIG;
-	}
-	if (out) {
-		for (int i = 0; i < n && !dups_ok; i++)
-			if (strcmp(out[i], v) == 0) {
-				snprintf(why, len, "value '%s' is listed twice", v);
-				return -FB_ECONFIG;
-			}
-		snprintf(out[n], SWEEP_VALUE_MAX, "%s", v);
-	}
-	return n + 1;
-}
-
-/* "lo..hi", "lo..hi*f" (geometric), "lo..hi+s" (arithmetic). */
-static int sweep_expand_range(char *item, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX],
-			      int n, int max, bool dups_ok, char *why, size_t len)
-{
-	char *dots = strstr(item, ".."), *hi_text = dots + 2, *op, vbuf[64];
-	int64_t lo, hi, step = 1;
-	bool geometric = false;
-	char sub[256];
-	int rc;
-
-	if (!sweep_rangeable(k)) {
-		snprintf(why, len, "range '%s' needs an integer or size key", item);
-		return -FB_ECONFIG;
-	}
-	*dots = '\0';
-	op = strpbrk(hi_text, "*+");
-	if (op) {
-		geometric = *op == '*';
-		*op = '\0';
-		if (geometric)
-			rc = cfg_parse_int(op + 1, &step, sub, sizeof(sub));
-		else
-			rc = sweep_parse_num(k, op + 1, &step, sub, sizeof(sub));
-		if (rc < 0) {
-			snprintf(why, len, "range step: %s", sub);
-			return rc;
-		}
-	}
-	if ((rc = sweep_parse_num(k, item, &lo, sub, sizeof(sub))) < 0 ||
-	    (rc = sweep_parse_num(k, hi_text, &hi, sub, sizeof(sub))) < 0) {
-		snprintf(why, len, "range: %s", sub);
-		return rc;
-	}
-	if (lo > hi) {
-		snprintf(why, len, "range %s..%s runs backwards", sweep_trim(item),
-			 sweep_trim(hi_text));
-		return -FB_ECONFIG;
-	}
-	if (geometric && (step < 2 || lo < 1)) {
-		snprintf(why, len, "a geometric range needs a start >= 1 and a factor >= 2");
-		return -FB_ECONFIG;
-	}
-	if (!geometric && step < 1) {
-		snprintf(why, len, "a range step must be at least 1");
-		return -FB_ECONFIG;
-	}
-	for (int64_t v = lo; v <= hi;) {
-		sweep_format_num(k, v, vbuf, sizeof(vbuf));
-		if ((n = sweep_add(out, n, max, vbuf, dups_ok, why, len)) < 0)
-			return n;
-		if (geometric ? v > INT64_MAX / step : v > INT64_MAX - step)
-			break;
-		v = geometric ? v * step : v + step;
-	}
-	return n;
-}
-
-/* sweep_expand; dups_ok for a zipped key, whose list may repeat a value (its neighbours in the
- * zip tell the points apart). */
-static int sweep_expand_list(const char *text, const struct cfg_key *k,
-			     char (*out)[SWEEP_VALUE_MAX], int max, bool dups_ok, char *why,
-			     size_t len)
-{
-	char *copy = strdup(text), *save = NULL, *item;
-	int n = 0;
-
-	if (!copy) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
-	/* strtok_r would skip empty items; "1,,2" is a typo worth naming. */
-	for (item = copy;; item = save + 1) {
-		save = strchr(item, ',');
-		if (save)
-			*save = '\0';
-		char *v = sweep_trim(item);
-		if (*v == '\0') {
-			snprintf(why, len, "empty value in the list");
-			n = -FB_ECONFIG;
-			break;
-		}
-		if (strstr(v, ".."))
-			n = sweep_expand_range(v, k, out, n, max, dups_ok, why, len);
-		else
-			n = sweep_add(out, n, max, v, dups_ok, why, len);
-		if (n < 0 || !save)
-			break;
-	}
-	free(copy);
-	return n;
-}
-
-int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
-		 char *why, size_t len)
-{
-	return sweep_expand_list(text, k, out, max, false, why, len);
-}
 
 /* ---- the plan ------------------------------------------------------------------------ */
 
@@ -487,8 +310,7 @@ static void sweep_plan_hash(struct sweep_plan *p, const struct config *cfg)
 		snprintf(p->hash + 2 * i, 3, "%02x", digest[i]);
 }
 
-static int sweep_apply_point(const struct sweep_plan *p, long i, struct config *c,
-			     struct fb_errbuf *err)
+int sweep_apply_point(const struct sweep_plan *p, long i, struct config *c, struct fb_errbuf *err)
 {
 	char set[CFG_NAME_MAX + SWEEP_VALUE_MAX + 2];
 
@@ -500,7 +322,7 @@ static int sweep_apply_point(const struct sweep_plan *p, long i, struct config *
 	return 0;
 }
 
-int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
+int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks, bool disk,
 		     struct fb_errbuf *err)
 {
 	struct config *scratch = malloc(sizeof(*scratch));
@@ -547,10 +369,11 @@ int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
 		fb_errbuf_init(&e);
 		memcpy(scratch, cfg, sizeof(*scratch));
 		if (sweep_apply_point(p, i, scratch, &e) < 0 ||
-		    cfg_validate(scratch, nranks, &e) < 0) {
+		    (disk ? run_preflight(scratch, nranks, NULL, &e)
+			  : cfg_validate(scratch, nranks, &e)) < 0) {
 			sweep_point_label(p, i, -1, label, sizeof(label));
-			rc = fb_fail(err, -FB_ECONFIG, "sweep point %ld (%s): %s", i + 1, label,
-				     e.msg);
+			rc = fb_fail(err, e.code < 0 ? e.code : -FB_ECONFIG,
+				     "sweep point %ld (%s): %s", i + 1, label, e.msg);
 			goto out_free;
 		}
 	}
@@ -721,7 +544,7 @@ static int sweep_parse_args(int argc, char **argv, struct sweep_args *a, char *w
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-static void sweep_fmt_duration(double s, char *buf, size_t len)
+void sweep_fmt_duration(double s, char *buf, size_t len)
 {
 	long t = (long)(s + 0.5);
 
@@ -729,66 +552,6 @@ static void sweep_fmt_duration(double s, char *buf, size_t len)
 		snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 	else
 		snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
-}
-
-/* ---- dry run ------------------------------------------------------------------------- */
-
-/* Seconds one point should take: per epoch the slower of compute and reading at the assumed
- * bandwidth, plus generation when the point starts a new dataset. */
-static double sweep_estimate(const struct config *c, int nranks, bool new_dataset, double *bytes)
-{
-	double samples =
-	    (double)c->dataset.num_files_train * (double)c->dataset.num_samples_per_file;
-	double data = samples * (double)c->dataset.record_length_bytes;
-	double steps = ceil(samples / nranks / (double)c->reader.batch_size);
-	double compute = steps * c->train.computation_time;
-	double io = data / (SWEEP_ASSUMED_MIB_S * 1048576.0);
-	double epoch = compute > io ? compute : io;
-
-	*bytes = data;
-	return (double)c->output.repetitions * (double)c->train.epochs * epoch +
-	       (new_dataset ? io : 0.0);
-}
-
-static int sweep_dry_run(const struct sweep_plan *p, const struct config *cfg, int nranks)
-{
-	struct config *c = malloc(sizeof(*c));
-	char label[512], dir[256], t[32];
-	double total = 0, bytes;
-	struct fb_errbuf e;
-	long ndatasets = 0;
-
-	if (!c)
-		return -ENOMEM;
-	printf("sweep of %s: %ld points x %d repetition%s at %d rank%s, dataset keys vary "
-	       "slowest\n\n",
-	       cfg->source, p->npoints, p->repetitions, p->repetitions == 1 ? "" : "s", nranks,
-	       nranks == 1 ? "" : "s");
-	printf("%-6s %-10s %12s %10s  %s\n", "point", "dataset", "data (MiB)", "estimate",
-	       "values");
-	for (long i = 0; i < p->npoints; i++) {
-		bool fresh = sweep_point_new_dataset(p, i);
-
-		fb_errbuf_init(&e);
-		memcpy(c, cfg, sizeof(*c));
-		sweep_apply_point(p, i, c, &e);
-		double s = sweep_estimate(c, nranks, fresh, &bytes);
-		total += s;
-		ndatasets += fresh;
-		sweep_point_label(p, i, -1, label, sizeof(label));
-		sweep_point_dir(p, i, dir, sizeof(dir));
-		sweep_fmt_duration(s, t, sizeof(t));
-		printf("%-6ld %-10s %12.1f %10s  %s\n", i + 1, fresh ? "generate" : "reuse",
-		       bytes / 1048576.0, t, label);
-	}
-	sweep_fmt_duration(total, t, sizeof(t));
-	printf("\n%ld points, %ld dataset%s generated (when not on disk already), estimated %s.\n"
-	       "The estimate assumes %.0f MiB/s for reads and writes across all ranks, takes the\n"
-	       "slower of reading and computation_time per epoch, and ignores start-up: real\n"
-	       "times depend on the storage. Nothing was run.\n",
-	       p->npoints, ndatasets, ndatasets == 1 ? "" : "s", t, SWEEP_ASSUMED_MIB_S);
-	free(c);
-	return 0;
 }
 
 /* ---- sweep.json ---------------------------------------------------------------------- */
@@ -1326,7 +1089,9 @@ static int sweep_run(struct sweep_state *s)
 		o.sets[o.nsets++] = s->args.sets[i];
 	if ((rc = runner_load_config(s->cfg, &o, s->comm, &s->err)) < 0)
 		goto out_free;
-	if ((rc = sweep_plan_build(&s->plan, s->cfg, s->nranks, &s->err)) < 0)
+	/* Rank 0 looks at the data folder for every point; every rank learns the outcome. */
+	rc = sweep_plan_build(&s->plan, s->cfg, s->nranks, s->rank == 0, &s->err);
+	if ((rc = sweep_bcast_rc(s, rc)) < 0)
 		goto out_free;
 	if (s->args.dry_run) {
 		if (s->rank == 0)

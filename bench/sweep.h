@@ -58,12 +58,19 @@ struct sweep_plan {
  * -FB_ECONFIG with the reason in why. out may be NULL to count only. */
 int sweep_expand(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX], int max,
 		 char *why, size_t len);
+/* s without its leading and trailing spaces (cut in place). */
+char *sweep_trim(char *s);
+/* sweep_expand; dups_ok for a zipped key, whose list may repeat a value (its neighbours in the
+ * zip tell the points apart). */
+int sweep_expand_list(const char *text, const struct cfg_key *k, char (*out)[SWEEP_VALUE_MAX],
+		      int max, bool dups_ok, char *why, size_t len);
 
 /* Builds the plan from a parsed config (its [sweep] keys and zip, with the other sections as
  * the default). Each value is applied with cfg_set() to a copy of the config, so a value of the
- * wrong type names its config line; every point is then checked with cfg_validate() for
- * nranks ranks. Errors are -FB_ECONFIG with the message in err. */
-int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks,
+ * wrong type names its config line; every point is then checked for nranks ranks with
+ * run_preflight() (disk: the checks of the data folder too, read-only) or cfg_validate().
+ * Errors are the code the run would fail with (-FB_ECONFIG mostly), the message in err. */
+int sweep_plan_build(struct sweep_plan *p, const struct config *cfg, int nranks, bool disk,
 		     struct fb_errbuf *err);
 void sweep_plan_free(struct sweep_plan *p);
 
@@ -78,6 +85,13 @@ void sweep_point_dir(const struct sweep_plan *p, long i, char *buf, size_t len);
 void sweep_point_label(const struct sweep_plan *p, long i, int skip_axis, char *buf, size_t len);
 /* True when points i and i-1 differ in a dataset key (i = 0: true). */
 bool sweep_point_new_dataset(const struct sweep_plan *p, long i);
+
+/* Applies the values of point i to c (cfg_set: messages for --set). 0 or -FB_ECONFIG. */
+int sweep_apply_point(const struct sweep_plan *p, long i, struct config *c, struct fb_errbuf *err);
+/* "1:02" or "1:02:03". */
+void sweep_fmt_duration(double s, char *buf, size_t len);
+/* The dry run on rank 0 (bench/sweep_dry.c): the plan was built and every point checked. */
+int sweep_dry_run(const struct sweep_plan *p, const struct config *cfg, int nranks);
 
 /* Metrics of the sweep table (mean and stddev over repetitions): bench/metrics.h. */
 

@@ -110,6 +110,14 @@ static uint64_t steps_for(uint64_t n, uint64_t batch, bool drop_last)
 	return drop_last ? n / batch : (n + batch - 1) / batch;
 }
 
+/* Files rank r owns (i % P == r). */
+static uint64_t rank_nfiles(const struct dataset *ds, int r, int nranks)
+{
+	return (uint32_t)r < ds->nfiles
+		   ? (ds->nfiles - (uint32_t)r + (uint32_t)nranks - 1) / (uint32_t)nranks
+		   : 0;
+}
+
 /* Samples rank r reads under the rule, without building the order: for step counts. */
 static uint64_t rank_count(const struct run *run, int r, int nranks)
 {
@@ -124,6 +132,8 @@ static uint64_t rank_count(const struct run *run, int r, int nranks)
 	/* Whole files: per_rank ownership i % P (stream formats deal shards the same way;
 	 * shuffling changes the order, not the owner, so counts are fixed). */
 	uint64_t n = 0;
+	if (ds->spf) /* every file holds spf samples: count the files */
+		return rank_nfiles(ds, r, nranks) * ds->spf;
 	for (uint32_t i = (uint32_t)r; i < ds->nfiles; i += (uint32_t)nranks)
 		n += dataset_file_samples(ds, i);
 	return n;
@@ -164,9 +174,7 @@ static int rank_files(const struct sampler *s, struct run *run, int epoch, int r
 {
 	const struct dataset *ds = &run->ds;
 	uint64_t fseed = run->cfg.reader.file_shuffle == SHUFFLE_OFF ? 0 : epoch_seed(s, epoch, 1);
-	uint64_t own = (uint32_t)rank < ds->nfiles
-			   ? (ds->nfiles - (uint32_t)rank + (uint32_t)nranks - 1) / (uint32_t)nranks
-			   : 0;
+	uint64_t own = rank_nfiles(ds, rank, nranks);
 	uint64_t *files = malloc((own ? own : 1) * sizeof(*files)), nf = 0;
 
 	if (!files)
@@ -268,6 +276,17 @@ out:
 
 static uint64_t rank_steps(const struct sampler *s, struct run *run, int epoch, int r, int nranks)
 {
+	if ((run->format->caps & FORMAT_CAP_STREAM) && run->ds.spf) {
+		/* Every shard holds spf samples: thread t streams every w-th of the rank's shards,
+		 * whatever their order. */
+		uint64_t nf = rank_nfiles(&run->ds, r, nranks), w = (uint64_t)stream_threads(run);
+		uint64_t st = 0;
+
+		for (uint64_t t = 0; t < w && t < nf; t++)
+			st += steps_for((nf - t + w - 1) / w * run->ds.spf, s->batch,
+					run->cfg.reader.drop_last);
+		return st;
+	}
 	if (run->format->caps & FORMAT_CAP_STREAM) {
 		uint64_t *files, nf, st = 0;
 		if (rank_files(s, run, epoch, r, nranks, &files, &nf) == 0) {
@@ -469,4 +488,44 @@ int sampler_check(struct run *run)
 				"rank %d has %" PRIu64 " steps per epoch",
 				cfg->source, cfg->train.exclude_start_steps, fewest_rank, steps);
 	return 0;
+}
+
+int sampler_check_config(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	unsigned read_threads = (unsigned)cfg->reader.read_threads;
+	struct run *run;
+	uint64_t nfiles = (uint64_t)cfg->dataset.num_files_train;
+	uint64_t spf = (uint64_t)cfg->dataset.num_samples_per_file;
+	int rc = 0;
+
+	/* Files found under generate = never are counted once they are probed. */
+	if (cfg->dataset.generate == GENERATE_NEVER || !(run = calloc(1, sizeof(*run))))
+		return 0;
+	run->cfg = *cfg;
+	run->nranks = nranks;
+	run->format = format_find(cfg->dataset.format);
+	run->read_threads = read_threads;
+	if (run->format && (run->format->caps & FORMAT_CAP_FILE_PER_SAMPLE)) {
+		nfiles *= spf;
+		spf = 1;
+	}
+	/* Only stream formats deal by reader thread; read_threads = auto (0) is resolved from
+	 * every rank's CPUs at start-up, and a stream dataset is then checked by the run. */
+	if (run->format && !(run->format->caps & FORMAT_CAP_STREAM))
+		run->read_threads = 1;
+	if (run->format && nfiles <= UINT32_MAX && spf > 0 && run->read_threads > 0) {
+		run->ds.nfiles = (uint32_t)nfiles;
+		run->ds.spf = spf;
+		run->ds.nsamples = nfiles * spf;
+		fb_errbuf_init(&run->err);
+		rc = sampler_check(run);
+		if (rc == 0 && cfg->train.accelerators_per_rank > 1) {
+			run->nranks = nranks * (int)cfg->train.accelerators_per_rank;
+			rc = sampler_check(run);
+		}
+		if (rc < 0)
+			fb_fail(err, rc, "%s", run->err.msg);
+	}
+	free(run);
+	return rc;
 }

@@ -34,6 +34,8 @@
 
 struct run;
 struct dataset;
+struct config;
+struct fb_errbuf;
 
 /* A keyed bijection of [0, n): a Feistel network over [0, 2^bits), cycle-walked into [0, n). */
 #define SAMPLER_PERM_ROUNDS 4
@@ -81,5 +83,10 @@ void sampler_free(struct sampler *s);
 /* Refuses deals that cannot work (a rank with no samples, batch larger than a rank's samples,
  * warm-up steps that leave nothing to measure): -FB_ECONFIG before any file is touched. */
 int sampler_check(struct run *run);
+/* sampler_check on the layout a generated dataset will have (no file, no MPI): what validate
+ * and a sweep's start refuse before anything runs. 0 under generate = never (the files are
+ * counted when found) and for stream formats with read_threads = auto (the count comes from
+ * every rank's CPUs at start-up; the run checks them then). */
+int sampler_check_config(const struct config *cfg, int nranks, struct fb_errbuf *err);
 
 #endif

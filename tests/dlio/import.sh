@@ -35,8 +35,13 @@ shipped)
 		fb import-dlio "$yaml" -o "$T/$name.ini"
 		[ "$RC" -eq 0 ] || fail "import-dlio $name.yaml exits $RC"
 		grep -q "error" "$T/err" && fail "$name.yaml: an error on stderr"
-		# validate waits on MPI's start-up more than it computes: all of them at once
-		("$FEEDBENCH" validate "$T/$name.ini" >"$T/$name.vout" 2>"$T/$name.verr" ||
+		# validate waits on MPI's start-up more than it computes: all of them at once. It
+		# also makes the run's checks of the data folder, which DLIO's generate_data False
+		# (generate = never) reads: an empty one stands for DLIO's, in $T.
+		dir=$(sed -n 's/^data_dir = //p' "$T/$name.ini")
+		mkdir -p "$T/$name.run/$dir"
+		(cd "$T/$name.run" &&
+			"$FEEDBENCH" validate "$T/$name.ini" >"$T/$name.vout" 2>"$T/$name.verr" ||
 			echo "$name" >>"$T/invalid") &
 		cp "$T/err" "$T/$name.stderr"
 		n=$((n + 1))

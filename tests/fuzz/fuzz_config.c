@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fb_errbuf_clear(&err);
 		if (cfg.sweep.nkeys > 0) {
 			memset(&plan, 0, sizeof(plan));
-			sweep_plan_build(&plan, &cfg, 1, &err);
+			sweep_plan_build(&plan, &cfg, 1, false, &err);
 			sweep_plan_free(&plan);
 		}
 		fuzz_round_trip(&cfg);

@@ -34,8 +34,57 @@ dry_run)
 	expect_out "1 dataset generated"
 	expect_out "read_threads=2 prefetch_size=2"
 	expect_out "Nothing was run"
+	# The data folder as the run will find it: file system, striping, existence, cache.
+	expect_out "data folder: data/loader-small (does not exist: created in '$T', which is writable)"
+	grep -qE '^file system: [a-z0-9_.-]+ at /.*: (cannot stripe|can stripe)' "$T/out" ||
+		fail "the dry run does not name the data folder's file system"
+	grep -qE '^1 +generate +[0-9.]+ +resident ' "$T/out" ||
+		fail "the dry run does not say that a 2 MiB dataset is cache-resident"
+	expect_out "4 of 4 points read a cache-resident dataset"
 	[ ! -e "$T/results" ] || fail "--dry-run created $T/results"
 	[ ! -e "$T/data" ] || fail "--dry-run touched the data folder"
+	;;
+checks)
+	# validate, sweep --dry-run and the sweep itself refuse, through the run's own checks and
+	# before any file is touched, every point the run would refuse: exit 2, the point named,
+	# no results folder, no dataset.
+	CFG=$T/stripe-batch.ini
+	{ cat "$SRC/configs/sweeps/stripe-small.ini"; echo "reader.batch_size = 4, 32"; } >"$CFG"
+	# refused WHAT MESSAGE RANKS COMMANDS ARGS...: each of COMMANDS (validate, dry, sweep)
+	# refuses with MESSAGE (1 rank: no launcher, seconds saved).
+	refused() {
+		local what=$1 msg=$2 n=$3 cmds=$4 cmd
+		shift 4
+		for cmd in $cmds; do
+			local args=(sweep "$CFG" --output "$T/results" "$@")
+			[ "$cmd" = validate ] && args=(validate "$CFG" "$@")
+			[ "$cmd" = dry ] && args+=(--dry-run)
+			if [ "$n" -gt 1 ]; then
+				fb_mpi "$n" "${args[@]}"
+			else
+				"$FEEDBENCH" "${args[@]}" >"$T/out" 2>"$T/err"
+				RC=$?
+			fi
+			FAIL_WHAT="$what ($cmd)" expect_rc 2
+			FAIL_WHAT="$what ($cmd)" expect_err "$msg"
+			[ ! -e "$T/results" ] || fail "$what: $cmd created $T/results"
+			[ ! -e "$T/data" ] || fail "$what: $cmd touched the data folder"
+		done
+	}
+	# 8 files x 16 samples on 1 rank: 32 steps of 4, 4 steps of 32 (point 2, the first with
+	# batch_size = 32 in run order).
+	refused "warm-up" "sweep point 2 (stripe_count=1 file_access=per_rank batch_size=32): $CFG: exclude_start_steps (4) leaves no step to measure: rank 0 has 4 steps per epoch" \
+		1 "validate dry sweep" --set train.exclude_start_steps=4
+	refused "no manifest" "'data/stripe-small' has no manifest" 1 "validate sweep" \
+		--set dataset.generate=never
+	refused "raw, never" "format raw cannot read existing files" 1 dry \
+		--set dataset.generate=never --set dataset.verify=false
+	# Without the point of 4 steps it passes: validate prints the effective config.
+	"$FEEDBENCH" validate "$SRC/configs/sweeps/stripe-small.ini" \
+		--set train.exclude_start_steps=4 >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_out "exclude_start_steps = 4"
 	;;
 stripe | formats | loader)
 	declare -A npoints=([stripe]=4 [formats]=6 [loader]=4)

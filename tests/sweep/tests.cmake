@@ -9,6 +9,7 @@ function(fb_sweep_test name timeout)
 endfunction()
 
 fb_sweep_test(dry_run 60)
+fb_sweep_test(checks 90)
 fb_sweep_test(stripe 120)
 fb_sweep_test(formats 120)
 fb_sweep_test(loader 120)

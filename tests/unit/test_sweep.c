@@ -122,7 +122,7 @@ static void test_plan_order(void **state)
 
 	(void)state;
 	assert_int_equal(parse(cfg, plan_ini, &err), 0);
-	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+	if (sweep_plan_build(&p, cfg, 2, false, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(p.npoints, 3 * 2 * 3);
 	/* Dataset keys first, each group in config order. */
@@ -186,7 +186,7 @@ static void test_plan_zip(void **state)
 
 	(void)state;
 	assert_int_equal(parse(cfg, ini, &err), 0);
-	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+	if (sweep_plan_build(&p, cfg, 2, false, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(p.npoints, 3 * 2);
 	assert_int_equal(p.ndims, 2);
@@ -212,7 +212,7 @@ static void test_plan_zip(void **state)
 			       "dataset.num_files_train = 64, 32, 2\n",
 			       &err),
 			 0);
-	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+	if (sweep_plan_build(&p, cfg, 2, false, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(p.npoints, 2 * 3 * 3);
 	memcpy(h2, p.hash, 65);
@@ -259,7 +259,7 @@ static void test_plan_errors(void **state)
 		snprintf(text, sizeof(text), "[dataset]\n[sweep]\n%s\n", cases[i].sweep);
 		if (parse(cfg, text, &err) < 0)
 			fail_msg("parse '%s': %s", cases[i].sweep, err.msg);
-		assert_int_equal(sweep_plan_build(&p, cfg, 2, &err), -FB_ECONFIG);
+		assert_int_equal(sweep_plan_build(&p, cfg, 2, false, &err), -FB_ECONFIG);
 		for (int w = 0; w < 3 && cases[i].want[w]; w++)
 			if (!strstr(err.msg, cases[i].want[w]))
 				fail_msg("'%s': '%s' does not say '%s'", cases[i].sweep, err.msg,
@@ -275,7 +275,7 @@ static void plan_hash(const char *text, char hex[65])
 	struct fb_errbuf err;
 
 	assert_int_equal(parse(cfg, text, &err), 0);
-	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+	if (sweep_plan_build(&p, cfg, 2, false, &err) < 0)
 		fail_msg("%s", err.msg);
 	memcpy(hex, p.hash, 65);
 	sweep_plan_free(&p);
@@ -407,7 +407,7 @@ static void test_table(void **state)
 
 	(void)state;
 	assert_int_equal(parse(cfg, ini, &err), 0);
-	if (sweep_plan_build(&p, cfg, 2, &err) < 0)
+	if (sweep_plan_build(&p, cfg, 2, false, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(p.npoints, 6);
 	for (long i = 0; i < 6; i++) {
