@@ -431,6 +431,11 @@ static void list_plugins(void)
 	printf("formats:\n");
 	for (size_t i = 0; format_registry[i]; i++) {
 		const struct format_ops *f = format_registry[i];
+		if (f->not_built) {
+			snprintf(d, sizeof(d), "(%s)", f->not_built);
+			list_row(w, f->name, "not built", d);
+			continue;
+		}
 		snprintf(d, sizeof(d), "access: %-16s%s%s%s%s", caps_modes(f->caps),
 			 (f->caps & FORMAT_CAP_DIRECT) ? "  direct" : "",
 			 (f->caps & (FORMAT_CAP_MPIIO | FORMAT_CAP_OWNS_IO)) ? "  mpiio" : "",

@@ -96,6 +96,13 @@ struct config {
 		int64_t shuffle_buffer;
 	} wds;
 	struct {
+		char columns[256]; /* "name:dtype[:size], ..." written; empty: DLIO's default */
+		char read_columns[256]; /* names read; empty: all */
+		int64_t row_group_size; /* rows */
+		uint64_t page_size;	/* bytes of values per data page written */
+		int compression;	/* none, snappy, zstd, gzip */
+	} parquet;
+	struct {
 		int backend;
 		bool direct;
 		int page_cache;

@@ -26,7 +26,9 @@ static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
-static const char *const format_choices[] = {"raw", "npy", "npz", "hdf5", "tfrecord", "wds", NULL};
+static const char *const format_choices[] = {"raw",	 "npy", "npz",	   "hdf5",
+					     "tfrecord", "wds", "parquet", NULL};
+static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
 
 #define D CFG_F_DATASET
 #define N CFG_F_NOHASH
@@ -86,6 +88,23 @@ const struct cfg_key cfg_keys[] = {
      "sample: read each sample's byte range; whole: read the whole file per access (numpy.load)."},
     {"format.wds", "shuffle_buffer", CFG_INT, OFF(wds.shuffle_buffer), "64", 1, 1e9, NULL, 0,
      "Samples held in the shuffle buffer when sample_shuffle is on."},
+    {"format.parquet", "columns", CFG_STRING, OFF(parquet.columns), "", NOLIM, NULL, D,
+     "Columns written, as DLIO's parquet.columns: \"name:dtype:size, ...\" (dtype uint8 ... "
+     "int64, float16, float32, float64: size values per sample, a LIST when above 1; binary: the "
+     "bytes the other columns leave). They must add up to record_length_bytes. Empty: one "
+     "column data:uint8:<record_length_bytes> (data:binary when sizes vary), DLIO's default.",
+     SZ(parquet.columns)},
+    {"format.parquet", "read_columns", CFG_STRING, OFF(parquet.read_columns), "", NOLIM, NULL, 0,
+     "Names of the columns read (comma separated); the others are not read. Empty: all. A "
+     "subset cannot be verified.",
+     SZ(parquet.read_columns)},
+    {"format.parquet", "row_group_size", CFG_INT, OFF(parquet.row_group_size), "1024", 1, 1e9, NULL,
+     D, "Rows (samples) per row group written (DLIO's parquet.row_group_size)."},
+    {"format.parquet", "page_size", CFG_SIZE, OFF(parquet.page_size), "1MiB", 1, 1073741824.0, NULL,
+     D, "Bytes of values per data page written (pyarrow's data_page_size)."},
+    {"format.parquet", "compression", CFG_CHOICE, OFF(parquet.compression), "none", NOLIM,
+     parquet_codec_choices, D,
+     "Compression of the pages written: none (DLIO's default), snappy (pyarrow's), zstd, gzip."},
 
     {"storage", "backend", CFG_CHOICE, OFF(storage.backend), "posix", NOLIM, backend_choices, 0,
      "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests), "

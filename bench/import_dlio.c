@@ -56,6 +56,8 @@ struct imp {
 	char storage_root[CFG_PATH_MAX];
 	char format[64];
 	int format_line;
+	char compression[32]; /* dataset.compression: parquet pages; other formats ignore it */
+	int compression_line;
 	int generate_data; /* -1 absent, 0, 1 */
 	int evaluation;	   /* workflow.evaluation: -1 absent, 0, 1 */
 	bool train;	   /* workflow.train */
@@ -107,7 +109,7 @@ static const struct {
     {"dataset.compression_level", "feedbench writes uncompressed files"},
     {"dataset.file_prefix", "feedbench names the files it writes; it reads any name"},
     {"dataset.generation_buffer_size", "generation writes through the format plug-in"},
-    {"dataset.parquet", "the parquet format is not emulated"},
+    {"dataset.parquet", "not a key of the MLCommons fork's parquet section feedbench knows"},
     {"train.total_training_steps",
      "feedbench runs whole epochs: size num_files_train x num_samples_per_file to the steps"},
     {"train.total_eval_steps",
@@ -277,7 +279,7 @@ static int imp_line(const yaml_node_t *n)
 static bool imp_native_format(const char *f)
 {
 	return strcmp(f, "npz") == 0 || strcmp(f, "tfrecord") == 0 || strcmp(f, "hdf5") == 0 ||
-	       strcmp(f, "npy") == 0;
+	       strcmp(f, "npy") == 0 || strcmp(f, "parquet") == 0;
 }
 
 /* The checkpoint.* keys DLIO 2.0.0 reads (utils/config.py LoadConfig): kept for imp_ckpt,
@@ -374,6 +376,9 @@ static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
 	} else if (strcmp(dk, "dataset.format") == 0) {
 		snprintf(im->format, sizeof(im->format), "%s", v);
 		im->format_line = line;
+	} else if (strcmp(dk, "dataset.compression") == 0) {
+		snprintf(im->compression, sizeof(im->compression), "%s", v);
+		im->compression_line = line;
 	} else if (strcmp(dk, "dataset.data_folder") == 0) {
 		snprintf(im->data_folder, sizeof(im->data_folder), "%s", v);
 	} else if (strcmp(dk, "storage.storage_root") == 0) {
@@ -439,6 +444,81 @@ static void imp_scalar(struct imp *im, const char *dk, const char *v, int line)
 			note);
 }
 
+/* The MLCommons fork's dataset.parquet: columns (a list of {name, dtype, size, read}) to
+ * [format.parquet] columns and read_columns (when some say read: false), row_group_size. */
+static bool imp_parquet(struct imp *im, yaml_document_t *doc, yaml_node_t *n)
+{
+	char cols[IMP_VALUE] = "", rd[IMP_VALUE] = "";
+	bool skipped = false;
+
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(doc, p->value);
+		const char *key =
+		    k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+		char dk[CFG_NAME_MAX];
+
+		snprintf(dk, sizeof(dk), "dataset.parquet.%s", key);
+		if (v && v->type == YAML_SCALAR_NODE && strcmp(key, "row_group_size") == 0) {
+			imp_set(im, "format.parquet.row_group_size",
+				(const char *)v->data.scalar.value, imp_line(v), "%s: %s", dk,
+				(const char *)v->data.scalar.value);
+			continue;
+		}
+		if (!v || v->type != YAML_SEQUENCE_NODE || strcmp(key, "columns") != 0) {
+			imp_skip(im, dk,
+				 v && v->type == YAML_SCALAR_NODE
+				     ? (const char *)v->data.scalar.value
+				     : "{...}",
+				 v ? imp_line(v) : 0,
+				 "generation batching and read modes of DLIO's fork: no I/O of "
+				 "their own");
+			continue;
+		}
+		for (yaml_node_item_t *it = v->data.sequence.items.start;
+		     it < v->data.sequence.items.top; it++) {
+			yaml_node_t *c = yaml_document_get_node(doc, *it);
+			const char *f[4] = {"data", "float32", "1",
+					    "true"}; /* name dtype size read */
+			static const char *const names[4] = {"name", "dtype", "size", "read"};
+			size_t at = strlen(cols);
+
+			for (yaml_node_pair_t *q = c && c->type == YAML_MAPPING_NODE
+						       ? c->data.mapping.pairs.start
+						       : NULL;
+			     q && q < c->data.mapping.pairs.top; q++) {
+				yaml_node_t *ck = yaml_document_get_node(doc, q->key);
+				yaml_node_t *cv = yaml_document_get_node(doc, q->value);
+
+				for (int j = 0; j < 4 && ck && cv && cv->type == YAML_SCALAR_NODE;
+				     j++)
+					if (strcmp((const char *)ck->data.scalar.value, names[j]) ==
+					    0)
+						f[j] = (const char *)cv->data.scalar.value;
+			}
+			bool binary = strcmp(f[1], "binary") == 0, read = true;
+
+			if (!yaml_bool(f[3], &read))
+				read = true;
+
+			snprintf(cols + at, sizeof(cols) - at, "%s%s:%s%s%s", at ? ", " : "", f[0],
+				 f[1], binary ? "" : ":", binary ? "" : f[2]);
+			if (read) {
+				at = strlen(rd);
+				snprintf(rd + at, sizeof(rd) - at, "%s%s", at ? ", " : "", f[0]);
+			}
+			skipped |= !read;
+		}
+		imp_set(im, "format.parquet.columns", cols, imp_line(v),
+			"dataset.parquet.columns: %s", cols);
+		if (skipped)
+			imp_set(im, "format.parquet.read_columns", rd, imp_line(v),
+				"dataset.parquet.columns: the columns with read: true");
+	}
+	return true;
+}
+
 /* Walks one section's mapping: scalars are keys; anything deeper is one unmapped key. */
 static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, yaml_node_t *n)
 {
@@ -466,6 +546,9 @@ static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, y
 		return;
 	}
 	if (n->type == YAML_SEQUENCE_NODE && imp_ckpt_list(im, doc, prefix, n))
+		return;
+	if (n->type == YAML_MAPPING_NODE && strcmp(prefix, "dataset.parquet") == 0 &&
+	    imp_parquet(im, doc, n))
 		return;
 	why = imp_reason(prefix);
 	imp_skip(im, prefix, n->type == YAML_SEQUENCE_NODE ? "[list]" : "{mapping}", imp_line(n),
@@ -742,6 +825,14 @@ static void imp_finish(struct imp *im)
 	snprintf(folder, sizeof(folder), "%s", im->data_folder[0] ? im->data_folder : "./data/");
 	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
 		folder[--n] = '\0';
+	if (strcmp(fmt, "parquet") == 0 && im->compression[0] &&
+	    (strcmp(im->compression, "none") == 0 || strcmp(im->compression, "snappy") == 0 ||
+	     strcmp(im->compression, "zstd") == 0 || strcmp(im->compression, "gzip") == 0))
+		imp_set(im, "format.parquet.compression", im->compression, im->compression_line,
+			"dataset.compression: %s", im->compression);
+	else if (im->compression[0])
+		imp_skip(im, "dataset.compression", im->compression, im->compression_line,
+			 "feedbench writes uncompressed files (parquet: none, snappy, zstd, gzip)");
 	if (native) {
 		imp_set(im, "dataset.format", fmt, im->format_line, "dataset.format: %s%s", fmt,
 			im->format[0] ? "" : " (DLIO's default)");
@@ -808,9 +899,9 @@ static void imp_write(const struct imp *im, FILE *out)
 {
 	char buf[1024];
 
-	static const char *const sections[] = {"workload",   "dataset",	   "format.tfrecord",
-					       "storage",    "reader",	   "train",
-					       "evaluation", "checkpoint", "output"};
+	static const char *const sections[] = {
+	    "workload", "dataset", "format.tfrecord", "format.parquet", "storage",
+	    "reader",	"train",   "evaluation",      "checkpoint",	"output"};
 	const char *base = strrchr(im->path, '/');
 
 	fprintf(out,

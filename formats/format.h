@@ -77,6 +77,9 @@ struct format_ops {
 	    *globs; /* extensions recognised when discovering: {".h5", ".hdf5", NULL} */
 	unsigned caps;
 	const char *shared_note; /* why shared access is refused, when it is */
+	/* Set when the plug-in was not built: why ("libsnappy not found"); its create, index and
+	 * probe refuse the run with that reason. */
+	const char *not_built;
 
 	/* Generation: create a file, append its samples in index order (with FGEN_COLLECTIVE,
 	 * each rank appends its own indices, still increasing), finish: flush, fsync, close.

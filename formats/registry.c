@@ -14,9 +14,11 @@ extern const struct format_ops npz_format;
 extern const struct format_ops wds_format;
 extern const struct format_ops hdf5_format;
 extern const struct format_ops tfrecord_format;
+extern const struct format_ops parquet_format;
 
 const struct format_ops *const format_registry[] = {
-    &raw_format, &npy_format, &npz_format, &wds_format, &hdf5_format, &tfrecord_format, NULL,
+    &raw_format,  &npy_format,	    &npz_format,     &wds_format,
+    &hdf5_format, &tfrecord_format, &parquet_format, NULL,
 };
 
 const struct format_ops *format_find(const char *name)

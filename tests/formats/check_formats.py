@@ -140,11 +140,46 @@ def expect_failure(fmt, sets, regex, what):
     print("ok: %s -> exit 1, %r" % (what, regex))
 
 
+def corrupt_parquet(data, sets):
+    """parquet, uncompressed, float32 first column (its values are the sample's bytes as they
+    are): a payload byte of row 1, a page header, a cut footer."""
+    sets = sets + ["format.parquet.compression=none"]
+    rc, _ = feedbench("generate", "parquet", 2, sets)
+    if rc != 0:
+        fail("generation: exit %d" % rc)
+    victim = sorted(glob.glob(os.path.join(data, "parquet-*")))[1]
+    name = re.escape(victim)
+    with open(victim, "rb") as f:
+        blob = f.read()
+    heads = [m.start() for m in re.finditer(re.escape(struct.pack("<I", 0x31534246)), blob)]
+    if len(heads) < 2:
+        fail("no sample headers found in %s" % victim)
+    flip(victim, heads[1] + 100)  # row 1 of the first row group
+    expect_failure("parquet", sets, r"verification failed[^\n]*'%s' sample 1, byte 100 of the "
+                   r"sample" % name, "payload byte")
+    flip(victim, heads[1] + 100)
+    with open(victim, "r+b") as f:  # the first page header's first byte: a Thrift STOP
+        f.seek(4)
+        f.write(b"\0")
+    expect_failure("parquet", sets,
+                   r"bad parquet file '%s': bad page header \(page header lacks its type or "
+                   r"sizes\) \(column 'emb', row group 0\) at offset 4" % name, "page header")
+    with open(victim, "r+b") as f:
+        f.seek(4)
+        f.write(blob[4:5])
+        f.truncate(len(blob) - 100)
+    expect_failure("parquet", sets,
+                   r"bad parquet file '%s': no PAR1 magic at the end \(truncated file\?\) at "
+                   r"offset %d" % (name, len(blob) - 104), "cut footer")
+
+
 def corrupt(fmt):
     d = workdir("corrupt-" + fmt)
     data = os.path.join(d, "data")
     sets = ["dataset.data_dir=" + data, "train.epochs=1", "dataset.verify=true",
             "output.dir=" + os.path.join(d, "out")]
+    if fmt == "parquet":
+        return corrupt_parquet(data, sets)
     rc, _ = feedbench("generate", fmt, 2, sets)
     if rc != 0:
         fail("generation: exit %d" % rc)

@@ -26,3 +26,5 @@ fb_interop_test(wds test_wds.py)
 # hdf5 / tfrecord
 fb_interop_test(hdf5 test_hdf5.py)
 fb_interop_test(tfrecord test_tfrecord.py)
+# parquet (pyarrow)
+fb_interop_test(parquet test_parquet.py)

@@ -27,7 +27,8 @@ if grep -qE '^\[checkpoint\]' "$INI" && ! grep -q "dlio-benchmark 2.0.0" "$INI";
 fi
 # Every number cites its source: each key = value line follows a comment or sits in a file
 # whose header names the DLIO workload YAML it comes from.
-grep -q "dlio-benchmark 2.0.0" "$INI" || fail "the header does not name the DLIO version"
+grep -qE "dlio-benchmark 2.0.0|mlcommons/storage configs/dlio/workload/" "$INI" ||
+	fail "the header does not name the DLIO version or the mlcommons/storage workload"
 
 fb2 validate "$INI" || fail "the full-size config does not validate on 2 ranks"
 # The accelerator lines of the header: ";   H100:  --set train.computation_time=0.323 ..."
@@ -62,6 +63,12 @@ dlrm) scale=(dataset.num_samples_per_file=8192 dataset.record_length_bytes=1KiB 
 megatron) scale=(dataset.num_samples_per_file=4096 train.epochs=1
 	checkpoint.checkpoint_every_steps=1 checkpoint.model_size_bytes=64KiB
 	checks.checkpoints=2) ;; # 2 steps per rank
+flux_b200) cols="t5_encodings:float32:256, clip_encodings:float32:16, mean:float32:32"
+	scale=(dataset.num_files_train=2 dataset.num_samples_per_file=96
+	dataset.record_length_bytes=1372 train.epochs=1
+	"format.parquet.columns=$cols, logvar:float32:32, timestamp:float32:7") ;;
+dlrm_parquet_h100) scale=(dataset.num_files_train=4 dataset.num_samples_per_file=8192
+	format.parquet.row_group_size=8192 train.epochs=1) ;; # 2 steps of 8192 per rank
 *) fail "no scaled-down settings for $NAME" ;;
 esac
 args=()
