@@ -773,6 +773,17 @@ out:
 	return rc;
 }
 
+int cfg_value_check(const char *value, char *why, size_t len)
+{
+	const char *v = value;
+
+	if (!strpbrk(v, "\r\n") && *v != ';' && !strstr(v, " ;") && !strstr(v, "\t;"))
+		return 0;
+	snprintf(why, len,
+		 "a value cannot hold a line break, begin with ';' or hold ' ;' (an INI comment)");
+	return -FB_EUSAGE;
+}
+
 int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 {
 	const char *eq = strchr(assignment, '=');
@@ -791,11 +802,8 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err)
 	 * is refused, so that config.ini, the effective config, parses back to the config run. */
 	for (char *e = value + strlen(value); e > v && isspace((unsigned char)e[-1]);)
 		*--e = '\0';
-	if (strpbrk(v, "\r\n") || *v == ';' || strstr(v, " ;") || strstr(v, "\t;"))
-		return fb_fail(err, -FB_EUSAGE,
-			       "--set %s: a value cannot hold a line break, begin with ';' or hold "
-			       "' ;' (an INI comment)",
-			       dotted);
+	if (cfg_value_check(v, why, sizeof(why)) < 0)
+		return fb_fail(err, -FB_EUSAGE, "--set %s: %s", dotted, why);
 	const char *leaf = strrchr(dotted, '.');
 	size_t width = strlen(leaf ? leaf + 1 : dotted) + 3 + strlen(v);
 	if (width > CFG_LINE_MAX)

@@ -262,6 +262,11 @@ int cfg_parse_text(struct config *cfg, const char *text, size_t len, const char 
 /* Applies "section.key=value" (a --set). */
 int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err);
 
+/* 0 when value can be written as a config line's value and read back unchanged; otherwise
+ * -FB_EUSAGE and why not (a phrase) in why: a line break, a leading ';', or ' ;' (an INI
+ * comment). --set and import-dlio share this rule. */
+int cfg_value_check(const char *value, char *why, size_t len);
+
 /* Checks combinations that cannot be honoured (batch larger than a rank's samples, ...).
  * nranks: the number of ranks the run will use. */
 int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <yaml.h>
@@ -29,6 +30,10 @@
 #define IMP_MAX	  256 /* keys of one YAML file */
 #define IMP_VALUE 512
 #define IMP_LIST  64 /* numbers of one YAML list (optimization_groups, layer_parameters) */
+/* Bounds on the input (docs/dlio.md): DLIO's workload YAMLs are a few KiB, 3 levels deep. */
+#define IMP_MAX_BYTES ((size_t)1 << 20)
+#define IMP_MAX_DEPTH 32
+#define IMP_MAX_NODES 20000 /* scalars, lists and mappings */
 
 /* A value for one feedbench key, and where it came from. */
 struct imp_set {
@@ -62,6 +67,7 @@ struct imp {
 	int evaluation;	   /* workflow.evaluation: -1 absent, 0, 1 */
 	bool train;	   /* workflow.train */
 	char framework[32];
+	char bad[768]; /* the first value the INI cannot hold (imp_value_check) */
 	/* DLIO 2.0.0's checkpoint keys (utils/config.py), DLIO's defaults when absent. */
 	struct {
 		int enabled; /* workflow.checkpoint: -1 absent, 0, 1 */
@@ -179,6 +185,30 @@ static struct imp_set *imp_find(struct imp *im, const char *key)
 	return NULL;
 }
 
+/* The INI must read back to exactly the values reported: a value --set would refuse
+ * (cfg_value_check), one with blanks at either end (the INI drops them) or one longer than
+ * IMP_VALUE is the import's error (the first one is kept), never written. */
+static void imp_value_check(struct imp *im, const struct imp_set *s, const char *value)
+{
+	char why[256] = "";
+	size_t n = strlen(value);
+
+	if (im->bad[0])
+		return;
+	if (n >= sizeof(s->value))
+		snprintf(why, sizeof(why), "it is longer than %zu bytes", sizeof(s->value) - 1);
+	else if (n && (isspace((unsigned char)value[0]) || isspace((unsigned char)value[n - 1])))
+		snprintf(why, sizeof(why), "a value cannot begin or end with a blank");
+	else if (cfg_value_check(value, why, sizeof(why)) == 0)
+		return;
+	if (s->line > 0)
+		snprintf(im->bad, sizeof(im->bad), "%s:%d: %s cannot be written to the INI: %s",
+			 im->path, s->line, s->key, why);
+	else
+		snprintf(im->bad, sizeof(im->bad), "%s: %s cannot be written to the INI: %s",
+			 im->path, s->key, why);
+}
+
 /* Sets a feedbench key; line: of the YAML key, -1 for a value derived from several keys, 0 for
  * a DLIO default, which never overrides what the YAML set. */
 static void imp_set(struct imp *im, const char *key, const char *value, int line, const char *fmt,
@@ -199,6 +229,7 @@ static void imp_set(struct imp *im, const char *key, const char *value, int line
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->value, sizeof(s->value), "%s", value);
 	s->line = line;
+	imp_value_check(im, s, value);
 	va_start(ap, fmt);
 	vsnprintf(s->from, sizeof(s->from), fmt, ap);
 	va_end(ap);
@@ -555,21 +586,110 @@ static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, y
 		 why ? why : "not a DLIO workload key feedbench knows (see docs/dlio.md)");
 }
 
+/* Reads FILE.yaml whole: a regular file only (a FIFO or a device is refused without
+ * blocking, safe_open_read), of at most IMP_MAX_BYTES. */
+static int imp_read(const struct imp *im, char **out, size_t *outlen)
+{
+	int fd = safe_open_read(im->path, 0, false);
+	size_t len = 0;
+	struct stat st;
+	char *buf;
+
+	if (fd == -FB_ENOTREG && stat(im->path, &st) == 0) {
+		fprintf(stderr,
+			"feedbench: import-dlio: cannot read '%s': it is %s, not a regular file\n",
+			im->path, safe_kind(st.st_mode));
+		return -FB_EUSAGE;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "feedbench: import-dlio: cannot open '%s': %s\n", im->path,
+			fb_strerror(fd));
+		return -FB_EUSAGE;
+	}
+	buf = malloc(IMP_MAX_BYTES + 1);
+	while (buf && len <= IMP_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, IMP_MAX_BYTES + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf || len > IMP_MAX_BYTES) {
+		fprintf(
+		    stderr, "feedbench: import-dlio: cannot read '%s': %s\n", im->path,
+		    buf ? "it is larger than 1 MiB, the most import-dlio reads (a DLIO workload "
+			  "YAML is a few KiB)"
+			: "out of memory");
+		free(buf);
+		return -FB_EUSAGE;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+/* Walks the YAML's events once before the document is built: nesting deeper than
+ * IMP_MAX_DEPTH (libyaml's scanner takes time quadratic in the depth of flow collections:
+ * 100 000 '[' took a minute) and more than IMP_MAX_NODES values are refused. A YAML error is
+ * left to the load to report. */
+static int imp_depth_check(const struct imp *im, const char *buf, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, nodes = 0, rc = 0;
+	bool end = false;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	while (!end && rc == 0 && yaml_parser_parse(&parser, &ev)) {
+		if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT)
+			nodes++;
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			depth++;
+			nodes++;
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
+			depth--;
+		if (depth > IMP_MAX_DEPTH) {
+			fprintf(stderr,
+				"feedbench: import-dlio: %s:%zu:%zu: nested deeper than %d levels, "
+				"the most import-dlio reads (a DLIO workload YAML has 3)\n",
+				im->path, ev.start_mark.line + 1, ev.start_mark.column + 1,
+				IMP_MAX_DEPTH);
+			rc = -FB_EUSAGE;
+		} else if (nodes > IMP_MAX_NODES) {
+			fprintf(stderr,
+				"feedbench: import-dlio: %s:%zu:%zu: more than %d values, the most "
+				"import-dlio reads (a DLIO workload YAML has about 50)\n",
+				im->path, ev.start_mark.line + 1, ev.start_mark.column + 1,
+				IMP_MAX_NODES);
+			rc = -FB_EUSAGE;
+		}
+		end = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 /* Loads FILE.yaml; a YAML error names file, line and column. */
 static int imp_load(struct imp *im, yaml_document_t *doc)
 {
 	yaml_parser_t parser;
-	FILE *f = fopen(im->path, "rb");
 	yaml_node_t *root;
-	int rc = 0;
+	size_t len = 0;
+	char *buf = NULL;
+	int rc = imp_read(im, &buf, &len);
 
-	if (!f) {
-		fprintf(stderr, "feedbench: import-dlio: cannot open '%s': %s\n", im->path,
-			strerror(errno));
-		return -FB_EUSAGE;
+	if (rc < 0)
+		return rc;
+	if ((rc = imp_depth_check(im, buf, len)) < 0) {
+		free(buf);
+		return rc;
 	}
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, doc)) {
 		fprintf(stderr, "feedbench: import-dlio: %s:%zu:%zu: %s%s%s\n", im->path,
 			parser.problem_mark.line + 1, parser.problem_mark.column + 1,
@@ -590,7 +710,7 @@ static int imp_load(struct imp *im, yaml_document_t *doc)
 	}
 out:
 	yaml_parser_delete(&parser);
-	fclose(f);
+	free(buf);
 	return rc;
 }
 
@@ -875,10 +995,18 @@ static void imp_finish(struct imp *im)
 }
 
 /* A comment, wrapped at 100 columns: the INI parser refuses lines of 200 characters. */
-static void imp_comment(FILE *out, const char *first, const char *text)
+static void imp_comment(FILE *out, const char *first, const char *raw)
 {
 	const char *lead = first;
 	size_t width = 100 - 2 - strlen(first);
+	char clean[1024], *text = clean;
+
+	/* A YAML value quoted here (a key not mapped) may hold line breaks: never a new line of
+	 * the INI. */
+	snprintf(clean, sizeof(clean), "%s", raw);
+	for (char *c = clean; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 
 	while (strlen(text) > width) {
 		size_t cut = width;
@@ -966,7 +1094,7 @@ static int imp_output(const struct imp *im, const char *out_path)
 	int rc = safe_write_atomic(out_path, text, len);
 	free(text);
 	if (rc < 0) {
-		fprintf(stderr, "feedbench: import-dlio: cannot write '%s': %s\n", out_path,
+		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", out_path,
 			fb_strerror(rc));
 		return 1;
 	}
@@ -1035,6 +1163,11 @@ int import_dlio_main(int argc, char **argv)
 	imp_node(im, &doc, "", yaml_document_get_root_node(&doc));
 	yaml_document_delete(&doc);
 	imp_finish(im);
+	if (im->bad[0]) {
+		fprintf(stderr, "feedbench: import-dlio: %s\n", im->bad);
+		free(im);
+		return 2;
+	}
 	for (int i = 0; i < im->nskips; i++)
 		fprintf(stderr, "feedbench: import-dlio: %s:%d: %s not mapped: %s\n", im->path,
 			im->skips[i].line, im->skips[i].dlio, im->skips[i].why);

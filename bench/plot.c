@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "build_config.h"
+#include "child.h"
 #include "config.h"
 #include "errors.h"
 #include "safefile.h"
@@ -162,14 +163,28 @@ static void plot_last_line(char *text, char *out, size_t len)
 	snprintf(out, len, "%s", start ? start + 1 : text);
 }
 
-/* Runs gnuplot -e ASSIGN SCRIPT; stdout is dropped, stderr kept for the message. */
+/* Seconds one gnuplot script may take: FEEDBENCH_GNUPLOT_TIMEOUT, default PLOT_TIME_LIMIT
+ * (a sweep's largest picture takes about a second). */
+#define PLOT_TIME_LIMIT 120u
+
+static unsigned plot_time_limit(void)
+{
+	const char *env = getenv("FEEDBENCH_GNUPLOT_TIMEOUT");
+	char *end;
+	unsigned long v = env ? strtoul(env, &end, 10) : 0;
+
+	return env && *env && !*end && v > 0 && v <= 86400 ? (unsigned)v : PLOT_TIME_LIMIT;
+}
+
+/* Runs gnuplot -e ASSIGN SCRIPT under a time limit; stdout is dropped, stderr kept for the
+ * message. */
 static int plot_exec(struct plot_env *env, const char *script, const char *assign)
 {
 	char path[PATH_MAX + 64], err[8192], line[512];
 	char *argv[] = {"gnuplot", "-e", (char *)assign, path, NULL};
 	posix_spawn_file_actions_t fa;
 	int pipefd[2], status = 0, rc;
-	size_t got = 0;
+	unsigned limit;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/%s", env->scripts, script);
@@ -188,21 +203,17 @@ static int plot_exec(struct plot_env *env, const char *script, const char *assig
 		plot_fail(env, "cannot run '%s': %s", env->gnuplot, strerror(rc));
 		return -rc;
 	}
-	for (;;) {
-		ssize_t n = read(pipefd[0], err + got, sizeof(err) - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == sizeof(err) - 1)
-			got = 0; /* keep the tail: the message is at the end */
-	}
-	err[got] = '\0';
+	limit = plot_time_limit();
+	rc = child_collect(pid, pipefd[0], err, sizeof(err), limit * 1000u, &status);
 	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (rc == -ETIMEDOUT) {
+		plot_fail(env,
+			  "gnuplot %s did not finish within %u s and was stopped (set "
+			  "FEEDBENCH_GNUPLOT_TIMEOUT to allow more seconds)",
+			  script, limit);
+		return rc;
+	}
+	if (rc < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		plot_last_line(err, line, sizeof(line));
 		plot_fail(env, "gnuplot %s failed: %s", script, line[0] ? line : "no message");
 		return -FB_EINTERNAL;

@@ -32,6 +32,7 @@ function(fb_untrusted_test name labels)
     LABELS "${labels}" TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endfunction()
 foreach(case output_import_dlio output_compare output_history config_bom umask_000
-             link_metadata_rank link_sweep_point)
+             link_metadata_rank link_sweep_point yaml_bounds plot_timeout
+             yaml_values)
   fb_untrusted_test(${case} hostile)
 endforeach()

@@ -39,7 +39,7 @@ name = $name
 [dataset]
 data_dir = ${DATA:-$T/data}
 format = ${FORMAT:-raw}
-num_files_train = 2
+num_files_train = ${NFILES:-2}
 num_samples_per_file = 4
 record_length_bytes = 4096
 [reader]
@@ -257,6 +257,82 @@ reader.batch_size = 1, 2"
 	expect_err "cannot resume '$S': '$P/summary.json' is a symbolic link"
 	rm "$T/vdir/summary.json"
 	victim_intact
+	;;
+hdf5_crash)
+	# A foreign .h5 that crashes libhdf5 (found by fuzz.hdf5, kept as its seed) in a data
+	# folder read with generate = never: exit 1 naming the file and the library, no SIGSEGV.
+	NFILES=1 DATA=$T/data FORMAT=hdf5 config hc "[dataset]
+generate = never
+verify = false"
+	mkdir -p "$T/data"
+	cp "$FEEDBENCH_SOURCE_DIR/tests/fuzz/corpus/hdf5/${HDF5_CRASH:-crash_h5lexists.h5}" "$T/data/x.h5"
+	fb run "$T/hc.ini"
+	expect_rc 1
+	expect_err "cannot read '$T/data/x.h5': the HDF5 library crashed on it (signal"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
+	;;
+yaml_bounds)
+	# import-dlio reads a bounded input: a FIFO (nobody writing) and a device are refused
+	# without blocking, a file over 1 MiB, nesting deeper than 32 levels (100 000 '[' took a
+	# minute of CPU) and more than 20 000 values are refused naming the bound.
+	mkfifo "$T/fifo.yaml"
+	fb import-dlio "$T/fifo.yaml"
+	expect_rc 2
+	expect_err "cannot read '$T/fifo.yaml': it is a FIFO, not a regular file"
+	node chardev "$T/dev.yaml"
+	fb import-dlio "$T/dev.yaml"
+	expect_rc 2
+	expect_err "cannot read '$T/dev.yaml': it is a device, not a regular file"
+	head -c 1048577 /dev/zero | tr '\0' '#' >"$T/big.yaml"
+	fb import-dlio "$T/big.yaml"
+	expect_rc 2
+	expect_err "it is larger than 1 MiB"
+	python3 -c "import sys; open(sys.argv[1], 'w').write('[' * 100000)" "$T/nest.yaml"
+	fb import-dlio "$T/nest.yaml"
+	expect_rc 2
+	expect_err "$T/nest.yaml:1:33: nested deeper than 32 levels"
+	python3 -c "import sys; open(sys.argv[1], 'w').write('a: [' + '1,' * 450000 + '1]')" "$T/flow.yaml"
+	fb import-dlio "$T/flow.yaml"
+	expect_rc 2
+	expect_err "more than 20000 values"
+	;;
+plot_timeout)
+	# gnuplot that never ends (here: sleeps) is stopped at FEEDBENCH_GNUPLOT_TIMEOUT seconds
+	# with a message saying so; `feedbench plot` ends instead of waiting for ever.
+	config pt
+	fb run "$T/pt.ini" -q
+	expect_rc 0
+	printf '#!/bin/sh\nexec sleep 300\n' >"$T/gnuplot"
+	chmod +x "$T/gnuplot"
+	FEEDBENCH_GNUPLOT=$T/gnuplot FEEDBENCH_GNUPLOT_TIMEOUT=1 fb plot "$T"/results/pt-*
+	[ "$RC" -ne 0 ] || fail "plot exited 0 with a gnuplot that never ends"
+	expect_err "did not finish within 1 s and was stopped (set FEEDBENCH_GNUPLOT_TIMEOUT"
+	;;
+yaml_values)
+	# import-dlio writes values by the rules of --set: a checkpoint_folder holding a line break
+	# (which wrote '[train]' lines into the INI) or ' ;' (read back as 'a') is refused with
+	# exit 2 naming the file and the key; a line break in a key that is not mapped stays in
+	# its comment; a value with '#' reads back exactly.
+	yaml "$T/w.yaml"
+	printf '  checkpoint: True\ncheckpoint:\n  checkpoint_folder: "ck\\n[train]\\nepochs = 99"\n' >"$T/ck.yaml"
+	sed -e '/^  train: True$/r '"$T/ck.yaml" "$T/w.yaml" >"$T/nl.yaml"
+	fb import-dlio "$T/nl.yaml" -o "$T/nl.ini"
+	expect_rc 2
+	expect_err "$T/nl.yaml: checkpoint.folder cannot be written to the INI: a value cannot hold a line break"
+	[ ! -e "$T/nl.ini" ] || fail "an INI was written"
+	sed 's/"ck\\n\[train\]\\nepochs = 99"/"a ;b"/' "$T/nl.yaml" >"$T/semi.yaml"
+	grep -q '"a ;b"' "$T/semi.yaml" || fail "test setup: no 'a ;b' in semi.yaml"
+	fb import-dlio "$T/semi.yaml" -o "$T/semi.ini"
+	expect_rc 2
+	expect_err "checkpoint.folder cannot be written to the INI: a value cannot hold a line break, begin with ';' or hold ' ;'"
+	sed 's/"ck\\n\[train\]\\nepochs = 99"/"ck#1"/' "$T/nl.yaml" >"$T/hash.yaml"
+	printf 'foo_unknown: "x\\n[train]\\nepochs = 77"\n' >>"$T/hash.yaml"
+	fb import-dlio "$T/hash.yaml" -o "$T/hash.ini"
+	expect_rc 0
+	! grep -q '^epochs = 77' "$T/hash.ini" || fail "a YAML line break became an INI line: $(cat "$T/hash.ini")"
+	fb validate "$T/hash.ini" --set "dataset.data_dir=$T/d"
+	expect_rc 0
+	expect_out "folder = ck#1"
 	;;
 *)
 	echo "unknown case $CASE" >&2
