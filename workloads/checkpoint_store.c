@@ -382,11 +382,23 @@ static int ckpt_remove_step(struct run *run, struct ckpt_state *st, const char *
 	return rc ? rc : io_rmdir(&io, dir, true);
 }
 
-/* Rank 0: 1 when a checkpoint folder is at dir, 0 when not, or a recorded failure. */
+/* Rank 0: 1 when a checkpoint folder is at dir, 0 when not, or a recorded failure. A step
+ * folder is the workload's own: a link at its name (opened with O_NOFOLLOW | O_DIRECTORY) is
+ * refused, so nothing is removed or written through it. */
 static int ckpt_step_exists(struct run *run, struct io *io, const char *dir)
 {
 	struct storage_stat sst;
-	int rc = io_stat(io, dir, &sst);
+	const char *what;
+	int rc = safe_own_dir_check(dir, &what);
+
+	if (rc == -FB_ENOTREG && strcmp(what, "a symbolic link") == 0)
+		return run_fail(
+		    run, rc,
+		    "refusing to use the checkpoint folder '%s': it is a symbolic link, "
+		    "not a folder of feedbench's own (nothing is removed or written "
+		    "through it)",
+		    dir);
+	rc = io_stat(io, dir, &sst);
 
 	if (rc == -ENOENT || (rc == 0 && !sst.is_dir))
 		return 0; /* not there, or not a folder: io_mkdir says what is in the way */

@@ -33,6 +33,6 @@ function(fb_untrusted_test name labels)
 endfunction()
 foreach(case output_import_dlio output_compare output_history config_bom umask_000
              link_metadata_rank link_sweep_point yaml_bounds plot_timeout
-             yaml_values)
+             yaml_values link_checkpoint_step)
   fb_untrusted_test(${case} hostile)
 endforeach()

@@ -334,6 +334,48 @@ yaml_values)
 	expect_rc 0
 	expect_out "folder = ck#1"
 	;;
+link_checkpoint_step)
+	# An earlier checkpoint step-1 that is a link to another folder: the run removed
+	# "the old checkpoint" through it (.metadata and every file of the other folder). Now it
+	# is refused, exit 1 naming it, and nothing behind it is removed; keep_last the same way.
+	cat >"$T/ck.ini" <<INI
+[workload]
+name = ck
+type = checkpoint
+[dataset]
+data_dir = $T/data
+[checkpoint]
+num_parameters = 1000
+count = 2
+keep_last = 1
+restore = false
+verify = false
+[output]
+dir = $T/results
+plots = false
+INI
+	mkdir -p "$T/data/checkpoints"
+	echo precious >"$T/vdir/.metadata"
+	ln -s "$T/vdir" "$T/data/checkpoints/step-1"
+	fb run "$T/ck.ini" -q
+	[ "$(cat "$T/vdir/.metadata" 2>/dev/null)" = precious ] || fail ".metadata behind the link was removed"
+	expect_rc 1
+	expect_err "refusing to use the checkpoint folder '$T/data/checkpoints/step-1': it is a symbolic link"
+	rm "$T/vdir/.metadata"
+	victim_intact
+	# keep_last reaching step 1 when it became a link after it was written.
+	rm "$T/data/checkpoints/step-1"
+	fb run "$T/ck.ini" -q --set checkpoint.count=1
+	expect_rc 0
+	mv "$T/data/checkpoints/step-1" "$T/step-1.real"
+	ln -s "$T/vdir" "$T/data/checkpoints/step-1"
+	echo precious >"$T/vdir/.metadata"
+	fb run "$T/ck.ini" -q --set checkpoint.count=2 --set checkpoint.save=true
+	[ "$RC" -ne 0 ] || fail "keep_last through a link: exit 0"
+	[ "$(cat "$T/vdir/.metadata" 2>/dev/null)" = precious ] || fail "keep_last removed .metadata behind the link"
+	rm "$T/vdir/.metadata"
+	victim_intact
+	;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2
