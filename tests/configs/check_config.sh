@@ -8,7 +8,6 @@
 #   ; message: TEXT                  a fragment of stderr (any number of lines; all must appear)
 #   ; ranks: 2                       run under mpiexec with this many ranks (default: 1, direct)
 #   ; commands: validate run         which commands to try (default: validate run)
-#   ; requires: formats/npy.c        skip (exit 77) when this source file is absent
 #
 # usage: check_config.sh FILE.ini
 #        check_config.sh --generated CASE   (files that cannot live in git: NUL bytes, CRLF, empty)
@@ -61,13 +60,8 @@ else
 	mapfile -t MESSAGES < <(sed -n 's/^; message: *//p' "$FILE")
 	RANKS=$(sed -n 's/^; ranks: *//p' "$FILE" | head -1)
 	COMMANDS=$(sed -n 's/^; commands: *//p' "$FILE" | head -1)
-	REQUIRES=$(sed -n 's/^; requires: *//p' "$FILE" | head -1)
 	: "${RANKS:=1}" "${COMMANDS:=validate run}"
 	[ -n "$EXPECT" ] || fail "no '; expect:' line in $FILE"
-	if [ -n "$REQUIRES" ] && [ ! -e "$FEEDBENCH_SOURCE_DIR/$REQUIRES" ]; then
-		echo "SKIP ($NAME): $REQUIRES is not there yet"
-		exit 77
-	fi
 	cp "$FILE" "$T/$NAME.ini"
 	FILE="$T/$NAME.ini"
 fi

@@ -16,7 +16,7 @@ foreach(ini ${FB_BAD_CONFIGS})
     set(labels "configs")
   endif()
   set_tests_properties(configs.${name} PROPERTIES
-    LABELS "${labels}" TIMEOUT 60 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+    LABELS "${labels}" TIMEOUT 60 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endforeach()
 
 foreach(case nul_byte empty crlf crlf_error_line missing_file)

@@ -24,16 +24,14 @@ foreach(case data_missing data_fewer_files data_foreign_files data_resized cache
 endforeach()
 
 # posix vs mpiio (independent and collective) on shared files: raw at 1, 2 and 4 ranks; the
-# other formats that can be shared at 2 ranks, once their plug-ins exist.
+# other formats that can be shared at 2 ranks.
 foreach(mode posix mpiio collective)
   foreach(n 1 2 4)
     fb_fault_test(matrix_raw_${mode}_${n} 60 matrix raw ${mode} ${n})
     set_tests_properties(faults.matrix_raw_${mode}_${n} PROPERTIES LABELS "faults;mpi;mpiio")
   endforeach()
   foreach(fmt tfrecord npz hdf5)
-    if(EXISTS ${PROJECT_SOURCE_DIR}/formats/${fmt}.c)
-      fb_fault_test(matrix_${fmt}_${mode}_2 60 matrix ${fmt} ${mode} 2)
-      set_tests_properties(faults.matrix_${fmt}_${mode}_2 PROPERTIES LABELS "faults;mpi;mpiio")
-    endif()
+    fb_fault_test(matrix_${fmt}_${mode}_2 60 matrix ${fmt} ${mode} 2)
+    set_tests_properties(faults.matrix_${fmt}_${mode}_2 PROPERTIES LABELS "faults;mpi;mpiio")
   endforeach()
 endforeach()

@@ -2,7 +2,11 @@
 # only) on the small configs in configs/formats/. Each format x access mode is generated,
 # read for 2 epochs at 4 ranks and verified; corruption (a flipped payload byte, and each
 # format's own damage) must end the run with exit 1 naming the file and the offset.
+# Without Python the tests fail (make deps installs python3); they never silently disappear.
 find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+  set(Python3_EXECUTABLE python3)
+endif()
 set(FB_FORMATS_PY ${CMAKE_CURRENT_LIST_DIR}/check_formats.py)
 
 function(fb_format_test name timeout)
@@ -11,42 +15,40 @@ function(fb_format_test name timeout)
     LABELS "formats;mpi" TIMEOUT ${timeout} ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endfunction()
 
-if(Python3_Interpreter_FOUND)
-  # npy / npz / wds
-  fb_format_test(npy_per_rank 120 matrix npy per_rank 4)
-  fb_format_test(npz_per_rank 120 matrix npz per_rank 4)
-  fb_format_test(npz_shared 120 matrix npz shared 4)
-  fb_format_test(npz_shared_whole 120 matrix npz shared 4 format.npz.read=whole)
-  fb_format_test(wds_per_rank 120 matrix wds per_rank 4)
-  fb_format_test(wds_shared 120 matrix wds shared 4)
-  fb_format_test(wds_no_shuffle 120 matrix wds per_rank 4 reader.sample_shuffle=off
-                 storage.transfer_size=4KiB)
-  fb_format_test(npy_shared_refused 60 refuse npy shared
-                 "format npy cannot be read with file_access = shared: npy stores one sample per file")
-  fb_format_test(npy_corrupt 120 corrupt npy)
-  fb_format_test(npz_corrupt 120 corrupt npz)
-  fb_format_test(wds_corrupt 120 corrupt wds)
+# npy / npz / wds
+fb_format_test(npy_per_rank 120 matrix npy per_rank 4)
+fb_format_test(npz_per_rank 120 matrix npz per_rank 4)
+fb_format_test(npz_shared 120 matrix npz shared 4)
+fb_format_test(npz_shared_whole 120 matrix npz shared 4 format.npz.read=whole)
+fb_format_test(wds_per_rank 120 matrix wds per_rank 4)
+fb_format_test(wds_shared 120 matrix wds shared 4)
+fb_format_test(wds_no_shuffle 120 matrix wds per_rank 4 reader.sample_shuffle=off
+               storage.transfer_size=4KiB)
+fb_format_test(npy_shared_refused 60 refuse npy shared
+               "format npy cannot be read with file_access = shared: npy stores one sample per file")
+fb_format_test(npy_corrupt 120 corrupt npy)
+fb_format_test(npz_corrupt 120 corrupt npz)
+fb_format_test(wds_corrupt 120 corrupt wds)
 
-  # Files crafted to break readers' arithmetic: exit 1 with the format's message, no crash.
-  foreach(kind pax tfidx)
-    add_test(NAME formats.hostile_${kind}
-      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/hostile.py ${kind})
-    set_tests_properties(formats.hostile_${kind} PROPERTIES
-      LABELS "formats;mpi" TIMEOUT 90 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
-  endforeach()
+# Files crafted to break readers' arithmetic: exit 1 with the format's message, no crash.
+foreach(kind pax tfidx)
+  add_test(NAME formats.hostile_${kind}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/hostile.py ${kind})
+  set_tests_properties(formats.hostile_${kind} PROPERTIES
+    LABELS "formats;mpi" TIMEOUT 90 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+endforeach()
 
-  # hdf5 / tfrecord (their corruption cases need h5py: tests/interop/test_{hdf5,tfrecord}.py)
-  fb_format_test(hdf5_per_rank 120 matrix hdf5 per_rank 4)
-  fb_format_test(hdf5_shared 120 matrix hdf5_shared shared 4)
-  fb_format_test(hdf5_shared_variable 120 matrix hdf5 shared 4)
-  fb_format_test(hdf5_collective 120 matrix hdf5_collective shared 4)
-  fb_format_test(hdf5_collective_variable 120 matrix hdf5 shared 4 format.hdf5.transfer=collective)
-  fb_format_test(tfrecord_per_rank 120 matrix tfrecord per_rank 4)
-  fb_format_test(tfrecord_shared 120 matrix tfrecord_shared shared 4)
-  # parquet (interop and refusals of what it does not read: tests/interop/test_parquet.py)
-  fb_format_test(parquet_per_rank 120 matrix parquet per_rank 4)
-  fb_format_test(parquet_shared 120 matrix parquet shared 4 format.parquet.compression=zstd)
-  fb_format_test(parquet_corrupt 120 corrupt parquet)
-  fb_format_test(tfrecord_mpiio_collective 120 matrix tfrecord shared 4 storage.backend=mpiio
-                 storage.mpiio.collective=true)
-endif()
+# hdf5 / tfrecord (their corruption cases need h5py: tests/interop/test_{hdf5,tfrecord}.py)
+fb_format_test(hdf5_per_rank 120 matrix hdf5 per_rank 4)
+fb_format_test(hdf5_shared 120 matrix hdf5_shared shared 4)
+fb_format_test(hdf5_shared_variable 120 matrix hdf5 shared 4)
+fb_format_test(hdf5_collective 120 matrix hdf5_collective shared 4)
+fb_format_test(hdf5_collective_variable 120 matrix hdf5 shared 4 format.hdf5.transfer=collective)
+fb_format_test(tfrecord_per_rank 120 matrix tfrecord per_rank 4)
+fb_format_test(tfrecord_shared 120 matrix tfrecord_shared shared 4)
+# parquet (interop and refusals of what it does not read: tests/interop/test_parquet.py)
+fb_format_test(parquet_per_rank 120 matrix parquet per_rank 4)
+fb_format_test(parquet_shared 120 matrix parquet shared 4 format.parquet.compression=zstd)
+fb_format_test(parquet_corrupt 120 corrupt parquet)
+fb_format_test(tfrecord_mpiio_collective 120 matrix tfrecord shared 4 storage.backend=mpiio
+               storage.mpiio.collective=true)
