@@ -130,36 +130,70 @@ static bool is_stream(unsigned mode)
 	return S_ISCHR(mode) || S_ISFIFO(mode);
 }
 
+/* A name for one of the process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N): links the system made, written into whatever they lead to
+ * (`--junit /dev/stdout > report.xml`). */
+static bool is_fd_alias(const char *path)
+{
+	return strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0 ||
+	       strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0;
+}
+
+/* How an output at path is written: 0 replaced (nothing or a regular file there), 1 written
+ * into (a character device or a FIFO, also behind a link; anything behind a descriptor
+ * alias), or -FB_ENOTREG (a folder, a socket, a block device, any other link) with what it is
+ * in *what. -errno when path cannot be examined. */
+static int output_kind(const char *path, const char **what)
+{
+	struct stat st, target;
+
+	*what = NULL;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (is_stream(st.st_mode))
+		return 1;
+	if (S_ISLNK(st.st_mode) && stat(path, &target) == 0 &&
+	    (is_stream(target.st_mode) || (is_fd_alias(path) && !S_ISDIR(target.st_mode))))
+		return 1;
+	*what = S_ISBLK(st.st_mode) ? "a block device" : safe_kind(st.st_mode);
+	return -FB_ENOTREG;
+}
+
 int safe_output_check(const char *path, char *why, size_t len)
 {
-	struct stat st;
+	const char *what;
+	int rc = output_kind(path, &what);
 
-	if (lstat(path, &st) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
-		return -FB_EUSAGE;
-	}
-	if (S_ISREG(st.st_mode) || is_stream(st.st_mode))
+	if (rc >= 0)
 		return 0;
-	snprintf(why, len,
-		 "cannot write '%s': it is %s (an output replaces only a regular file, and is "
-		 "written into a character device or a FIFO)",
-		 path, S_ISBLK(st.st_mode) ? "a block device" : safe_kind(st.st_mode));
+	if (rc == -FB_ENOTREG)
+		snprintf(why, len,
+			 "cannot write '%s': it is %s (an output replaces only a regular file, "
+			 "and is written into a character device or a FIFO)",
+			 path, what);
+	else
+		snprintf(why, len, "cannot write '%s': %s", path, strerror(-rc));
 	return -FB_EUSAGE;
 }
 
-/* Writes into the character device or FIFO at path (never replaced). A FIFO is opened
- * without blocking: no process reading it is -FB_ENOREADER, not a hang. */
+/* Writes into the character device or FIFO at path, or what a descriptor alias leads to
+ * (never replaced nor truncated; appended to a regular file behind /dev/stdout). A FIFO is
+ * opened without blocking: no process reading it is -FB_ENOREADER, not a hang. */
 static int write_stream(const char *path, const void *data, size_t len)
 {
+	bool alias = is_fd_alias(path);
 	struct stat st;
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), rc;
+	int fd, rc;
 
+	fflush(NULL); /* what was printed before comes first on a shared stdout */
+	fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+			    (alias ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return errno == ENXIO ? -FB_ENOREADER : -errno;
-	/* Swapped for something else since the lstat: refused, never truncated or replaced. */
-	if (fstat(fd, &st) < 0 || !is_stream(st.st_mode)) {
+	/* Swapped for something else since it was looked at: refused, never replaced. */
+	if (fstat(fd, &st) < 0 || !(is_stream(st.st_mode) || (alias && S_ISREG(st.st_mode)))) {
 		close(fd);
 		return -FB_ENOTREG;
 	}
@@ -172,14 +206,14 @@ static int write_stream(const char *path, const void *data, size_t len)
 
 int safe_write_atomic(const char *path, const void *data, size_t len)
 {
-	struct stat st;
+	const char *what;
 	char tmp[4200];
-	int fd, rc = 0;
+	int fd, rc = output_kind(path, &what);
 
 	/* One rule for every name written: a regular file (or nothing) is replaced, a device
 	 * or FIFO written into, anything else (a folder, link, socket) refused. */
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return is_stream(st.st_mode) ? write_stream(path, data, len) : -FB_ENOTREG;
+	if (rc != 0)
+		return rc == 1 ? write_stream(path, data, len) : rc;
 	fd = create_temp(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;

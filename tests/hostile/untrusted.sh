@@ -167,12 +167,20 @@ case $CASE in
 output_import_dlio)
 	yaml "$T/w.yaml"
 	out_kinds "import-dlio -o" "$T/w.ini" import-dlio "$T/w.yaml" -o "$T/w.ini"
+	# /dev/stdout is a link the system made: written into whatever it leads to.
+	fb import-dlio "$T/w.yaml" -o /dev/stdout
+	expect_rc 0
+	expect_out "[dataset]"
 	;;
 output_compare)
 	two_runs oc
 	for opt in --json --junit --markdown; do
 		out_kinds "compare $opt" "$T/c.out" compare "$R1" "$R2" --allow-cached $opt "$T/c.out"
 	done
+	# The natural CI line: the JUnit report on stdout, after the table.
+	fb compare "$R1" "$R2" --allow-cached --junit /dev/stdout
+	[ "$RC" -le 1 ] || fail "compare --junit /dev/stdout: exit $RC"
+	expect_out "<testsuite"
 	;;
 output_history)
 	two_runs oh
