@@ -447,6 +447,10 @@ int report_write_run(const char *run_dir)
 	return rc;
 }
 
+/* A sweep of a workload with its own outputs: the context facts every run folder has. */
+static const struct out_block report_what_ran[] = {
+    {.text = "## What ran\n\n", .facts = outputs_what_ran}, {.text = "\n"}, {0}};
+
 int report_write_sweep(const char *sweep_dir)
 {
 	char path[CFG_PATH_MAX + 64], *buf = NULL, *table = NULL, first[CFG_PATH_MAX + 300];
@@ -510,7 +514,12 @@ int report_write_sweep(const char *sweep_dir)
 	if (summary) {
 		fprintf(f, "Context below is the first completed point's; the swept keys vary as "
 			   "listed above.\n\n");
-		report_run_context(f, summary);
+		const struct workload_ops *w =
+		    workload_find(summary_str(summary, "workload_type", ""));
+		if (w && w->outputs) /* the facts every workload shares, not training's */
+			outputs_render(f, report_what_ran, w->outputs, summary, NULL);
+		else
+			report_run_context(f, summary);
 	}
 	if (table)
 		fprintf(f, "%s\n", table);
