@@ -15,20 +15,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "decide.h"
 #include "sweep.h"
 
-#define CMP_MAX_REPS	 1000 /* [output] repetitions allows up to 1000 */
-#define CMP_MAX_REASONS	 16
-#define CMP_REASON_LEN	 512
-#define CMP_DEFAULT_TOL	 10.0 /* % */
-#define CMP_DEFAULT_ALPH 0.05
+#define CMP_MAX_REPS	   1000 /* [output] repetitions allows up to 1000 */
+#define CMP_MAX_REASONS	   16
+#define CMP_REASON_LEN	   512
+#define CMP_DEFAULT_TOL	   10.0 /* % */
+#define CMP_DEFAULT_TOL_PT 5.0	/* percentage points (AU) */
+#define CMP_DEFAULT_ALPH   0.05
 
 /* Exit status of `feedbench compare`. */
 enum cmp_exit {
 	CMP_EXIT_OK = 0,
 	CMP_EXIT_REGRESSED = 1,
 	CMP_EXIT_USAGE = 2,
-	CMP_EXIT_INCOMPARABLE = 3
+	CMP_EXIT_INCOMPARABLE = 3,
+	CMP_EXIT_INCONCLUSIVE = 4 /* no regression, but a metric could not be decided */
 };
 
 /* ---- metrics ---------------------------------------------------------------------------- */
@@ -65,9 +68,10 @@ int cmp_welch_test_run_noise(const double *a, int na, const double *b, int nb, d
 
 /* ---- verdicts ---------------------------------------------------------------------------- */
 
+/* The outcomes of bench/decide.h as compare names them: ok is "no reliable difference". */
 #define CMP_VERDICTS(X)                                                                            \
 	X(CMP_OK, "ok")                                                                            \
-	X(CMP_NOISE, "noise")                                                                      \
+	X(CMP_INCONCLUSIVE, "inconclusive")                                                        \
 	X(CMP_IMPROVED, "improved")                                                                \
 	X(CMP_REGRESSED, "regressed")                                                              \
 	X(CMP_MISSING, "n/a")
@@ -79,32 +83,24 @@ enum cmp_verdict {
 };
 const char *cmp_verdict_name(enum cmp_verdict v);
 
-/* One metric of one pair of points. Means and changes are in the stored unit (not scaled). */
+/* One metric of one pair of points. Means are in the stored unit (not scaled). */
 struct cmp_outcome {
 	struct summary_stat base, cur;
 	double change_pct; /* (cur - base) / base x 100; +-INFINITY from a zero baseline */
-	double p;	   /* Welch p-value, NAN without repetitions on both sides */
+	double p;	   /* Welch p-value; NAN without a spread to test against */
 	double t, df;	   /* NAN when not computed */
 	double ci_lo_pct, ci_hi_pct; /* confidence interval of the change, % of the baseline */
-	bool low_confidence;	     /* a single repetition on a side: tolerance alone decided */
-	bool by_runs;		     /* judged over run means (cmp_judge_runs) */
+	bool low_confidence;	     /* one value on a side: its spread borrowed or assumed */
+	bool by_runs;		     /* judged over run means */
+	bool points;		     /* decided in percentage points (AU), d.change in points */
 	enum cmp_verdict verdict;
+	struct decide_result d; /* the decision: change, MDE, repetitions needed, why */
 };
 
-/* Judges one metric from whole runs: the means of kb baseline runs and kc current runs, at
- * least one side with two or more. Both sides with several runs: Welch's test over the run
- * means. One side with a single run: that run is taken to vary as the other side's runs do
- * (their spread scaled to its mean), a prediction test with the other side's degrees of
- * freedom. The variance of a run's mean is the measured one, but at least (run_noise_pct % of
- * the mean)^2: a few runs made one after another can understate the drift between days. */
-void cmp_judge_runs(const double *base, int kb, const double *cur, int kc, bool higher_better,
-		    double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o);
-
-/* Judges one metric: NAN values are left out (a metric a side did not record: CMP_MISSING).
- * tol_pct is the tolerance in %, alpha the significance level, run_noise_pct the run-to-run
- * noise term in % (see cmp_welch_test_run_noise; 0: repetitions alone). */
-void cmp_judge(const double *base, int nb, const double *cur, int nc, bool higher_better,
-	       double tol_pct, double alpha, double run_noise_pct, struct cmp_outcome *o);
+/* Judges one metric (bench/decide.h): NAN values are left out (a metric a side did not
+ * record: CMP_MISSING). */
+void cmp_judge(const double *base, int nb, const double *cur, int nc, const struct decide_spec *s,
+	       struct cmp_outcome *o);
 
 /* ---- sides: what was measured ------------------------------------------------------------ */
 

@@ -46,6 +46,7 @@ struct metric {
 	bool by_default;     /* compared without --metric */
 	double run_noise;    /* default run-to-run noise of compare, % (compare_stats.c) */
 	const char *description;
+	bool points; /* a percentage itself (AU): changes are judged in percentage points */
 };
 
 /* In the order compare reports them. */

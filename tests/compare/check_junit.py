@@ -58,18 +58,24 @@ def main():
 
     suites = root.findall("testsuite")
     failing = {}
+    skipped = set()
     for s in suites:
         cases = s.findall("testcase")
         nfail = sum(1 for c in cases if c.find("failure") is not None)
         nerr = sum(1 for c in cases if c.find("error") is not None)
-        for attr, n in (("tests", len(cases)), ("failures", nfail), ("errors", nerr)):
+        nskip = sum(1 for c in cases if c.find("skipped") is not None)
+        skipped |= set(c.get("name") for c in cases if c.find("skipped") is not None)
+        for attr, n in (("tests", len(cases)), ("failures", nfail), ("errors", nerr),
+                        ("skipped", nskip)):
+            if attr == "skipped" and s.get(attr) is None:
+                continue  # optional in the schema
             if s.get(attr) != str(n):
                 errors.append("suite %r: %s=%s but %d found" % (s.get("name"), attr, s.get(attr), n))
         for c in cases:
             f = c.find("failure")
             if f is not None:
                 failing.setdefault(c.get("name"), []).append(f)
-                if f.get("type") != "regression":
+                if f.get("type") not in ("regression", "inconclusive"):
                     errors.append("testcase %s: failure type %r, not 'regression'" %
                                   (c.get("name"), f.get("type")))
 
@@ -102,6 +108,13 @@ def main():
         if ntests != len(d["comparisons"]):
             errors.append("%d testcases for %d comparisons" % (ntests, len(d["comparisons"])))
         regressed = set(c["metric"] for c in d["comparisons"] if c["verdict"] == "regressed")
+        inconclusive = set(c["metric"] for c in d["comparisons"] if c["verdict"] == "inconclusive")
+        policy = d.get("inconclusive_exit", "status 4")
+        if policy == "fail":
+            regressed |= inconclusive
+        elif policy == "status 4" and inconclusive != skipped:
+            errors.append("skipped testcases %s, --json inconclusive %s" %
+                          (sorted(skipped), sorted(inconclusive)))
         if regressed != set(failing):
             errors.append("failing testcases %s, --json regressed %s" % (sorted(failing), sorted(regressed)))
         for c in d["comparisons"]:

@@ -131,6 +131,18 @@ static void test_welch(void **state)
 
 /* ---- verdicts ---------------------------------------------------------------------------- */
 
+/* cmp_judge through the decision module with the old argument list. */
+static void judge(const double *b, int nb, const double *c, int nc, bool higher_better, double tol,
+		  double alpha, double run_noise, bool runs, struct cmp_outcome *o)
+{
+	struct decide_spec s = {.higher_better = higher_better,
+				.floor = tol,
+				.run_noise = run_noise,
+				.runs = runs,
+				.alpha = alpha};
+	cmp_judge(b, nb, c, nc, &s, o);
+}
+
 static void test_judge(void **state)
 {
 	static const struct {
@@ -153,7 +165,15 @@ static void test_judge(void **state)
 	     10,
 	     CMP_REGRESSED,
 	     false},
-	    {"20 % slower, noisy", {100, 140, 60}, 3, {80, 120, 40}, 3, true, 10, CMP_NOISE, false},
+	    {"20 % slower, noisy",
+	     {100, 140, 60},
+	     3,
+	     {80, 120, 40},
+	     3,
+	     true,
+	     10,
+	     CMP_INCONCLUSIVE,
+	     false},
 	    {"5 % slower, real but small",
 	     {100, 100.1, 99.9},
 	     3,
@@ -182,7 +202,15 @@ static void test_judge(void **state)
 	     10,
 	     CMP_IMPROVED,
 	     false},
-	    {"single runs beyond tolerance", {100}, 1, {85}, 1, true, 10, CMP_REGRESSED, true},
+	    {"single runs beyond tolerance, no noise assumed: no spread to test",
+	     {100},
+	     1,
+	     {85},
+	     1,
+	     true,
+	     10,
+	     CMP_INCONCLUSIVE,
+	     true},
 	    {"single run within tolerance", {100}, 1, {95}, 1, true, 10, CMP_OK, true},
 	    {"one side single", {100, 101, 99}, 3, {85}, 1, true, 10, CMP_REGRESSED, true},
 	    {"tolerance 25 %", {100, 101, 99}, 3, {80, 81, 79}, 3, true, 25, CMP_OK, false},
@@ -211,8 +239,8 @@ static void test_judge(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cmp_outcome o;
-		cmp_judge(cases[i].base, cases[i].nb, cases[i].cur, cases[i].nc,
-			  cases[i].higher_better, cases[i].tol, 0.05, 0, &o);
+		judge(cases[i].base, cases[i].nb, cases[i].cur, cases[i].nc, cases[i].higher_better,
+		      cases[i].tol, 0.05, 0, false, &o);
 		if (o.verdict != cases[i].want || o.low_confidence != cases[i].low)
 			fail_msg("%s: verdict %s%s, want %s%s", cases[i].what,
 				 cmp_verdict_name(o.verdict), o.low_confidence ? " (low)" : "",
@@ -221,14 +249,14 @@ static void test_judge(void **state)
 	/* The numbers behind a verdict. */
 	struct cmp_outcome o;
 	double b[] = {100, 101, 99}, c[] = {80, 81, 79};
-	cmp_judge(b, 3, c, 3, true, 10, 0.05, 0, &o);
+	judge(b, 3, c, 3, true, 10, 0.05, 0, false, &o);
 	assert_close(o.change_pct, -20.0, 1e-12);
 	assert_true(o.p < 0.001);
 	assert_true(o.ci_lo_pct < -20.0 && o.ci_hi_pct > -20.0 && o.ci_hi_pct < -10.0);
 	assert_int_equal(o.base.n, 3);
 	/* NAN repetitions are left out, never counted as zero. */
 	double holes[] = {100, NAN, 102};
-	cmp_judge(holes, 3, b, 3, true, 10, 0.05, 0, &o);
+	judge(holes, 3, b, 3, true, 10, 0.05, 0, false, &o);
 	assert_int_equal(o.base.n, 2);
 	assert_close(o.base.mean, 101, 1e-12);
 }
@@ -247,10 +275,10 @@ static void test_run_noise(void **state)
 	assert_close(w.t, -20.0 / sqrt(2.0 / 3.0 + 41.0), 1e-12);
 	assert_true(w.df > 1e4);
 	assert_close(w.p, 0.001948, 1e-2); /* two-sided normal tail at |t| = 3.098 */
-	cmp_judge(b, 3, c, 3, true, 10, 0.05, 0, &o);
+	judge(b, 3, c, 3, true, 10, 0.05, 0, false, &o);
 	assert_int_equal(o.verdict, CMP_REGRESSED);
-	cmp_judge(b, 3, c, 3, true, 10, 0.05, 10, &o);
-	assert_int_equal(o.verdict, CMP_NOISE);
+	judge(b, 3, c, 3, true, 10, 0.05, 10, false, &o);
+	assert_int_equal(o.verdict, CMP_INCONCLUSIVE);
 	assert_close(o.p, 0.1192, 2e-2);
 }
 
@@ -262,24 +290,24 @@ static void test_runs(void **state)
 	struct cmp_outcome o;
 
 	(void)state;
-	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, 0, &o);
-	assert_true(o.by_runs && !o.low_confidence);
+	judge(base, 5, one, 1, true, 10, 0.05, 0, true, &o);
+	assert_true(o.by_runs && o.low_confidence); /* one run: its spread borrowed */
 	assert_int_equal(o.verdict, CMP_REGRESSED);
 	assert_close(o.t, -7.9681907289, 1e-9);
 	assert_close(o.p, 0.00134410693696, 1e-7);
 	assert_close(o.df, 4, 1e-12);
 	assert_close(o.ci_lo_pct, -26.9688219062, 1e-8);
 	assert_close(o.ci_hi_pct, -13.0311780938, 1e-8);
-	cmp_judge_runs(base, 5, three, 3, true, 10, 0.05, 0, &o);
+	judge(base, 5, three, 3, true, 10, 0.05, 0, true, &o);
 	assert_close(o.t, -5.08693651198, 1e-9);
 	assert_close(o.p, 0.00461159544663, 1e-7);
 	/* the same run on both sides of a single-run pair: tolerance only */
-	cmp_judge_runs(one, 1, one, 1, true, 10, 0.05, 0, &o);
+	judge(one, 1, one, 1, true, 10, 0.05, 0, true, &o);
 	assert_true(o.low_confidence && o.verdict == CMP_OK);
 	/* The assumed run noise is a floor: runs spread by 2.9 % (s = 2.92 on a mean of 100)
 	 * count as 10 % with a 10 % floor, an assumed part: t = -20 / (10 sqrt(1/5 + 0.64)) =
 	 * -2.18 on a normal tail, p = 0.029 */
-	cmp_judge_runs(base, 5, one, 1, true, 10, 0.05, 10, &o);
+	judge(base, 5, one, 1, true, 10, 0.05, 10, true, &o);
 	assert_int_equal(o.verdict, CMP_REGRESSED);
 	assert_close(o.p, 0.0290, 2e-2);
 	assert_close(o.t, -20.0 / sqrt(100.0 / 5 + 64.0), 1e-9);
@@ -288,8 +316,8 @@ static void test_runs(void **state)
 	double same[] = {100, 100}, near[] = {100, 100.000001}, lo[] = {89, 89},
 	       lo_near[] = {89, 89.000001};
 	struct cmp_outcome o2;
-	cmp_judge_runs(same, 2, lo, 2, true, 10, 0.05, 5, &o);
-	cmp_judge_runs(near, 2, lo_near, 2, true, 10, 0.05, 5, &o2);
+	judge(same, 2, lo, 2, true, 10, 0.05, 5, true, &o);
+	judge(near, 2, lo_near, 2, true, 10, 0.05, 5, true, &o2);
 	assert_int_equal(o.verdict, o2.verdict);
 	assert_close(o.p, o2.p, 1e-6);
 	assert_true(o.df >= 1e8);
