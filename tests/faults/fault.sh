@@ -234,7 +234,12 @@ short_reads = true
 eintr = true"
 	run 2 short
 	expect_rc 0
+	# Each 4096-byte sample comes back in halves (2048, 1024, ..., 1, 1 bytes): 13 calls, so
+	# 12 retries per read for the short reads alone, EINTR adding more. Without faults
+	# injected (or retried silently) io_retries would be 0.
 	check_summary "s['metric']['train_bytes_read'] == 131072" \
+		"s['metric']['train_read_ops'] == 32" \
+		"sum(e['io_retries'] for e in s['epochs']) >= 32 * 12" \
 		"s['storage']['backend'] == 'faulty'"
 	;;
 matrix)

@@ -134,6 +134,29 @@ lab_mounts() { # mount points under the lab folder, deepest first
 
 # ---------------------------------------------------------------- down
 
+# wait_gone SECONDS PID...: waits until every PID has exited (gone, or a zombie: it has exited
+# and only waits for its parent) or SECONDS have passed; prints the pids still running.
+wait_gone() {
+	local secs=$1 i p alive
+	shift
+	for ((i = 0; i <= secs * 10; i++)); do
+		alive=""
+		for p in "$@"; do
+			[ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
+				alive="$alive $p"
+		done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+	done
+	echo "$alive"
+}
+
+# describe_pids PID...: " PID (name)" for each.
+describe_pids() {
+	local p
+	for p in "$@"; do printf ' %s (%s)' "$p" "$(cat "/proc/$p/comm" 2>/dev/null || echo gone)"; done
+}
+
 down() {
 	local pids p i m n pass alive
 	[ -d "$LAB" ] || [ -n "$(lab_netns)" ] || {
@@ -144,19 +167,33 @@ down() {
 	for m in $(lab_mounts); do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
-	# TERM, up to 3 s to go, then KILL; a second pass catches what started meanwhile.
-	for pass in 1 2; do
+	# Every process of the lab gets TERM and up to DOWN_WAIT seconds (default 10) to exit, then
+	# KILL by pid, with a message, and up to 5 s more; a later pass catches what started
+	# meanwhile. down returns only when none is left (or fails naming them).
+	local stopped=""
+	for pass in 1 2 3; do
 		pids=$(lab_pids)
 		[ -n "$pids" ] || break
+		stopped="$stopped $pids"
 		kill $pids 2>/dev/null
-		for ((i = 0; i < 30; i++)); do
-			alive=""
-			for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-			[ -z "$alive" ] && break
-			sleep 0.1
-		done
-		[ -n "$alive" ] && kill -9 $alive 2>/dev/null
+		alive=$(wait_gone "${DOWN_WAIT:-10}" $pids)
+		[ -n "$alive" ] || continue
+		log "down: still running after ${DOWN_WAIT:-10} s, killing:$(describe_pids $alive)"
+		kill -9 $alive 2>/dev/null
+		alive=$(wait_gone 5 $alive)
+		[ -z "$alive" ] || die "down: still running after SIGKILL:$(describe_pids $alive)"
 	done
+	pids=$(lab_pids)
+	[ -z "$pids" ] || die "down: processes left:$(describe_pids $pids)"
+	# A killed daemon is a zombie until its parent reaps it (pgrep still lists it): wait for
+	# that too, up to 5 s.
+	for ((i = 0; i < 50; i++)); do
+		alive=""
+		for p in $stopped; do [ -d "/proc/$p" ] && alive="$alive $p"; done
+		[ -z "$alive" ] && break
+		sleep 0.1
+	done
+	[ -z "$alive" ] || log "down: exited but not yet reaped by their parent:$(describe_pids $alive)"
 	for m in $(lab_mounts); do
 		umount -l "$m" 2>/dev/null
 	done
