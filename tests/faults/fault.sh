@@ -209,8 +209,25 @@ backend = posix"
 	wait_for_training 2
 	pid=$(rank_pid 1) || fail "rank 1 not found among mpiexec's children"
 	kill -KILL "$pid"
-	finish 60
+	# Within the watchdog time (10 s: the survivor stops hearing the dead rank's heartbeat, if
+	# mpiexec has not ended the job first), plus 10 s for a busy machine; a hang runs past it.
+	finish 20
 	[ "$RC" -ne 0 ] || fail "mpiexec exited 0 after a rank was killed"
+	expect_no_results
+	;;
+watchdog_fires)
+	# docs/failures.md 17: a read that does not return (here every read call of the faulty
+	# back-end takes 10 s) is no progress; the watchdog (2 s) ends the job with its message,
+	# exit non-zero, long before the first read would have returned, and nothing is written.
+	WATCHDOG=2s config hang "[storage]
+backend = faulty
+[storage.faulty]
+read_latency = 10s"
+	start 2 hang
+	finish 60
+	[ "$RC" -ne 0 ] || fail "exit 0 although every read hung past the watchdog"
+	grep -qE 'rank [01] on .*: no progress for [0-9]+ s \(\[train\] watchdog\); ending the job' "$T/err" ||
+		fail "no watchdog message (rank N on HOST: no progress for N s ([train] watchdog); ending the job)"
 	expect_no_results
 	;;
 sigint)
