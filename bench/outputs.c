@@ -596,6 +596,27 @@ static char *out_text_of(const struct out_block *blocks, const struct out_csv *c
 	return buf;
 }
 
+int outputs_write_csvs(const struct workload_outputs *o, json_t *summary, const char *dir)
+{
+	for (size_t i = 0; o->csvs && o->csvs[i].name; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		int rc;
+
+		if (!m)
+			return -ENOMEM;
+		if ((rc = outputs_csv(m, &o->csvs[i], summary)) < 0) {
+			fclose(m);
+			free(buf);
+			return rc;
+		}
+		if ((rc = results_write_stream(dir, o->csvs[i].name, &buf, m)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int outputs_write_folder(struct run *run, json_t *summary, const struct results_ctx *ctx,
 			 const char *final_dir, bool quiet)
 {

@@ -97,6 +97,10 @@ int outputs_csv(FILE *f, const struct out_csv *csv, json_t *summary);
 /* report.md of the run folder dir from summary: "# feedbench run: <workload>", the blocks of
  * o->report, the plots the folder holds, and summary.json's warnings. 0 or a negative code. */
 int outputs_report(FILE *f, const struct workload_outputs *o, json_t *summary, const char *dir);
+/* Rank 0: renders every CSV of o from summary into the folder dir (a run folder being
+ * written, bench/results.h). For a workload writing its folder through results_folder_write.
+ * 0 or a negative code. */
+int outputs_write_csvs(const struct workload_outputs *o, json_t *summary, const char *dir);
 /* The write hook's last step (collective): rank 0 renders table.md and the CSVs of
  * run->workload's outputs from summary and writes the run folder with results_write_folder
  * (report.md follows from summary.json there); other ranks pass summary NULL. */

@@ -384,7 +384,7 @@ int report_write_run(const char *run_dir)
 	}
 	/* A workload that describes its outputs has its own report (training's is below). */
 	const struct workload_ops *w = workload_find(summary_str(root, "workload_type", ""));
-	if (w && w->outputs) {
+	if (w && w->outputs && w->outputs->report) {
 		rc = outputs_report(f, w->outputs, root, run_dir);
 		fclose(f);
 		json_decref(root);
@@ -516,7 +516,8 @@ int report_write_sweep(const char *sweep_dir)
 			   "listed above.\n\n");
 		const struct workload_ops *w =
 		    workload_find(summary_str(summary, "workload_type", ""));
-		if (w && w->outputs) /* the facts every workload shares, not training's */
+		if (w && w->outputs &&
+		    w->outputs->report) /* the facts every workload shares, not training's */
 			outputs_render(f, report_what_ran, w->outputs, summary, NULL);
 		else
 			report_run_context(f, summary);

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "../bench/agree.h"
+#include "../bench/outputs.h"
 #include "checkpoint.h"
 #include "dataset.h"
 
@@ -470,6 +471,8 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 				    json_real(t->wall > 0 ? t->bytes / MIB / t->wall : 0));
 		json_object_set_new(o, "au_percentage",
 				    json_real(t->step > 0 ? 100 * t->compute / t->step : 0));
+		json_object_set_new(o, "compute_seconds", json_real(t->compute));
+		json_object_set_new(o, "step_seconds", json_real(t->step));
 		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
 		struct step_totals rst = rank_step_totals(t);
 		struct lost_time lt;
@@ -515,8 +518,10 @@ static int train_fill(const char *tmp, void *arg)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m;
-	int rc = train_write_csvs(tmp, t->d, t->tl, t->tlc, t->tld);
+	int rc = outputs_write_csvs(&train_outputs, t->summary, tmp);
 
+	if (rc == 0)
+		rc = train_write_csvs(tmp, t->d, t->tl, t->tlc, t->tld);
 	if (rc < 0)
 		return rc;
 	m = open_memstream(&buf, &len);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../bench/outputs.h"
 #include "../bench/results.h"
 #include "../bench/run.h"
 #include "../bench/nodes.h"
@@ -107,7 +108,10 @@ static inline double pass_num(json_t *p, const char *key)
 
 /* Rank 0: table.md (the metric table, epochs, evaluation, accelerators, warnings). */
 void train_table_write(FILE *f, const struct report_data *d, const json_t *summary);
-/* Rank 0: epochs.csv, ranks.csv, latency.csv and timeline.csv into dir. 0 or -errno. */
+/* epochs.csv and ranks.csv, rendered from summary.json (workloads/train_outputs.c); table.md
+ * and report.md are training's own (train_table_write, bench/report.c). */
+extern const struct workload_outputs train_outputs;
+/* Rank 0: latency.csv and timeline.csv into dir. 0 or -errno. */
 int train_write_csvs(const char *dir, const struct report_data *d, const struct timeline_event *tl,
 		     const int *tl_count, const int *tl_displ);
 

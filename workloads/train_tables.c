@@ -291,50 +291,6 @@ int train_write_csvs(const char *dir, const struct report_data *d, const struct 
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return -ENOMEM;
-	fprintf(m, "repetition,epoch,wall_seconds,bytes_read,read_ops,samples,"
-		   "bandwidth_MiB_per_second,iops,samples_per_second,au_percentage,"
-		   "latency_p50_seconds,latency_p90_seconds,latency_p99_seconds,"
-		   "latency_p999_seconds,latency_max_seconds,data_wait_p50_seconds,"
-		   "data_wait_p99_seconds,au_threshold_percentage,lost_data_wait_fraction,"
-		   "lost_copy_fraction,lost_barrier_fraction,lost_other_fraction\n");
-	for (int i = 0; i < d->nep; i++) {
-		const struct epoch_total *e = &d->ep[i];
-		fprintf(m,
-			"%d,%d,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f,"
-			"%.9f,%.9f,%.2f,%.6f,%.6f,%.6f,%.6f\n",
-			e->rep + 1, e->epoch + 1, e->wall, e->bytes, e->ops, e->samples, e->bw,
-			e->iops, e->sps, e->au, hist_quantile(&e->lat, 0.5),
-			hist_quantile(&e->lat, 0.9), hist_quantile(&e->lat, 0.99),
-			hist_quantile(&e->lat, 0.999), (double)e->lat.max_ns / 1e9,
-			hist_quantile(&e->wait, 0.5), hist_quantile(&e->wait, 0.99),
-			run->cfg.train.au_threshold * 100, e->lost.data_wait, e->lost.copy,
-			e->lost.barrier, e->lost.other);
-	}
-	if ((rc = results_write_stream(dir, "epochs.csv", &buf, m)) < 0)
-		return rc;
-
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	if (!m)
-		return -ENOMEM;
-	fprintf(m, "rank,host,wall_seconds,bytes_read,read_ops,samples,bandwidth_MiB_per_second,"
-		   "au_percentage,compute_seconds,step_seconds,barrier_seconds,"
-		   "data_wait_p99_seconds,latency_p99_seconds\n");
-	for (int r = 0; r < run->nranks; r++) {
-		const struct rank_total *t = &d->ranks[r];
-		fprintf(m, "%d,%s,%.9f,%.0f,%.0f,%.0f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f,%.9f\n", r,
-			t->host, t->wall, t->bytes, t->ops, t->samples,
-			t->wall > 0 ? t->bytes / MIB / t->wall : 0,
-			t->step > 0 ? 100 * t->compute / t->step : 0, t->compute, t->step,
-			t->barrier, t->wait_p99, t->lat_p99);
-	}
-	if ((rc = results_write_stream(dir, "ranks.csv", &buf, m)) < 0)
-		return rc;
-
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	if (!m)
-		return -ENOMEM;
 	fprintf(m, "bucket_upper_seconds,count,cumulative_fraction\n");
 	uint64_t cum = 0;
 	for (unsigned b = 0; b < HIST_BUCKETS; b++) {

@@ -467,4 +467,5 @@ const struct workload_ops train_workload = {
     .write = train_write,
     .free_rep = train_free_rep,
     .finish = train_finish,
+    .outputs = &train_outputs,
 };
