@@ -14,21 +14,12 @@
 #include "config.h"
 #include "preflight.h"
 #include "report.h"
+#include "stop.h"
 #include "sweep.h"
 #include "../formats/format.h"
 #include "storage/storage.h"
 #include "compute/compute.h"
 #include "../workloads/workload.h"
-
-/* The one mutable global: a signal handler has no other way to reach the run. */
-volatile sig_atomic_t feedbench_stop;
-
-/* Any thread may take the signal while reader threads poll the flag: an atomic store
- * (lock-free, so async-signal-safe) pairs with their atomic loads. */
-static void on_signal(int sig)
-{
-	__atomic_store_n(&feedbench_stop, sig, __ATOMIC_RELAXED);
-}
 
 int cli_exit_status(int status)
 {
@@ -43,17 +34,6 @@ int cli_exit_status(int status)
 		fprintf(stderr, "feedbench: interrupted by signal %d as the command finished\n",
 			sig);
 	return 128 + sig;
-}
-
-void cli_install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 }
 
 static void usage(FILE *f)

@@ -50,8 +50,6 @@ int cli_check_same_command(int argc, char **argv);
 int cli_dispatch(struct cli *c);
 /* `feedbench import-dlio FILE.yaml [-o OUT.ini]` (import_dlio.c); argv[0] is the command. */
 int import_dlio_main(int argc, char **argv);
-/* SIGINT/SIGTERM set feedbench_stop (to the signal); loops check it and stop cleanly. */
-void cli_install_signals(void);
 /* The exit status of an MPI command: status, or 128 + the signal when one came (130 SIGINT,
  * 143 SIGTERM), even when the command had finished. MPI must be initialised. */
 int cli_exit_status(int status);

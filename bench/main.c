@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "stop.h"
 #include "errors.h"
 
 int main(int argc, char **argv)
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 	if (status == 0 && parsed < 0)
 		status = fb_exit_status(-FB_EUSAGE);
 	if (status == 0) {
-		cli_install_signals();
+		stop_install_signals();
 		status = cli_exit_status(cli_dispatch(&cli));
 	}
 	MPI_Finalize();

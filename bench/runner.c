@@ -14,13 +14,13 @@
 #include "report.h"
 #include "results.h"
 #include "run.h"
+#include "stop.h"
 #include "timer.h"
 #include "util.h"
 #include "verdict.h"
 #include "storage/fs.h"
 #include "../workloads/workload.h"
 
-extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
 
 int runner_load_config(struct config *cfg, const struct runner_opts *o, MPI_Comm comm,
 		       struct fb_errbuf *err)

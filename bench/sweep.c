@@ -28,9 +28,9 @@
 #include "runner.h"
 #include "timer.h"
 #include "safefile.h"
+#include "stop.h"
 #include "util.h"
 
-extern volatile sig_atomic_t feedbench_stop; /* cli.c: set by SIGINT/SIGTERM */
 
 /* ---- the plan ------------------------------------------------------------------------ */
 

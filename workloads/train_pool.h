@@ -130,12 +130,30 @@ static inline void tl_add(struct timeline_event *buf, int *n, int cap, int threa
 
 /* ---- train_pool.c: hand-offs between reader threads and the trainer ---------------------- */
 
+/* A waiter spins up to SPIN_NS before it sleeps, at least SPIN_MIN, and probes again every
+ * SPIN_PROBE waits; readers sharing the trainer's CPUs hand over up to LAZY_MAX batches per
+ * wake-up (train_pool.c says why). */
+#define SPIN_NS	   200000u
+#define SPIN_MIN   1000u
+#define SPIN_PROBE 256u
+#define LAZY_MAX   8u
+
+void pool_futex_wait(_Atomic uint32_t *word, uint32_t val);
+void pool_futex_wake(_Atomic uint32_t *word);
+
 /* The turn at which step's slot is free (filled: + 1). */
 uint32_t pool_step_turn(const struct pool *p, uint64_t step);
 /* Waits until slot's turn is want or later; false when the pool stopped. */
 bool pool_slot_wait(const struct pool *p, struct spinner *sp, struct slot *slot, uint32_t want);
 /* Hands the slot on (filled to the trainer, or free to its reader). */
 void pool_slot_publish(struct slot *slot);
+/* Hands the slot on without a wake-up; the caller flushes it later. */
+void pool_slot_publish_quiet(struct slot *slot);
+/* Trainer reads: the reader of step's batch and the trainer both may claim it; true for the
+ * one that got it. */
+bool pool_slot_claim(struct slot *slot, uint64_t step);
+/* Trainer reads this epoch. */
+bool pool_trainer_reads_now(const struct pool *p);
 /* Stops every wait of this epoch: readers leave, the trainer sees the failure. */
 void pool_abort(struct pool *p);
 /* A reader's pending wake-ups: its batches from pend_step on. */
@@ -155,10 +173,12 @@ int pool_reader_get(struct worker *w, struct ds_file *file, struct freader **out
 int pool_reader_close_all(struct worker *w);
 /* [reader] verify: checks a sample's bytes; the message names rank, file, offset, expected and
  * actual. */
+/* Reads step's batch into slot's buffer. 0 or the failure. */
+int pool_fill_batch(struct worker *w, struct slot *slot, uint64_t step);
 int pool_verify_sample(struct run *run, struct ds_file *file, uint64_t index, const void *buf,
 		       size_t len);
 
-/* ---- train_pool.c: the trainer's side, set-up and tear-down ------------------------------ */
+/* ---- train_pool.c: the trainer's side ---------------------------------------------------- */
 
 /* Waits for step's batch (or reads it itself, trainer reads); NULL and *rc on a failure. */
 struct slot *pool_batch_take(struct pool *p, uint64_t step, int *rc, uint64_t *t_ready);
@@ -168,6 +188,8 @@ void pool_batch_release(struct pool *p, uint64_t step);
 void pool_start(struct pool *p, uint64_t nsteps);
 /* Ends the epoch: waits until every reader left it. */
 void pool_stop(struct pool *p);
+/* ---- train_readers.c: the reader threads, set-up and tear-down --------------------------- */
+
 /* The ring, the reader threads (started, waiting for pool_start) and res->binding. */
 int pool_init(struct run *run, struct pool *p, struct train_result *res);
 void pool_free(struct run *run, struct pool *p);

@@ -58,7 +58,6 @@ void stripe_hints(struct run *run, void *mpi_info /* MPI_Info * */);
 /* ---- between stripe.c and its CephFS half (stripe_ceph.c) ------------------------------- */
 
 struct fs_sys;
-int stripe_mkdir_p(const struct fs_sys *sys, const char *dir);
 /* True when files take the folder's layout (the format's library creates or renames them). */
 bool ceph_uses_dir_layout(const struct run *run);
 /* "stripe_unit=1048576 stripe_count=4 object_size=4194304": the fields asked for. */

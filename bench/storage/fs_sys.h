@@ -58,6 +58,8 @@ extern const struct fs_sys fs_sys_default;
 
 /* run->fs_sys, or fs_sys_default when NULL. */
 const struct fs_sys *fs_sys_of(const struct run *run);
+/* Creates the directories of dir that are missing (mkdir -p) through sys. 0 or -errno. */
+int fs_sys_mkdir_p(const struct fs_sys *sys, const char *dir);
 
 /* fs_detect() through the given calls (tests pass a fake). */
 int fs_detect_with(const struct fs_sys *sys, const char *dir, struct fs_info *fs);

@@ -145,26 +145,6 @@ static void *stripe_lib_open(const struct fs_sys *sys)
 	return sys->dlopen(LUSTREAPI_SONAME, RTLD_NOW | RTLD_LOCAL);
 }
 
-/* Creates the directories of `dir` that are missing (mkdir -p). */
-int stripe_mkdir_p(const struct fs_sys *sys, const char *dir)
-{
-	char path[PATH_MAX];
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, dir, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		path[i] = '\0';
-		if (sys->mkdir(path, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		path[i] = dir[i];
-	}
-	return 0;
-}
-
 /* Sets the default layout of a directory: files created in it afterwards inherit it. */
 static int stripe_set_dir(struct run *run, const char *dir, const struct stripe_layout *l)
 {
@@ -174,7 +154,7 @@ static int stripe_set_dir(struct run *run, const char *dir, const struct stripe_
 	int fd, rc;
 
 	stripe_describe(l, what, sizeof(what));
-	rc = stripe_mkdir_p(sys, dir);
+	rc = fs_sys_mkdir_p(sys, dir);
 	if (rc)
 		return run_fail(run, rc, "cannot create the data folder '%s': %s", dir,
 				fb_strerror(rc));

@@ -303,7 +303,7 @@ int ceph_prepare(struct run *run, const struct stripe_layout *l)
 	ceph_layout_value(l, value, sizeof(value));
 	if (!value[0]) /* only stripe_offset: nothing to set */
 		return 0;
-	rc = stripe_mkdir_p(sys, run->cfg.dataset.data_dir);
+	rc = fs_sys_mkdir_p(sys, run->cfg.dataset.data_dir);
 	if (rc)
 		return run_fail(run, rc, "cannot create the data folder '%s': %s",
 				run->cfg.dataset.data_dir, fb_strerror(rc));

@@ -276,7 +276,7 @@ static int pfl_set_dir(struct run *run, const struct pfl_api *api, void *layout,
 	const char *dir = run->cfg.dataset.data_dir;
 	int fd, rc;
 
-	rc = stripe_mkdir_p(sys, dir);
+	rc = fs_sys_mkdir_p(sys, dir);
 	if (rc)
 		return run_fail(run, rc, "cannot create the data folder '%s': %s", dir,
 				fb_strerror(rc));
