@@ -22,7 +22,7 @@ FUZZ_JOBS    ?= 2
 DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-openmpi-dev \
 	libprotobuf-c-dev protobuf-c-compiler libinih-dev libisal-dev libjansson-dev \
 	libarchive-dev libzip-dev nettle-dev libyaml-dev libcmocka-dev gnuplot-nox python3 python3-venv \
-	python3-pip fio clang-format cppcheck liburing-dev clang libclang-rt-14-dev libzstd-dev \
+	python3-pip fio strace clang-format cppcheck liburing-dev clang libclang-rt-14-dev libzstd-dev \
 	libsnappy-dev zlib1g-dev libblosc-dev
 
 # The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.

@@ -56,8 +56,11 @@ fb() {
 
 case $CASE in
 compare_json_symlink)
-	# A link planted under the temporary name of an atomic write (the old name was
-	# "<target>.tmp.<pid>") or under the target itself never redirects the write.
+	# The temporary name of an atomic write is random (".out.json.tmp-XXXXXX", bench/safefile.c),
+	# so no link can be planted there in advance; what keeps a link raced in under it from
+	# redirecting the write is how the file is made: created with O_CREAT | O_EXCL |
+	# O_NOFOLLOW (an existing name, link or not, is never opened) and renamed onto the target.
+	# strace shows what the code does; the links planted under the target are checked below.
 	config cj
 	fb run "$T/cj.ini" -q
 	expect_rc 0
@@ -65,14 +68,18 @@ compare_json_symlink)
 	expect_rc 0
 	runs=("$T"/results/cj-*)
 	[ "${#runs[@]}" -eq 2 ] || fail "expected two run folders: ${runs[*]}"
-	# The subshell's pid becomes feedbench's pid with exec.
-	(
-		ln -s "$T/victim" "$T/out.json.tmp.$BASHPID"
-		exec "$FEEDBENCH" compare "${runs[0]}" "${runs[1]}" --json "$T/out.json" \
-			>"$T/out" 2>"$T/err"
-	)
+	command -v strace >/dev/null || fail "strace is not installed (make deps installs it)"
+	strace -f -qq -e trace=openat,rename -o "$T/strace" \
+		"$FEEDBENCH" compare "${runs[0]}" "${runs[1]}" --json "$T/out.json" >"$T/out" 2>"$T/err"
 	RC=$?
 	[ "$RC" -le 3 ] || fail "compare exited $RC"
+	tmpname=$(grep -oE "openat\(AT_FDCWD, \"$T/\.out\.json\.tmp-[A-Za-z0-9]{6}\", [^)]*\)" "$T/strace" | head -1)
+	[ -n "$tmpname" ] || fail "no temporary .out.json.tmp-XXXXXX opened: $(grep out.json "$T/strace")"
+	for flag in O_CREAT O_EXCL O_NOFOLLOW; do
+		grep -q "$flag" <<<"$tmpname" || fail "the temporary file is opened without $flag: $tmpname"
+	done
+	grep -qE "rename\(\"$T/\.out\.json\.tmp-[A-Za-z0-9]{6}\", \"$T/out\.json\"\) = 0" "$T/strace" ||
+		fail "out.json is not renamed into place from its temporary file"
 	victim_intact
 	[ -f "$T/out.json" ] && [ ! -L "$T/out.json" ] || fail "out.json is not a regular file"
 	python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out.json" ||
