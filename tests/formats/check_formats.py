@@ -11,6 +11,7 @@
 
 Environment (set by ctest): FEEDBENCH, MPIEXEC, FEEDBENCH_SOURCE_DIR, FEEDBENCH_BUILD_DIR.
 """
+import configparser
 import glob
 import json
 import os
@@ -62,6 +63,18 @@ def summary(out):
         return json.load(f)
 
 
+def expected_samples(fmt, extra):
+    """num_files_train x num_samples_per_file of configs/formats/FMT.ini with the --set values."""
+    ini = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+    ini.read(os.path.join(SRC, "configs", "formats", fmt + ".ini"))
+    ds = dict(ini["dataset"])
+    for e in extra:
+        key, _, value = e.partition("=")
+        if key.startswith("dataset."):
+            ds[key[len("dataset."):]] = value
+    return int(ds["num_files_train"]) * int(ds["num_samples_per_file"])
+
+
 def matrix(fmt, access, ranks, extra):
     d = workdir("matrix-%s-%s-%s" % (fmt, access, "-".join(e.replace("=", "_") for e in extra)))
     out = os.path.join(d, "out")
@@ -71,7 +84,12 @@ def matrix(fmt, access, ranks, extra):
     if rc != 0:
         fail("exit %d, expected 0" % rc)
     s = summary(out)
-    nsamples = s["format"]["samples"]
+    # The expected count comes from the config the test gave (files x samples per file), not
+    # from the product's own summary: a reader that loses files would agree with itself.
+    nsamples = expected_samples(fmt, extra)
+    if s["format"]["samples"] != nsamples:
+        fail("summary.json format.samples is %d, the config makes %d" % (s["format"]["samples"],
+                                                                        nsamples))
     epochs = len(s["epochs"])
     if epochs != s["config"]["train"]["epochs"]:
         fail("%d epochs in summary, config says %d" % (epochs, s["config"]["train"]["epochs"]))
