@@ -65,4 +65,15 @@ print("ok: %s, %d bytes, write %.0f MiB/s, read %.0f MiB/s" % (
     s["workload"], want, m["checkpoint_write_bandwidth_MiB_per_second"],
     m["checkpoint_read_bandwidth_MiB_per_second"]))
 PY
+# The report: its own, no '?' or nan, no missing file; a checkpoint run projects to the full
+# model (params x 14 bytes) and warns that a scaled one this small does not stand for it.
+python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(dirname "$summary")" || fail "report.md or table.md (tests/report/check_folder.py)"
+if grep -q '"workload_type": "checkpoint"' "$summary"; then
+	JSON_LET="p = s['checkpoint']['projection']" json_check "$summary" \
+		"p['full_size_bytes'] == $params * 14" "p['representative'] is False" \
+		"p['seconds_to_durable'] > 0"
+	grep -qF "GiB at this rate:" "$(dirname "$summary")/report.md" || fail "no projection"
+	grep -qF "too small to stand for the full one" "$(dirname "$summary")/report.md" ||
+		fail "no warning that the scaled checkpoint is too small"
+fi
 echo "PASS (checkpoint config $NAME)"

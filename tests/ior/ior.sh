@@ -45,6 +45,9 @@ for r in rows:
 assert s["ior"]["files"] == files
 assert s["repetitions"][0]["bandwidth_MiB_per_second"] == rows[1]["bw_MiB_per_second"]
 PY
+	# its own report.md and table.md: no '?' or nan, no file the folder lacks (tests/report)
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(dirname "$(ls "$T"/results/*/summary.json | head -1)")" ||
+		fail "report.md or table.md"
 }
 
 case $CASE in

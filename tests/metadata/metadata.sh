@@ -32,6 +32,9 @@ for r in rows:
     assert 0 < l["p50"] <= l["p99"] and l["max"] > 0, r
 assert s["metadata"]["files"] == 80
 PY
+	# its own report.md and table.md: no '?' or nan, no file the folder lacks (tests/report)
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(dirname "$(ls "$T"/results/*/summary.json | head -1)")" ||
+		fail "report.md or table.md"
 }
 
 case $CASE in

@@ -121,4 +121,5 @@ else:
 print("ok: %s, %d samples, AU %.1f %%" % (s["workload"], s["metric"]["train_samples"],
                                           s["metric"]["train_au_mean_percentage"]))
 PY
+python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(dirname "$summary")" || fail "report.md or table.md (tests/report/check_folder.py)"
 echo "PASS (workload $NAME: full size and $n accelerator lines validate, scaled-down run)"
