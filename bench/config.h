@@ -103,6 +103,10 @@ struct config {
 		int compression;	/* none, snappy, zstd, gzip */
 	} parquet;
 	struct {
+		bool decode;	 /* jpeg, png: decode every sample (DLIO's PIL reader) */
+		int64_t quality; /* jpeg: encoding quality of generated images */
+	} image;
+	struct {
 		int backend;
 		bool direct;
 		int page_cache;

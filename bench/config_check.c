@@ -135,6 +135,11 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read with file_access = shared: %s", src,
 			       fmt->name, fmt->shared_note ? fmt->shared_note : "not supported");
+	if ((fmt->caps & FORMAT_CAP_DECODES) && !cfg->image.decode && cfg->dataset.verify)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: verify = true checks the decoded pixels of format %s: set "
+			       "[format.image] decode = true, or verify = false",
+			       src, fmt->name);
 	if (cfg->dataset.record_length_bytes_stdev > 0 && cfg->storage.direct)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: direct = true needs fixed record sizes (O_DIRECT offsets must "

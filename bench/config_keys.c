@@ -26,8 +26,8 @@ static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
-static const char *const format_choices[] = {"raw",	 "npy", "npz",	   "hdf5",
-					     "tfrecord", "wds", "parquet", NULL};
+static const char *const format_choices[] = {"raw", "npy",     "npz",  "hdf5", "tfrecord",
+					     "wds", "parquet", "jpeg", "png",  NULL};
 static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
 
 #define D CFG_F_DATASET
@@ -86,6 +86,12 @@ const struct cfg_key cfg_keys[] = {
      SZ(tfrecord.index_dir)},
     {"format.npz", "read", CFG_CHOICE, OFF(npz.read), "sample", NOLIM, npz_read_choices, 0,
      "sample: read each sample's byte range; whole: read the whole file per access (numpy.load)."},
+    {"format.image", "decode", CFG_BOOL, OFF(image.decode), "true", NOLIM, NULL, 0,
+     "jpeg, png: decode every sample on the reader threads, as DLIO's PIL reader does (the "
+     "decode time is reported apart from the read); false: read the file's bytes only."},
+    {"format.image", "quality", CFG_INT, OFF(image.quality), "75", 1, 100, NULL, D,
+     "jpeg: the quality generated images are encoded at (75: PIL's default, which DLIO "
+     "uses)."},
     {"format.wds", "shuffle_buffer", CFG_INT, OFF(wds.shuffle_buffer), "64", 1, 1e9, NULL, 0,
      "Samples held in the shuffle buffer when sample_shuffle is on."},
     {"format.parquet", "columns", CFG_STRING, OFF(parquet.columns), "", NOLIM, NULL, D,

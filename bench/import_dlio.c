@@ -310,7 +310,8 @@ static int imp_line(const yaml_node_t *n)
 static bool imp_native_format(const char *f)
 {
 	return strcmp(f, "npz") == 0 || strcmp(f, "tfrecord") == 0 || strcmp(f, "hdf5") == 0 ||
-	       strcmp(f, "npy") == 0 || strcmp(f, "parquet") == 0;
+	       strcmp(f, "npy") == 0 || strcmp(f, "parquet") == 0 || strcmp(f, "jpeg") == 0 ||
+	       strcmp(f, "png") == 0;
 }
 
 /* The checkpoint.* keys DLIO 2.0.0 reads (utils/config.py LoadConfig): kept for imp_ckpt,

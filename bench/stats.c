@@ -90,6 +90,9 @@ void io_stats_merge(struct io_stats *dst, const struct io_stats *src)
 	dst->meta_ops += src->meta_ops;
 	dst->meta_ns += src->meta_ns;
 	hist_merge(&dst->wlatency, &src->wlatency);
+	dst->decodes += src->decodes;
+	dst->decode_ns += src->decode_ns;
+	dst->decode_bytes += src->decode_bytes;
 }
 
 struct summary_stat stat_summarise(const double *v, int n)

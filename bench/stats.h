@@ -48,6 +48,11 @@ struct io_stats {
 	uint64_t meta_ops;    /* mkdir, unlink, stat */
 	uint64_t meta_ns;     /* time spent in them */
 	struct hist wlatency; /* per write call */
+	/* Decoding done by a format on the reader threads (jpeg, png): counted apart from the
+	 * reads so the time a decoder holds the accelerator back shows on its own. */
+	uint64_t decodes;      /* samples decoded */
+	uint64_t decode_ns;    /* time spent decoding them */
+	uint64_t decode_bytes; /* bytes the decoder produced (pixels) */
 };
 
 void io_stats_reset(struct io_stats *s);

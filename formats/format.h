@@ -57,6 +57,9 @@ int freader_file_close(struct freader_file *b);
 /* A sample is exactly the byte range extent() gives (no parse), and open() returns a reader
  * beginning with struct freader_file: the core may queue a batch's reads itself (io_depth). */
 #define FORMAT_CAP_BYTE_RANGES 0x100
+/* Samples are decoded on read (jpeg, png): [format.image] decode applies, and verification
+ * checks the decoded pixels, so verify = true needs decode = true. */
+#define FORMAT_CAP_DECODES 0x200
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */
@@ -77,8 +80,8 @@ struct format_ops {
 	    *globs; /* extensions recognised when discovering: {".h5", ".hdf5", NULL} */
 	unsigned caps;
 	const char *shared_note; /* why shared access is refused, when it is */
-	/* Set when the plug-in was not built: why ("libsnappy not found"); its create, index and
-	 * probe refuse the run with that reason. */
+	/* Set when the plug-in was not built: why ("libsnappy not found"). `feedbench list` shows
+	 * it as not built and format_find() skips it, so a config naming it is refused. */
 	const char *not_built;
 
 	/* Generation: create a file, append its samples in index order (with FGEN_COLLECTIVE,

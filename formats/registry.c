@@ -15,17 +15,19 @@ extern const struct format_ops wds_format;
 extern const struct format_ops hdf5_format;
 extern const struct format_ops tfrecord_format;
 extern const struct format_ops parquet_format;
+extern const struct format_ops jpeg_format;
+extern const struct format_ops png_format;
 
 const struct format_ops *const format_registry[] = {
-    &raw_format,  &npy_format,	    &npz_format,     &wds_format,
-    &hdf5_format, &tfrecord_format, &parquet_format, NULL,
+    &raw_format,      &npy_format,     &npz_format,  &wds_format, &hdf5_format,
+    &tfrecord_format, &parquet_format, &jpeg_format, &png_format, NULL,
 };
 
 const struct format_ops *format_find(const char *name)
 {
 	for (size_t i = 0; format_registry[i]; i++)
 		if (strcmp(format_registry[i]->name, name) == 0)
-			return format_registry[i];
+			return format_registry[i]->not_built ? NULL : format_registry[i];
 	return NULL;
 }
 

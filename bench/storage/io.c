@@ -530,6 +530,15 @@ void io_account(struct io *io, uint64_t bytes, uint64_t ns)
 	io_account_calls(io, bytes, 1, ns);
 }
 
+void io_account_decode(struct io *io, uint64_t out, uint64_t ns)
+{
+	if (!io->stats)
+		return;
+	io->stats->decodes++;
+	io->stats->decode_ns += ns;
+	io->stats->decode_bytes += out;
+}
+
 /* ---- queued reads ---------------------------------------------------------------------- */
 
 struct io_pending {

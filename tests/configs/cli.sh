@@ -207,6 +207,11 @@ list)
 			grep -qE "^  $f +built" "$T/out" || fail "list does not show format $f as built"
 		fi
 	done
+	# Formats on optional libraries: built, or listed as not built with the reason.
+	for f in jpeg png; do
+		grep -qE "^  $f +(built|not built +\(.+ not found)" "$T/out" ||
+			fail "list does not show format $f"
+	done
 	for s in posix mpiio null faulty; do
 		grep -qE "^  $s +built" "$T/out" || fail "list does not show back-end $s"
 	done

@@ -66,6 +66,16 @@ PY
 	[ ! -s "$T/invalid" ] || fail "INIs that do not validate: $(cat "$T/invalid"): $(cat "$T/$(head -1 "$T/invalid").verr")"
 	[ "$n" -ge 15 ] || fail "only $n YAML files converted"
 	# The values of a few, against the YAML they came from.
+	r=$T/mlperf_storage_retinanet_b200.ini
+	if [ -e "$FEEDBENCH_SOURCE_DIR/formats/jpeg.c" ]; then
+		# jpeg is read as jpeg (decoded on every read), DLIO's files where they are
+		expect_value "$r" dataset format jpeg
+		expect_value "$r" dataset num_files_train 1170301
+		expect_value "$r" dataset num_samples_per_file 1
+		expect_value "$r" dataset record_length_bytes 322957
+		expect_value "$r" dataset generate never
+		expect_value "$r" reader batch_size 24
+	fi
 	u=$T/unet3d_a100.ini
 	expect_value "$u" workload name unet3d
 	expect_value "$u" dataset format npz

@@ -3,11 +3,12 @@
 
   check_formats.py matrix FMT ACCESS RANKS [section.key=value ...]
       run configs/formats/FMT.ini with verify = true; exit 0, every sample read each epoch
-  check_formats.py refuse FMT ACCESS REGEX
+  check_formats.py refuse FMT ACCESS REGEX [section.key=value ...]
       the run is refused before touching a file: exit 2 and the message matches REGEX
   check_formats.py corrupt FMT
       generate at 2 ranks; a flipped payload byte and format-level corruption each end the
-      run with exit 1 and a message naming the file and the offset
+      run with exit 1 and a message naming the file and the offset (jpeg, png: a byte of the
+      compressed pixels, of the sample header, a cut file)
 
 Environment (set by ctest): FEEDBENCH, MPIEXEC, FEEDBENCH_SOURCE_DIR, FEEDBENCH_BUILD_DIR.
 """
@@ -102,11 +103,12 @@ def matrix(fmt, access, ranks, extra):
     print("ok: %d epochs x %d samples verified" % (epochs, nsamples))
 
 
-def refuse(fmt, access, regex):
+def refuse(fmt, access, regex, extra):
     d = workdir("refuse-%s-%s" % (fmt, access))
     data = os.path.join(d, "data")
     rc, text = feedbench("run", fmt, 2, ["dataset.data_dir=" + data,
-                                         "dataset.file_access=" + access], os.path.join(d, "out"))
+                                         "dataset.file_access=" + access] + extra,
+                         os.path.join(d, "out"))
     if rc != 2:
         fail("exit %d, expected 2" % rc)
     if not re.search(regex, text):
@@ -139,6 +141,20 @@ def npz_x_data(path):
     hlen = 10 + struct.unpack("<H", head[8:10])[0]
     shape = re.search(rb"'shape': \((\d+), (\d+), (\d+)\)", head[:hlen])
     return member + hlen, int(shape.group(1)) * int(shape.group(2))
+
+
+def jpeg_segments(path):
+    """{marker: offset} of the segments before the first scan (0xDA: the scan)."""
+    with open(path, "rb") as f:
+        d = f.read()
+    pos, seen = 2, {}
+    while pos + 4 <= len(d):
+        m = d[pos + 1]
+        seen.setdefault(m, pos)
+        if m == 0xDA:
+            break
+        pos += 2 + struct.unpack(">H", d[pos + 2:pos + 4])[0]
+    return seen
 
 
 def flip(path, off):
@@ -191,6 +207,35 @@ def corrupt_parquet(data, sets):
                    r"offset %d" % (name, len(blob) - 104), "cut footer")
 
 
+def corrupt_image(fmt, sets, victim, name):
+    """jpeg, png: damage in the compressed pixels, a cut file, and (jpeg) a damaged sample
+    header each name the file and the offset."""
+    size = os.path.getsize(victim)
+    if fmt == "jpeg":
+        scan = jpeg_segments(victim)[0xDA]
+        off = scan + 1000
+        flip(victim, off)
+        expect_failure(fmt, sets, r"'%s' at offset %d" % (name, off), "scan data byte")
+        flip(victim, off)
+        seed = jpeg_segments(victim)[0xE9] + 4 + 10 + 8  # the seed in the sample header
+        flip(victim, seed)
+        expect_failure(fmt, sets, r"verification failed: '%s' at offset %d" % (name, seed),
+                       "sample header byte")
+        flip(victim, seed)
+        cut = r"'%s' at offset %d .*Premature end of JPEG file" % (name, size - 100)
+    else:
+        off = 33 + 8 + 1000  # in the first IDAT chunk, after the 33-byte signature + IHDR
+        flip(victim, off)
+        expect_failure(fmt, sets, r"png: corrupt image '%s': chunk 'IDAT' at offset 33 fails "
+                       r"its CRC" % name, "IDAT byte")
+        flip(victim, off)
+        cut = r"png: corrupt image '%s': truncated PNG: chunk 'IDAT' of \d+ bytes at offset " \
+            r"\d+ runs past the end of the %d-byte file" % (name, size - 100)
+    with open(victim, "r+b") as f:
+        f.truncate(size - 100)
+    expect_failure(fmt, sets, cut, "truncated image")
+
+
 def corrupt(fmt):
     d = workdir("corrupt-" + fmt)
     data = os.path.join(d, "data")
@@ -205,6 +250,8 @@ def corrupt(fmt):
     victim = files[1]
     name = re.escape(victim)
 
+    if fmt in ("jpeg", "png"):
+        return corrupt_image(fmt, sets, victim, name)
     # 1. a payload byte: verification names the file and where the byte is
     if fmt == "npy":
         off = npy_data_offset(victim) + 100
@@ -262,8 +309,8 @@ def corrupt(fmt):
 def main(argv):
     if len(argv) >= 4 and argv[1] == "matrix":
         matrix(argv[2], argv[3], int(argv[4]), argv[5:])
-    elif len(argv) == 5 and argv[1] == "refuse":
-        refuse(argv[2], argv[3], argv[4])
+    elif len(argv) >= 5 and argv[1] == "refuse":
+        refuse(argv[2], argv[3], argv[4], argv[5:])
     elif len(argv) == 3 and argv[1] == "corrupt":
         corrupt(argv[2])
     else:

@@ -30,6 +30,19 @@ fb_format_test(npy_corrupt 120 corrupt npy)
 fb_format_test(npz_corrupt 120 corrupt npz)
 fb_format_test(wds_corrupt 120 corrupt wds)
 
+# jpeg / png: decoded on every read; verify = true checks the decoded pixels
+if(FEEDBENCH_HAVE_TURBOJPEG)
+  fb_format_test(jpeg_per_rank 120 matrix jpeg per_rank 4)
+  # shared access is refused as for npy; this one needs the decoded pixels to verify
+  fb_format_test(jpeg_verify_needs_decode 60 refuse jpeg per_rank
+                 "verify = true checks the decoded pixels of format jpeg" format.image.decode=false)
+  fb_format_test(jpeg_corrupt 120 corrupt jpeg)
+endif()
+if(FEEDBENCH_HAVE_SPNG)
+  fb_format_test(png_per_rank 120 matrix png per_rank 4)
+  fb_format_test(png_corrupt 120 corrupt png)
+endif()
+
 # Files crafted to break readers' arithmetic: exit 1 with the format's message, no crash.
 foreach(kind pax tfidx)
   add_test(NAME formats.hostile_${kind}
