@@ -154,9 +154,26 @@ drop_last)
 	;;
 read_threads)
 	t=$1
-	fb 2 run --set "reader.read_threads=$t" --set reader.prefetch_size=1
+	# 2 ms of compute per step: the readers read every batch (step k by thread k % t), so
+	# timeline.csv has read intervals on exactly t reader lanes of each rank (threads 1..t),
+	# none on the trainer's (thread 0). Counts alone cannot tell 4 threads from 1.
+	fb 2 run --set "reader.read_threads=$t" --set reader.prefetch_size=1 \
+		--set train.computation_time=2ms
 	expect_rc 0
 	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128
+	python3 - "$(run_dir)/timeline.csv" "$t" <<'PY' 2>>"$T/err" || fail "timeline.csv: not $t reader lanes per rank"
+import csv, sys
+t = int(sys.argv[2])
+lanes = {}
+for row in csv.DictReader(open(sys.argv[1])):
+    if row["kind"] == "read":
+        lanes.setdefault(int(row["rank"]), set()).add(int(row["thread"]))
+want = set(range(1, t + 1))
+for r in (0, 1):
+    got = lanes.get(r, set())
+    if got != want:
+        sys.exit(f"rank {r} read on threads {sorted(got)}, expected {sorted(want)}")
+PY
 	;;
 read_threads_auto)
 	# read_threads = auto: CPUs - 1 (one kept for the trainer), at least 1, from the CPUs the
