@@ -27,6 +27,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include "../bench/child.h"
 #include "../bench/run.h"
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
@@ -37,6 +38,7 @@
 #define HDF5_LENGTHS	     "lengths"
 #define HDF5_GEN_BUFFER	     (4u << 20)	 /* rows gathered per H5Dwrite when generating */
 #define HDF5_ALIGN_THRESHOLD (64u << 10) /* objects this large start on a stripe boundary */
+#define HDF5_TRIAL_MS	     60000	 /* a foreign file's trial open in a child */
 
 /* The library is process-global and not thread-safe: one lock for the process, the only
  * mutable static in feedbench, because the state it guards is itself global. */
@@ -1197,16 +1199,45 @@ static int hdf5_probe_locked(struct run *run, const char *path, struct probe_inf
 	return 0;
 }
 
+/* The probe's calls, made first in a forked child (child.h): a foreign file that crashes the
+ * library ends the child, and the run says so, instead of dying of SIGSEGV in H5Lexists. */
+struct hdf5_trial {
+	struct run *run;
+	const char *path;
+};
+
+static int hdf5_trial(void *arg)
+{
+	struct hdf5_trial *t = arg;
+	struct hdf5_meta m = {.fid = -1, .dset = -1, .dxpl = -1, .mtype = -1};
+	struct probe_info info;
+
+	fb_errbuf_init(&t->run->err); /* the child's copy: never held by another thread */
+	return hdf5_probe_locked(t->run, t->path, &info, &m);
+}
+
 static int hdf5_probe(struct run *run, const char *path, struct probe_info *info)
 {
 	struct hdf5_meta *m = calloc(1, sizeof(*m));
+	struct hdf5_trial trial = {run, path};
+	char how[64];
 	int err;
 
 	if (!m)
 		return run_fail(run, -ENOMEM, "hdf5: out of memory probing '%s'", path);
 	m->fid = m->dset = m->dxpl = m->mtype = -1;
 	hdf5_enter();
-	err = hdf5_probe_locked(run, path, info, m);
+	err = child_call(hdf5_trial, &trial, HDF5_TRIAL_MS, how, sizeof(how));
+	if (err == CHILD_CRASHED)
+		err = run_fail(run, -FB_EFORMAT,
+			       "cannot read '%s': the HDF5 library crashed on it (%s)", path, how);
+	else if (err == -ETIMEDOUT)
+		err = run_fail(run, -FB_EFORMAT,
+			       "cannot read '%s': the HDF5 library did not finish opening it in "
+			       "%d s",
+			       path, HDF5_TRIAL_MS / 1000);
+	else
+		err = hdf5_probe_locked(run, path, info, m); /* also when no child could start */
 	hdf5_meta_close(m);
 	hdf5_leave();
 	return err;

@@ -36,3 +36,4 @@ foreach(case output_import_dlio output_compare output_history config_bom umask_0
              yaml_values link_checkpoint_step)
   fb_untrusted_test(${case} hostile)
 endforeach()
+fb_untrusted_test(hdf5_crash "hostile;mpi")
