@@ -337,6 +337,20 @@ static void report_eval(FILE *f, json_t *root)
 	}
 }
 
+/* report.md of a workload that describes its outputs, into f, which it closes: 0 or a
+ * negative code; 1 (f left open) for training, whose report is report_write_run's own. */
+static int report_write_outputs(FILE *f, json_t *root, const char *run_dir)
+{
+	const struct workload_ops *w = workload_find(summary_str(root, "workload_type", ""));
+	int rc;
+
+	if (!w || !w->outputs || !w->outputs->report)
+		return 1;
+	rc = outputs_report(f, w->outputs, root, run_dir);
+	fclose(f);
+	return rc;
+}
+
 /* "Verdict: **storage-bound**; AU misses the threshold. Files: ...": the verdict and AU
  * judgement where summary.json has them, and the files the folder holds. */
 static void report_run_lead(FILE *f, json_t *root, const char *dir)
@@ -383,10 +397,7 @@ int report_write_run(const char *run_dir)
 		return -ENOMEM;
 	}
 	/* A workload that describes its outputs has its own report (training's is below). */
-	const struct workload_ops *w = workload_find(summary_str(root, "workload_type", ""));
-	if (w && w->outputs && w->outputs->report) {
-		rc = outputs_report(f, w->outputs, root, run_dir);
-		fclose(f);
+	if ((rc = report_write_outputs(f, root, run_dir)) != 1) {
 		json_decref(root);
 		if (rc == 0)
 			rc = report_save_file(run_dir, "report.md", buf, len, NULL);
@@ -445,6 +456,26 @@ int report_write_run(const char *run_dir)
 	rc = report_save_file(run_dir, "report.md", buf, len, NULL);
 	free(buf);
 	return rc;
+}
+
+/* The sweep's pictures that exist: bandwidth against each numeric key, bars, latencies. */
+static void report_sweep_plots(FILE *f, const char *sweep_dir, json_t *res)
+{
+	char pat[CFG_PATH_MAX + 64], title[CFG_PATH_MAX + 64];
+	json_t *v;
+	size_t i;
+
+	fprintf(f, "## Plots\n\n");
+	json_array_foreach(json_object_get(res, "keys"), i, v)
+	{
+		if (!json_is_true(json_object_get(v, "numeric")))
+			continue;
+		snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png", summary_str(v, "name", ""));
+		snprintf(title, sizeof(title), "Bandwidth against %s", summary_str(v, "name", ""));
+		report_embed(f, sweep_dir, pat, title);
+	}
+	report_embed(f, sweep_dir, "sweep_bars.png", "Bandwidth, samples/s and AU per point");
+	report_embed(f, sweep_dir, "sweep_latency.png", "Read latency percentiles per point");
 }
 
 /* A sweep of a workload with its own outputs: the context facts every run folder has. */
@@ -524,26 +555,7 @@ int report_write_sweep(const char *sweep_dir)
 	}
 	if (table)
 		fprintf(f, "%s\n", table);
-	fprintf(f, "## Plots\n\n");
-	{
-		char pat[CFG_PATH_MAX + 64];
-		json_t *keys = json_object_get(res, "keys");
-
-		json_array_foreach(keys, i, v)
-		{
-			if (!json_is_true(json_object_get(v, "numeric")))
-				continue;
-			snprintf(pat, sizeof(pat), "sweep_bandwidth_%s.png",
-				 summary_str(v, "name", ""));
-			snprintf(path, sizeof(path), "Bandwidth against %s",
-				 summary_str(v, "name", ""));
-			report_embed(f, sweep_dir, pat, path);
-		}
-		report_embed(f, sweep_dir, "sweep_bars.png",
-			     "Bandwidth, samples/s and AU per point");
-		report_embed(f, sweep_dir, "sweep_latency.png",
-			     "Read latency percentiles per point");
-	}
+	report_sweep_plots(f, sweep_dir, res);
 	fprintf(f, "## Points\n\n");
 	json_array_foreach(json_object_get(res, "points"), i, v)
 	{
