@@ -12,10 +12,6 @@
 #include <sys/stat.h>
 
 #include "errors.h"
-#include "report.h"
-#include "results.h"
-#include "run.h"
-#include "../workloads/workload.h"
 
 #define OUT_PATH_MAX 160
 
@@ -33,6 +29,22 @@ struct out_field {
 	const char *yes, *no; /* "?yes|no" (yes_len, no_len bytes), or NULL */
 	size_t yes_len, no_len;
 };
+
+void outputs_format_number(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+
+	if (isnan(v))
+		snprintf(buf, len, "n/a");
+	else if (a >= 1000 || a == 0)
+		snprintf(buf, len, "%.0f", v);
+	else if (a >= 10)
+		snprintf(buf, len, "%.1f", v);
+	else if (a >= 0.1)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3g", v);
+}
 
 /* ---- looking values up ------------------------------------------------------------------ */
 
@@ -219,13 +231,13 @@ static void out_text(const json_t *v, double x, bool use_x, char *buf, size_t le
 	if (use_x && x == nearbyint(x) && fabs(x) < 1e15) /* a count, or µs from seconds */
 		snprintf(buf, len, "%.0f", x);
 	else if (use_x)
-		report_format_number(x, buf, len);
+		outputs_format_number(x, buf, len);
 	else if (json_is_string(v))
 		snprintf(buf, len, "%s", json_string_value(v));
 	else if (json_is_integer(v))
 		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
 	else if (json_is_real(v))
-		report_format_number(json_real_value(v), buf, len);
+		outputs_format_number(json_real_value(v), buf, len);
 	else if (json_is_boolean(v))
 		snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
 	else
@@ -574,66 +586,4 @@ int outputs_report(FILE *f, const struct workload_outputs *o, json_t *summary, c
 		fputc('\n', f);
 	}
 	return 0;
-}
-
-/* Renders text into a new string (NULL when out of memory or the description is broken). */
-static char *out_text_of(const struct out_block *blocks, const struct out_csv *csv,
-			 const struct workload_outputs *o, json_t *summary)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	int rc;
-
-	if (!m)
-		return NULL;
-	rc = csv ? outputs_csv(m, csv, summary) : outputs_render(m, blocks, o, summary, NULL);
-	fclose(m);
-	if (rc < 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-int outputs_write_csvs(const struct workload_outputs *o, json_t *summary, const char *dir)
-{
-	for (size_t i = 0; o->csvs && o->csvs[i].name; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		int rc;
-
-		if (!m)
-			return -ENOMEM;
-		if ((rc = outputs_csv(m, &o->csvs[i], summary)) < 0) {
-			fclose(m);
-			free(buf);
-			return rc;
-		}
-		if ((rc = results_write_stream(dir, o->csvs[i].name, &buf, m)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-int outputs_write_folder(struct run *run, json_t *summary, const struct results_ctx *ctx,
-			 const char *final_dir, bool quiet)
-{
-	const struct workload_outputs *o = run->workload->outputs;
-	struct results_file files[16];
-	int n = 0, rc;
-
-	if (run->rank != 0 || !o)
-		return results_write_folder(run, summary, ctx, final_dir, NULL, 0, quiet);
-	files[n].name = "table.md";
-	files[n++].text = out_text_of(o->table, NULL, o, summary);
-	for (size_t i = 0; o->csvs && o->csvs[i].name && n < 16; i++) {
-		files[n].name = o->csvs[i].name;
-		files[n++].text = out_text_of(NULL, &o->csvs[i], o, summary);
-	}
-	rc = results_write_folder(run, summary, ctx, final_dir, files, n, quiet);
-	for (int i = 0; i < n; i++)
-		free((char *)files[i].text);
-	return rc;
 }

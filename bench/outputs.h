@@ -10,7 +10,7 @@
  * indexes as numbers ("checkpoints.0.step"); a leading '/' starts from the root inside a row:
  *
  *   {path}            the value: a string as it is, an integer whole, a real as
- *                     report_format_number writes it (bench/report.h), true or false
+ *                     outputs_format_number writes it, true or false
  *   {path:%10.2f}     a number or string through one printf conversion: flags, width,
  *                     precision and one of d (an integer, rounded), f, e, g or s
  *   {path*1e6}        the number times a factor ({path/1024}: divided), then as above
@@ -79,6 +79,9 @@ struct workload_outputs {
 	const struct out_block *report; /* report.md; outputs_report adds the title and warnings */
 	const struct out_csv *csvs;	/* NULL, or a list ending with name NULL */
 };
+
+/* A number as the tables show it: n/a for NAN, fewer decimals for larger values. */
+void outputs_format_number(double v, char *buf, size_t len);
 
 /* The "What ran" facts of every run folder: workload, times, ranks and nodes, data folder,
  * file system, back-end, stripes, cache state, version and config hash. */

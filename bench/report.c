@@ -20,22 +20,6 @@
 #include "util.h"
 #include "../workloads/workload.h"
 
-void report_format_number(double v, char *buf, size_t len)
-{
-	double a = fabs(v);
-
-	if (isnan(v))
-		snprintf(buf, len, "n/a");
-	else if (a >= 1000 || a == 0)
-		snprintf(buf, len, "%.0f", v);
-	else if (a >= 10)
-		snprintf(buf, len, "%.1f", v);
-	else if (a >= 0.1)
-		snprintf(buf, len, "%.2f", v);
-	else
-		snprintf(buf, len, "%.3g", v);
-}
-
 int report_save_file(const char *dir, const char *name, char *text, size_t len,
 		     struct fb_errbuf *err)
 {
@@ -77,8 +61,8 @@ static void report_stat_row(FILE *f, const char *name, json_t *metric, const cha
 
 	if (isnan(mean))
 		return;
-	report_format_number(mean, a, sizeof(a));
-	report_format_number(sd, b, sizeof(b));
+	outputs_format_number(mean, a, sizeof(a));
+	outputs_format_number(sd, b, sizeof(b));
 	fprintf(f, "| %s | %s | %s | %s |\n", name, a, sd_key ? b : "", unit);
 }
 
@@ -104,13 +88,13 @@ static const char *report_count(double v, char *buf, size_t len)
 	return buf;
 }
 
-/* The rest of a table row: each value as report_format_number writes it. */
+/* The rest of a table row: each value as outputs_format_number writes it. */
 static void report_cells(FILE *f, const double *vals, size_t n)
 {
 	char a[32];
 
 	for (size_t k = 0; k < n; k++) {
-		report_format_number(vals[k], a, sizeof(a));
+		outputs_format_number(vals[k], a, sizeof(a));
 		fprintf(f, " %s |", a);
 	}
 	fprintf(f, "\n");

@@ -14,8 +14,6 @@ int report_write_run(const char *run_dir);
  * code with the reason (file named) in why. */
 int report_write(const char *dir, char *why, size_t len);
 
-/* A number as the tables show it: n/a for NAN, fewer decimals for larger values. */
-void report_format_number(double v, char *buf, size_t len);
 /* Writes text (len bytes) to dir/name atomically. NULL text means the writer ran out of
  * memory. 0 or a negative errno (recorded in err when given). */
 struct fb_errbuf;

@@ -21,7 +21,6 @@
 #include "storage/fs.h"
 #include "../workloads/workload.h"
 
-
 int runner_load_config(struct config *cfg, const struct runner_opts *o, MPI_Comm comm,
 		       struct fb_errbuf *err)
 {

@@ -31,7 +31,6 @@
 #include "stop.h"
 #include "util.h"
 
-
 /* ---- the plan ------------------------------------------------------------------------ */
 
 static bool sweep_numeric(const struct cfg_key *k)

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "outputs.h"
 #include "report.h"
 #include "safefile.h"
 #include "util.h"
@@ -207,12 +208,12 @@ static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size
 		snprintf(buf, len, "n/a");
 		return;
 	}
-	report_format_number(s->mean * report_scale(m), a, sizeof(a));
+	outputs_format_number(s->mean * report_scale(m), a, sizeof(a));
 	if (s->n == 1) {
 		snprintf(buf, len, "%s", a);
 		return;
 	}
-	report_format_number(s->stddev * report_scale(m), b, sizeof(b));
+	outputs_format_number(s->stddev * report_scale(m), b, sizeof(b));
 	snprintf(buf, len, "%s ± %s", a, b);
 }
 
