@@ -90,6 +90,10 @@ node() {
 	esac
 }
 
+# wrote_ok: RC is that of a command that wrote its output: 0, or compare's verdicts 1
+# (regression) and 4 (inconclusive: two single runs on a busy machine).
+wrote_ok() { [ "$RC" -le 1 ] || [ "$RC" -eq 4 ]; }
+
 # out_kinds WHAT PATH CMD...: CMD writes WHAT at PATH; every kind of node there is tried.
 # A regular file is replaced (a new inode), a device is written into and stays a device, a
 # FIFO with a reader gets the text, a FIFO without one is an error at once, a folder, link or
@@ -103,7 +107,7 @@ out_kinds() {
 	local ino
 	ino=$(stat -c %i "$path")
 	fb "$@"
-	[ "$RC" -le 1 ] || fail "$what over a regular file: exit $RC"
+	wrote_ok || fail "$what over a regular file: exit $RC"
 	[ -f "$path" ] && [ ! -L "$path" ] && [ "$(stat -c %i "$path")" != "$ino" ] ||
 		fail "$what: the regular file was not replaced"
 	grep -qv '^old$' "$path" || fail "$what: the regular file still holds the old text"
@@ -114,22 +118,21 @@ out_kinds() {
 		case $kind in
 		chardev)
 			fb "$@"
-			[ "$RC" -le 1 ] || fail "$what into a character device: exit $RC"
+			wrote_ok || fail "$what into a character device: exit $RC"
 			[ -c "$path" ] || fail "$what: the character device was replaced"
 			;;
 		fifo)
 			timeout 60 cat "$path" >"$T/fifo.out" &
 			fb "$@"
 			wait $!
-			[ "$RC" -le 1 ] || fail "$what into a FIFO: exit $RC"
+			wrote_ok || fail "$what into a FIFO: exit $RC"
 			[ -p "$path" ] || fail "$what: the FIFO was replaced"
 			[ -s "$T/fifo.out" ] || fail "$what: nothing came through the FIFO"
 			;;
 		fifo-noreader)
 			fb "$@"
-			# compare says a failed write with 2 unless it found a regression (1).
-			[ "$RC" -eq 1 ] || [ "$RC" -eq 2 ] ||
-				fail "$what into a FIFO without a reader: exit $RC, expected 1 or 2"
+			# compare says a failed write with 2 unless its verdict was 1 or 4.
+			[ "$RC" -ne 0 ] || fail "$what into a FIFO without a reader: exit 0"
 			expect_err "no process reads the FIFO"
 			[ -p "$path" ] || fail "$what: the FIFO was replaced"
 			;;
@@ -179,7 +182,7 @@ output_compare)
 	done
 	# The natural CI line: the JUnit report on stdout, after the table.
 	fb compare "$R1" "$R2" --allow-cached --junit /dev/stdout
-	[ "$RC" -le 1 ] || fail "compare --junit /dev/stdout: exit $RC"
+	wrote_ok || fail "compare --junit /dev/stdout: exit $RC"
 	expect_out "<testsuite"
 	;;
 output_history)
@@ -353,6 +356,7 @@ yaml_values)
 	fb import-dlio "$T/hash.yaml" -o "$T/hash.ini"
 	expect_rc 0
 	! grep -q '^epochs = 77' "$T/hash.ini" || fail "a YAML line break became an INI line: $(cat "$T/hash.ini")"
+	mkdir -p "$T/d"
 	fb validate "$T/hash.ini" --set "dataset.data_dir=$T/d"
 	expect_rc 0
 	expect_out "folder = ck#1"
