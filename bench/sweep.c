@@ -610,6 +610,32 @@ static json_t *sweep_plan_json(const struct sweep_plan *p, const struct sweep_ar
 	return root;
 }
 
+static json_t *sweep_folder_json(const struct fs_dir_layout *f)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "known", json_boolean(f->known));
+	json_object_set_new(o, "fs", json_string(f->fs));
+	json_object_set_new(o, "can_stripe", json_boolean(f->can_stripe));
+	json_object_set_new(o, "stripe_count",
+			    f->stripe_count > 0 ? json_integer(f->stripe_count) : json_null());
+	json_object_set_new(o, "text", json_string(f->text));
+	return o;
+}
+
+static void sweep_folder_from_json(json_t *o, struct fs_dir_layout *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (!json_is_object(o))
+		return; /* a sweep started by an older feedbench: unknown */
+	f->known = json_is_true(json_object_get(o, "known"));
+	f->can_stripe = json_is_true(json_object_get(o, "can_stripe"));
+	snprintf(f->fs, sizeof(f->fs), "%s", summary_str(o, "fs", ""));
+	snprintf(f->text, sizeof(f->text), "%s", summary_str(o, "text", ""));
+	json_t *c = json_object_get(o, "stripe_count");
+	f->stripe_count = json_is_integer(c) ? (int64_t)json_integer_value(c) : 0;
+}
+
 static int sweep_write_json(const char *path, json_t *root)
 {
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -638,6 +664,7 @@ struct sweep_state {
 	MPI_Comm comm;
 	struct fb_errbuf err;
 	bool tty;
+	struct fs_dir_layout folder; /* the data folder's own layout, before the first point */
 };
 
 /* A resume reads the points' folders as the sweep's own: a link or anything but a folder
@@ -691,6 +718,8 @@ static int sweep_check_resume(struct sweep_state *s)
 	}
 	const char *hash = json_string_value(json_object_get(root, "config_hash"));
 	json_int_t ranks = json_integer_value(json_object_get(root, "num_ranks"));
+
+	sweep_folder_from_json(json_object_get(root, "folder_layout"), &s->folder);
 
 	if (!hash || strcmp(hash, s->plan.hash) != 0)
 		rc = fb_fail(
@@ -782,9 +811,13 @@ static int sweep_setup_rank0(struct sweep_state *s)
 			s->final_dir[fl - sl] = '\0';
 		return sweep_check_resume(s);
 	}
+	/* What a file in the data folder would get without feedbench: read before the first
+	 * point sets a layout there (a resume reads it from sweep.json). */
+	fs_dir_layout(s->cfg->dataset.data_dir, &s->folder);
 	if ((rc = sweep_create_dir(s, created, sizeof(created))) < 0)
 		return rc;
 	root = sweep_plan_json(&s->plan, &s->args, s->cfg, s->nranks, created);
+	json_object_set_new(root, "folder_layout", sweep_folder_json(&s->folder));
 	snprintf(path, sizeof(path), "%s/sweep.json", s->dir);
 	rc = sweep_write_json(path, root);
 	json_decref(root);
@@ -1027,14 +1060,14 @@ static int sweep_finish(struct sweep_state *s, struct sweep_result *res)
 		if (!res[i].done)
 			sweep_point_done(dir, &res[i]);
 	}
-	ngroups = sweep_recommend(&s->plan, res, &reco);
+	ngroups = sweep_recommend(&s->plan, res, &s->folder, &reco);
 	if (ngroups < 0)
 		return fb_fail(&s->err, ngroups, "cannot build the recommendation: %s",
 			       strerror(-ngroups));
 	if (!s->args.quiet)
 		printf("\n");
-	rc = sweep_write_tables(s->dir, &s->plan, res, reco, ngroups, s->cfg->workload.name,
-				s->args.quiet ? NULL : stdout, &s->err);
+	rc = sweep_write_tables(s->dir, &s->plan, res, reco, ngroups, &s->folder,
+				s->cfg->workload.name, s->args.quiet ? NULL : stdout, &s->err);
 	free(reco);
 	if (rc < 0)
 		return rc;

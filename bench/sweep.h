@@ -8,10 +8,13 @@
 #define FEEDBENCH_SWEEP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "metrics.h"
+#include "decide.h"
+#include "storage/fs.h"
 #include "stats.h"
 
 #define SWEEP_MAX_VALUES 256   /* values of one key */
@@ -95,10 +98,23 @@ int sweep_dry_run(const struct sweep_plan *p, const struct config *cfg, int nran
 
 /* Metrics of the sweep table (mean and stddev over repetitions): bench/metrics.h. */
 
+/* Repetitions of a point kept for the recommendation's tests (the table's mean and stddev use
+ * every one). */
+#define SWEEP_KEEP_REPS 100
+/* The metrics a sweep can optimise ([sweep] optimise), in the order of SWEEP_OPT_*. */
+#define SWEEP_NOPT 3
+
 struct sweep_result {
 	bool done; /* summary.json complete */
 	int repetitions;
 	struct summary_stat m[SWM_COUNT];
+	/* Values of the optimisable metrics per repetition (NAN: none), the first
+	 * SWEEP_KEEP_REPS: opt[k] for sweep_opt_metric(k). */
+	double opt[SWEEP_NOPT][SWEEP_KEEP_REPS];
+	int nopt;
+	/* Set by sweep_recommend: this point against its group's best (-1: not judged). */
+	int vs_best; /* enum decide_outcome */
+	double vs_best_change, vs_best_p;
 	bool cache_resident;
 	bool au_pass;
 	char verdict[32];
@@ -123,28 +139,60 @@ const char *summary_str(struct json_t *obj, const char *key, const char *def);
 /* Any scalar member as text (the effective config keeps numbers as numbers); "?" when missing. */
 const char *summary_text(struct json_t *obj, const char *key, char *buf, size_t len);
 
+enum sweep_reco_kind {
+	RECO_NONE,	     /* no completed point in the group */
+	RECO_PLATEAU,	     /* pick: the smallest value not reliably worse than the best */
+	RECO_ONE_POINT,	     /* the group is one point (zipped keys): nothing to choose */
+	RECO_NOT_APPLICABLE, /* every swept numeric key is a stripe key where nothing stripes */
+	RECO_COMPUTE_BOUND   /* every point at or above the AU threshold: the compute sets it */
+};
+
+/* A comparison of the pick against a reference point (bench/decide.h). */
+struct sweep_gain {
+	long ref; /* the reference point, -1: not swept */
+	struct decide_result d;
+};
+
 /* The recommendation of one group: the points that share every non-numeric value. */
 struct sweep_reco {
 	int group_idx[CFG_MAX_SWEEP]; /* value index of each non-numeric axis (-1 for numeric) */
-	long best;		      /* point with the best mean of the optimised metric */
-	long def;		      /* point with every numeric key at its default, -1: none */
-	long runner_up;		      /* second best, -1: none */
-	double gain_pct;	      /* best over default, % (NaN without a default) */
-	bool noisy;		      /* best and its reference overlap within mean +- stddev */
-	long npoints;		      /* points of the plan in the group (done or not) */
+	enum sweep_reco_kind kind;
+	long best; /* point with the best mean of the optimised metric */
+	long pick; /* plateau rule: the smallest values not reliably worse */
+	struct decide_result pick_vs_best; /* pick against the best (DECIDE_SAME... not WORSE) */
+	struct sweep_gain over_def;	   /* pick against the config's values */
+	struct sweep_gain over_fs;	   /* pick against the folder's default layout */
+	long def;     /* point with every numeric key at the config's value, -1 */
+	long npoints; /* points of the plan in the group (done or not) */
+	char fs[32];  /* RECO_NOT_APPLICABLE: the file system that cannot stripe */
 };
 
-/* Groups and best points for the plan's optimise metric. Points not done are ignored.
- * Returns the number of groups (>= 0) and fills *out (malloc'd) or a negative errno. */
-int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
-		    struct sweep_reco **out);
+/* Groups, best points and the plateau pick for the plan's optimise metric; fills every done
+ * point's vs_best (its decision against its group's best). folder: the data folder's own
+ * layout (NULL: unknown). Points not done are ignored. Returns the number of groups (>= 0) and
+ * fills *out (malloc'd) or a negative errno. */
+int sweep_recommend(const struct sweep_plan *p, struct sweep_result *r,
+		    const struct fs_dir_layout *folder, struct sweep_reco **out);
+/* "110.0 ± 10.0" of metric m (its display scale), "n/a" without a value. */
+void sweep_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len);
 /* The metric that [sweep] optimise names. */
 enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p);
+/* True for a key that sets a file's striping (storage.stripe_count, stripe_size, ...). */
+bool sweep_stripe_key(const char *key);
+/* The recommendation as sentences (one per group, then the overall line) and the groups for
+ * sweep_results.json (bench/sweep_reco.c). */
+struct json_t *sweep_reco_lines(const struct sweep_plan *p, const struct sweep_result *r,
+				const struct sweep_reco *reco, int ngroups,
+				const struct fs_dir_layout *folder);
+struct json_t *sweep_reco_groups(const struct sweep_plan *p, const struct sweep_result *r,
+				 const struct sweep_reco *reco, int ngroups,
+				 const struct fs_dir_layout *folder);
 
 /* Writes sweep.csv, sweep.md and sweep_results.json into dir and prints the table to term
  * (NULL: not printed). Returns 0 or a negative errno (message in err). */
 int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
-		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
+		       const struct sweep_reco *reco, int ngroups,
+		       const struct fs_dir_layout *folder, const char *workload, FILE *term,
 		       struct fb_errbuf *err);
 
 /* report.md of a sweep folder from its sweep_results.json (bench/report.c); report_write()

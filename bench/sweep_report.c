@@ -67,6 +67,14 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 		r->m[m] = stat_summarise(col, k);
 	}
 	r->repetitions = n;
+	r->nopt = n < SWEEP_KEEP_REPS ? n : SWEEP_KEEP_REPS;
+	for (int k = 0; k < SWEEP_NOPT; k++) {
+		enum sweep_metric om = k == SWEEP_OPT_AU	? SWM_AU
+				       : k == SWEEP_OPT_SAMPLES ? SWM_SAMPLES
+								: SWM_BANDWIDTH;
+		for (int j = 0; j < r->nopt; j++)
+			r->opt[k][j] = v[j][om];
+	}
 	st = json_object_get(root, "storage");
 	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
 	snprintf(r->fs_type, sizeof(r->fs_type), "%s", summary_str(st, "fs_type", "?"));
@@ -100,98 +108,6 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 	return 0;
 }
 
-/* ---- recommendation ------------------------------------------------------------------ */
-
-enum sweep_metric sweep_optimised_metric(const struct sweep_plan *p)
-{
-	switch (p->optimise) {
-	case SWEEP_OPT_AU:
-		return SWM_AU;
-	case SWEEP_OPT_SAMPLES:
-		return SWM_SAMPLES;
-	default:
-		return SWM_BANDWIDTH;
-	}
-}
-
-static bool report_overlap(const struct summary_stat *a, const struct summary_stat *b)
-{
-	return a->mean - a->stddev <= b->mean + b->stddev &&
-	       b->mean - b->stddev <= a->mean + a->stddev;
-}
-
-int sweep_recommend(const struct sweep_plan *p, const struct sweep_result *r,
-		    struct sweep_reco **out)
-{
-	enum sweep_metric m = sweep_optimised_metric(p);
-	int ngroups = 1, idx[CFG_MAX_SWEEP];
-	struct sweep_reco *reco;
-
-	for (int a = 0; a < p->naxes; a++)
-		if (!p->axes[a].numeric)
-			ngroups *= p->axes[a].nvalues;
-	reco = calloc((size_t)ngroups, sizeof(*reco));
-	if (!reco)
-		return -ENOMEM;
-	int kept = 0;
-	for (int g = 0; g < ngroups; g++) {
-		struct sweep_reco *c = &reco[kept];
-		int rest = g;
-		bool any = false; /* a point of the plan is in the group (zipped axes leave gaps) */
-
-		/* Group g in mixed radix over the non-numeric axes, last axis fastest. */
-		for (int a = p->naxes - 1; a >= 0; a--) {
-			if (p->axes[a].numeric) {
-				c->group_idx[a] = -1;
-				continue;
-			}
-			c->group_idx[a] = rest % p->axes[a].nvalues;
-			rest /= p->axes[a].nvalues;
-		}
-		c->best = c->def = c->runner_up = -1;
-		c->gain_pct = NAN;
-		c->noisy = false;
-		c->npoints = 0;
-		for (long i = 0; i < p->npoints; i++) {
-			bool in = true, at_def = true;
-
-			sweep_point_index(p, i, idx);
-			for (int a = 0; a < p->naxes; a++) {
-				if (!p->axes[a].numeric && idx[a] != c->group_idx[a])
-					in = false;
-				/* By value: a zipped list may hold the default more than once. */
-				if (p->axes[a].numeric &&
-				    strcmp(p->axes[a].canon[idx[a]], p->axes[a].def) != 0)
-					at_def = false;
-			}
-			any |= in;
-			c->npoints += in;
-			if (!in || !r[i].done || r[i].m[m].n == 0)
-				continue;
-			if (at_def)
-				c->def = i;
-			if (c->best < 0 || r[i].m[m].mean > r[c->best].m[m].mean) {
-				c->runner_up = c->best;
-				c->best = i;
-			} else if (c->runner_up < 0 || r[i].m[m].mean > r[c->runner_up].m[m].mean) {
-				c->runner_up = i;
-			}
-		}
-		if (!any)
-			continue;
-		kept++;
-		if (c->best < 0)
-			continue;
-		long ref = c->def >= 0 && c->def != c->best ? c->def : c->runner_up;
-		if (c->def >= 0 && r[c->def].m[m].mean > 0)
-			c->gain_pct = (r[c->best].m[m].mean / r[c->def].m[m].mean - 1) * 100;
-		if (ref >= 0)
-			c->noisy = report_overlap(&r[c->best].m[m], &r[ref].m[m]);
-	}
-	*out = reco;
-	return kept;
-}
-
 /* ---- formatting ---------------------------------------------------------------------- */
 
 /* Latencies are stored in seconds and shown in µs (metric_table's scale). */
@@ -200,7 +116,7 @@ static double report_scale(int m)
 	return metric_of((enum sweep_metric)m)->scale;
 }
 
-static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
+void sweep_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
 {
 	char a[32], b[32];
 
@@ -215,153 +131,6 @@ static void report_fmt_stat(const struct summary_stat *s, int m, char *buf, size
 	}
 	outputs_format_number(s->stddev * report_scale(m), b, sizeof(b));
 	snprintf(buf, len, "%s ± %s", a, b);
-}
-
-static const char *report_metric_unit(enum sweep_metric m)
-{
-	return metric_of(m)->suffix;
-}
-
-/* "read_threads=8 prefetch_size=4": the numeric (or all, when numeric_only is false) values. */
-static void report_values(const struct sweep_plan *p, long i, bool numeric_only, char *buf,
-			  size_t len)
-{
-	int idx[CFG_MAX_SWEEP];
-	size_t used = 0;
-
-	sweep_point_index(p, i, idx);
-	buf[0] = '\0';
-	for (int o = 0; o < p->naxes; o++)
-		for (int a = 0; a < p->naxes; a++) {
-			if (p->axes[a].order != o || (numeric_only && !p->axes[a].numeric))
-				continue;
-			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
-					 p->axes[a].name, p->axes[a].values[idx[a]]);
-			if (w > 0 && (size_t)w < len - used)
-				used += (size_t)w;
-		}
-}
-
-static void report_group_label(const struct sweep_plan *p, const struct sweep_reco *c, char *buf,
-			       size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int o = 0; o < p->naxes; o++)
-		for (int a = 0; a < p->naxes; a++) {
-			if (p->axes[a].order != o || p->axes[a].numeric)
-				continue;
-			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
-					 p->axes[a].name, p->axes[a].values[c->group_idx[a]]);
-			if (w > 0 && (size_t)w < len - used)
-				used += (size_t)w;
-		}
-}
-
-static void report_default_values(const struct sweep_plan *p, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int o = 0; o < p->naxes; o++)
-		for (int a = 0; a < p->naxes; a++) {
-			if (p->axes[a].order != o || !p->axes[a].numeric)
-				continue;
-			int w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
-					 p->axes[a].name, p->axes[a].def);
-			if (w > 0 && (size_t)w < len - used)
-				used += (size_t)w;
-		}
-}
-
-/* The recommendation as sentences (one per group, then the overall best). malloc'd strings
- * in a jansson array, so the terminal, sweep.md and the JSON say the same thing. */
-static json_t *report_reco_lines(const struct sweep_plan *p, const struct sweep_result *r,
-				 const struct sweep_reco *reco, int ngroups)
-{
-	enum sweep_metric m = sweep_optimised_metric(p);
-	json_t *lines = json_array();
-	bool any_numeric = false;
-	char g[512], best[512], def[512], a[64], b[64], line[2048];
-	long overall = -1, second = -1;
-
-	for (int x = 0; x < p->naxes; x++)
-		any_numeric |= p->axes[x].numeric;
-	for (int k = 0; any_numeric && k < ngroups; k++) {
-		const struct sweep_reco *c = &reco[k];
-		size_t n = 0;
-
-		report_group_label(p, c, g, sizeof(g));
-		if (c->best < 0) {
-			snprintf(line, sizeof(line), "%s%sno completed point", g, *g ? ": " : "");
-			json_array_append_new(lines, json_string(line));
-			continue;
-		}
-		report_values(p, c->best, true, best, sizeof(best));
-		report_fmt_stat(&r[c->best].m[m], m, a, sizeof(a));
-		if (c->npoints == 1) {
-			/* Zipped keys: the group is one point, nothing to choose. */
-			snprintf(line, sizeof(line), "%s%sone point (%s): %s %s", g, *g ? ": " : "",
-				 best, a, report_metric_unit(m));
-			json_array_append_new(lines, json_string(line));
-			continue;
-		}
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%sbest %s: %s %s", g,
-				      *g ? ": " : "", best, a, report_metric_unit(m));
-		if (c->def == c->best) {
-			n += (size_t)snprintf(line + n, sizeof(line) - n,
-					      " (the default is already the best)");
-		} else if (c->def >= 0) {
-			report_values(p, c->def, true, def, sizeof(def));
-			report_fmt_stat(&r[c->def].m[m], m, b, sizeof(b));
-			n += (size_t)snprintf(line + n, sizeof(line) - n,
-					      ", %+.1f%% over the default %s (%s %s)", c->gain_pct,
-					      def, b, report_metric_unit(m));
-		} else {
-			report_default_values(p, def, sizeof(def));
-			n += (size_t)snprintf(line + n, sizeof(line) - n,
-					      " (the default %s was not swept: no gain to compute)",
-					      def);
-		}
-		if (c->noisy && n < sizeof(line))
-			snprintf(line + n, sizeof(line) - n,
-				 " — WARNING: within the noise (mean ± stddev overlap %s), not a "
-				 "reliable difference",
-				 c->def >= 0 && c->def != c->best ? "the default's"
-								  : "the runner-up's");
-		json_array_append_new(lines, json_string(line));
-	}
-	for (long i = 0; i < p->npoints; i++) {
-		if (!r[i].done || r[i].m[m].n == 0)
-			continue;
-		if (overall < 0 || r[i].m[m].mean > r[overall].m[m].mean) {
-			second = overall;
-			overall = i;
-		} else if (second < 0 || r[i].m[m].mean > r[second].m[m].mean) {
-			second = i;
-		}
-	}
-	if (overall >= 0) {
-		size_t n;
-
-		report_values(p, overall, false, best, sizeof(best));
-		report_fmt_stat(&r[overall].m[m], m, a, sizeof(a));
-		n = (size_t)snprintf(
-		    line, sizeof(line), "best overall by %s: %s (point %ld): %s %s",
-		    metric_of(m)->column, best, overall + 1, a, report_metric_unit(m));
-		if (second >= 0 && n < sizeof(line)) {
-			report_values(p, second, false, def, sizeof(def));
-			report_fmt_stat(&r[second].m[m], m, b, sizeof(b));
-			n += (size_t)snprintf(line + n, sizeof(line) - n, "; runner-up %s: %s %s",
-					      def, b, report_metric_unit(m));
-			if (n < sizeof(line) && report_overlap(&r[overall].m[m], &r[second].m[m]))
-				snprintf(line + n, sizeof(line) - n,
-					 " — WARNING: within the noise, not a reliable difference");
-		}
-		json_array_append_new(lines, json_string(line));
-	}
-	return lines;
 }
 
 /* Warnings a reader of the table must see before trusting it. */
@@ -435,7 +204,7 @@ static void report_row_cells(const struct sweep_plan *p, const struct sweep_resu
 	for (int t = 0; t < SWM_TABLE; t++) {
 		enum sweep_metric m = report_table_metrics[t];
 		if (r[i].done)
-			report_fmt_stat(&r[i].m[m], (int)m, cells[n++], 64);
+			sweep_fmt_stat(&r[i].m[m], (int)m, cells[n++], 64);
 		else
 			snprintf(cells[n++], 64, "not run");
 	}
@@ -559,26 +328,12 @@ static json_t *report_stat_json(const struct summary_stat *s)
 	return o;
 }
 
-static json_t *report_point_ref(const struct sweep_plan *p, long i)
-{
-	char buf[512];
-	json_t *o;
-
-	if (i < 0)
-		return json_null();
-	o = json_object();
-	json_object_set_new(o, "point", json_integer(i + 1));
-	sweep_point_label(p, i, -1, buf, sizeof(buf));
-	json_object_set_new(o, "label", json_string(buf));
-	return o;
-}
-
 static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
-				   const struct sweep_reco *reco, int ngroups, const char *workload,
+				   const struct sweep_reco *reco, int ngroups,
+				   const struct fs_dir_layout *folder, const char *workload,
 				   json_t *lines, json_t *warnings)
 {
 	json_t *root = json_object(), *keys = json_array(), *points = json_array();
-	json_t *groups = json_array();
 	char buf[512];
 	int idx[CFG_MAX_SWEEP];
 
@@ -636,29 +391,28 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
 		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
 		json_object_set_new(pt, "verdict", json_string(r[i].verdict));
+		/* Against its group's best (the plateau rule): better never, same, worse,
+		 * inconclusive; null where not judged. */
+		json_object_set_new(pt, "vs_best",
+				    r[i].vs_best >= 0 ? json_string(decide_outcome_name(
+							    (enum decide_outcome)r[i].vs_best))
+						      : json_null());
 		json_array_append_new(points, pt);
 	}
 	json_object_set_new(root, "points", points);
-	for (int g = 0; g < ngroups; g++) {
-		json_t *o = json_object(), *gv = json_object();
+	if (folder && folder->known) {
+		json_t *fl = json_object();
 
-		for (int a = 0; a < p->naxes; a++)
-			if (!p->axes[a].numeric)
-				json_object_set_new(
-				    gv, p->axes[a].key,
-				    json_string(p->axes[a].values[reco[g].group_idx[a]]));
-		json_object_set_new(o, "group", gv);
-		json_object_set_new(o, "best", report_point_ref(p, reco[g].best));
-		json_object_set_new(o, "default", report_point_ref(p, reco[g].def));
-		json_object_set_new(o, "runner_up", report_point_ref(p, reco[g].runner_up));
-		json_object_set_new(o, "gain_percentage",
-				    isnan(reco[g].gain_pct) ? json_null()
-							    : json_real(reco[g].gain_pct));
-		json_object_set_new(o, "within_noise", json_boolean(reco[g].noisy));
-		json_array_append_new(groups, o);
+		json_object_set_new(fl, "fs", json_string(folder->fs));
+		json_object_set_new(fl, "can_stripe", json_boolean(folder->can_stripe));
+		json_object_set_new(fl, "stripe_count",
+				    folder->stripe_count > 0 ? json_integer(folder->stripe_count)
+							     : json_null());
+		json_object_set_new(fl, "text", json_string(folder->text));
+		json_object_set_new(root, "folder_layout", fl);
 	}
 	json_t *rec = json_object();
-	json_object_set_new(rec, "groups", groups);
+	json_object_set_new(rec, "groups", sweep_reco_groups(p, r, reco, ngroups, folder));
 	json_object_set(rec, "text", lines);
 	json_object_set_new(root, "recommendation", rec);
 	json_object_set(root, "warnings", warnings);
@@ -666,10 +420,11 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 }
 
 int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
-		       const struct sweep_reco *reco, int ngroups, const char *workload, FILE *term,
+		       const struct sweep_reco *reco, int ngroups,
+		       const struct fs_dir_layout *folder, const char *workload, FILE *term,
 		       struct fb_errbuf *err)
 {
-	json_t *lines = report_reco_lines(p, r, reco, ngroups);
+	json_t *lines = sweep_reco_lines(p, r, reco, ngroups, folder);
 	json_t *warnings = report_sweep_warnings(p, r), *root, *v;
 	char *buf = NULL;
 	size_t len = 0, i;
@@ -718,7 +473,7 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		goto out_put;
 
 	/* sweep_results.json */
-	root = report_results_json(p, r, reco, ngroups, workload, lines, warnings);
+	root = report_results_json(p, r, reco, ngroups, folder, workload, lines, warnings);
 	buf = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (buf) {

@@ -36,6 +36,20 @@ struct stripe_comp {
  * components (0 for an empty text) or -1 with the reason in why. */
 int stripe_layout_parse(const char *text, struct stripe_comp *c, int max, char *why, size_t whylen);
 
+/* The layout a new file in a folder gets without feedbench (a sweep reads it before its first
+ * point sets one there, and measures its recommendation against it). */
+struct fs_dir_layout {
+	bool known;	      /* read (or nothing stripes here) */
+	bool can_stripe;      /* Lustre or CephFS */
+	char fs[32];	      /* "ext4", "cephfs", "lustre" */
+	int64_t stripe_count; /* the folder's default stripe count (0: unknown, -1: every target) */
+	char text[384]; /* "ceph.dir.layout of /mnt/c/x: stripe_unit=... stripe_count=1 ..." */
+};
+/* Reads it for dir (its nearest existing parent when dir does not exist yet): Lustre's default
+ * striping through liblustreapi (what `lfs getstripe -d` shows), CephFS's ceph.dir.layout
+ * (inherited from the nearest folder up to the mount that has one, else the file system's
+ * default: one object per stripe set, stripe_count 1), or "no striping here". Read-only. */
+int fs_dir_layout(const char *dir, struct fs_dir_layout *out);
 /* Detects the file system holding `dir` (statfs magic + /proc/self/mounts). */
 int fs_detect(const char *dir, struct fs_info *fs);
 

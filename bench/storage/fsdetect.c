@@ -556,3 +556,109 @@ int fs_detect(const char *dir, struct fs_info *fs)
 {
 	return fs_detect_with(&fs_sys_default, dir, fs);
 }
+
+/* ---- the folder's own layout ------------------------------------------------------------- */
+
+/* CephFS: the nearest folder from path up to the mount with a ceph.dir.layout of its own. */
+static void fs_dir_layout_ceph(const struct fs_sys *sys, const char *path, const char *mount,
+			       struct fs_dir_layout *out)
+{
+	char probe[PATH_MAX], text[256];
+
+	snprintf(probe, sizeof(probe), "%s", path);
+	for (;;) {
+		ssize_t n = sys->getxattr(probe, "ceph.dir.layout", text, sizeof(text) - 1);
+		char *slash, *c;
+
+		if (n > 0) {
+			text[n] = '\0';
+			c = strstr(text, "stripe_count=");
+			out->stripe_count = c ? strtoll(c + 13, NULL, 10) : 0;
+			out->known = out->stripe_count > 0;
+			snprintf(out->text, sizeof(out->text), "ceph.dir.layout of %s: %s", probe,
+				 text);
+			return;
+		}
+		if (strcmp(probe, mount) == 0 || strcmp(probe, "/") == 0 ||
+		    !(slash = strrchr(probe, '/')))
+			break;
+		if (slash == probe)
+			probe[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	/* No folder up to the mount sets one: files get the file system's default layout. */
+	out->known = true;
+	out->stripe_count = 1;
+	snprintf(out->text, sizeof(out->text),
+		 "no ceph.dir.layout from %s up to the mount %s: the file system's default, "
+		 "stripe_count 1",
+		 path, mount);
+}
+
+/* Lustre: the folder's default striping as liblustreapi reads it (lfs getstripe -d). */
+static void fs_dir_layout_lustre(const struct fs_sys *sys, const char *path,
+				 struct fs_dir_layout *out)
+{
+	void *lib = sys->dlopen(LUSTREAPI_SONAME, RTLD_NOW | RTLD_LOCAL), *layout;
+	llapi_layout_get_by_path_fn get;
+	llapi_layout_get_u64_fn count_get;
+	llapi_layout_free_fn layout_free;
+	uint64_t count = 0;
+
+	if (!lib) {
+		snprintf(out->text, sizeof(out->text),
+			 "%s not found: see `lfs getstripe -d %s` for the folder's default",
+			 LUSTREAPI_SONAME, path);
+		return;
+	}
+	get = (llapi_layout_get_by_path_fn)sys->dlsym(lib, "llapi_layout_get_by_path");
+	count_get = (llapi_layout_get_u64_fn)sys->dlsym(lib, "llapi_layout_stripe_count_get");
+	layout_free = (llapi_layout_free_fn)sys->dlsym(lib, "llapi_layout_free");
+	layout = get && count_get && layout_free ? get(path, 0) : NULL;
+	if (layout && count_get(layout, &count) == 0) {
+		out->known = true;
+		if (count == LLAPI_LAYOUT_WIDE)
+			out->stripe_count = -1;
+		else if (count == LLAPI_LAYOUT_DEFAULT || count == 0)
+			out->stripe_count = 1; /* the file system's default: one OST */
+		else
+			out->stripe_count = (int64_t)count;
+		snprintf(out->text, sizeof(out->text), "lfs getstripe -d %s: stripe_count %lld%s",
+			 path, (long long)out->stripe_count,
+			 count == LLAPI_LAYOUT_DEFAULT ? " (the file system's default)" : "");
+	} else {
+		snprintf(out->text, sizeof(out->text),
+			 "cannot read the default layout of %s: see `lfs getstripe -d`", path);
+	}
+	if (layout)
+		layout_free(layout);
+	sys->dlclose(lib);
+}
+
+int fs_dir_layout(const char *dir, struct fs_dir_layout *out)
+{
+	const struct fs_sys *sys = &fs_sys_default;
+	char path[PATH_MAX];
+	struct fs_info fs;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = fs_detect_with(sys, dir, &fs)) < 0 ||
+	    (rc = fs_existing_parent(sys, dir, path)) < 0) {
+		snprintf(out->text, sizeof(out->text), "cannot inspect '%s': %s", dir,
+			 strerror(-rc));
+		return rc;
+	}
+	snprintf(out->fs, sizeof(out->fs), "%s", fs.type);
+	out->can_stripe = fs.can_stripe;
+	if (fs.striper == FS_STRIPER_CEPH) {
+		fs_dir_layout_ceph(sys, path, fs.mount, out);
+	} else if (fs.striper == FS_STRIPER_LUSTRE) {
+		fs_dir_layout_lustre(sys, path, out);
+	} else {
+		out->known = true;
+		snprintf(out->text, sizeof(out->text), "no striping here (%s)", fs.type);
+	}
+	return 0;
+}

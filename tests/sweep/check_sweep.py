@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Checks a finished sweep folder the way a user would read it.
 
-usage: check_sweep.py SWEEP_DIR POINTS [--plots] [--reuse]
+usage: check_sweep.py SWEEP_DIR POINTS [--plots] [--reuse] [--no-stripe-gain STDOUT]
 
 - sweep.csv has one row per point, every point done, and its numbers are the mean and sample
   standard deviation of the per-repetition figures in that point's summary.json;
 - sweep_results.json agrees with sweep.csv; sweep.md and report.md exist and carry the table;
 - --plots: the sweep pictures and every point's pictures exist as PNG and SVG;
-- --reuse: only the first point generated the dataset (no swept key changes it).
+- --reuse: only the first point generated the dataset (no swept key changes it);
+- --no-stripe-gain STDOUT: the points ran where nothing stripes, and no output (sweep.md,
+  report.md, sweep_results.json, the sweep's stdout) recommends a stripe setting or gives it a
+  gain: every group says "not applicable on <fs>".
 """
 import csv
 import json
@@ -46,9 +49,62 @@ def picture(path):
             fail("%s is not a %s file" % (p, ext))
 
 
+def no_stripe_gain(d, res, stdout_path):
+    """Nothing stripes here: the stripe recommendation is 'not applicable' everywhere."""
+    fss = set()
+    for p in res["points"]:
+        with open(os.path.join(d, p["dir"], "summary.json")) as f:
+            st = json.load(f)["storage"]
+        if not str(st.get("stripe_effective", "")).startswith("unsupported"):
+            fail("point %s striped (%r): not a file system without striping"
+                 % (p["point"], st.get("stripe_effective")))
+        fss.add(st["fs_type"])
+        if p.get("vs_best") is not None:
+            fail("point %s was judged against a best (%r)" % (p["point"], p["vs_best"]))
+    if len(fss) != 1:
+        fail("points on several file systems: %r" % fss)
+    fs = fss.pop()
+    na = "stripe_count: not applicable on %s" % fs
+    rec = res["recommendation"]
+    for g in rec["groups"]:
+        if g["kind"] != "not_applicable" or g["not_applicable_on"] != fs:
+            fail("group %r: kind %r, not applicable on %r" % (g["group"], g["kind"],
+                                                               g["not_applicable_on"]))
+        for k in ("recommended", "recommended_vs_best", "gain_over_default",
+                  "gain_over_fs_default", "gain_percentage"):
+            if g.get(k) is not None:
+                fail("group %r: %s is %r on %s" % (g["group"], k, g[k], fs))
+    with open(os.path.join(d, "sweep.md")) as f:
+        md = f.read()
+    with open(os.path.join(d, "report.md")) as f:
+        rep = f.read()
+    with open(stdout_path) as f:
+        out = f.read()
+    texts = {"sweep_results.json": rec["text"],
+             "sweep.md": md.split("## Recommendation", 1)[1].split("## Warnings")[0].splitlines(),
+             "report.md": rep.split("## Recommendation", 1)[1].split("## Warnings")[0]
+             .splitlines(),
+             "stdout": out.split("\nrecommendation (", 1)[1].split("\nwarning:")[0]
+             .splitlines()[1:]}
+    for where, lines in texts.items():
+        lines = [l for l in lines if l.strip() and not l.startswith("Optimising")]
+        if len(lines) != len(rec["groups"]) + 1:
+            fail("%s: %d recommendation lines for %d groups and the overall line"
+                 % (where, len(lines), len(rec["groups"])))
+        for l in lines:
+            if "stripe_count=" in l or ("%" in l and "stripe" in l):
+                fail("%s recommends a stripe setting on %s: %s" % (where, fs, l.strip()))
+            if na not in l:
+                fail("%s: %r does not say %r" % (where, l.strip(), na))
+    print("ok: no stripe recommendation on %s in sweep.md, report.md, sweep_results.json, "
+          "stdout" % fs)
+
+
 def main():
     d, npoints = sys.argv[1], int(sys.argv[2])
     plots, reuse = "--plots" in sys.argv, "--reuse" in sys.argv
+    nsg = sys.argv[sys.argv.index("--no-stripe-gain") + 1] if "--no-stripe-gain" in sys.argv \
+        else None
     with open(os.path.join(d, "sweep.csv")) as f:
         rows = list(csv.DictReader(f))
     if len(rows) != npoints:
@@ -111,6 +167,8 @@ def main():
                     fail("report.md does not embed sweep_bandwidth_%s.png" % k["name"])
         picture(os.path.join(d, "sweep_bars"))
         picture(os.path.join(d, "sweep_latency"))
+    if nsg:
+        no_stripe_gain(d, res, nsg)
     print("ok: %d points" % npoints)
 
 

@@ -306,13 +306,17 @@ static void test_plan_hash(void **state)
 
 static char tmpdir[256];
 
-static void write_summary(const char *dir, const double bw[3], double au)
+/* fs: "ext4" (striping unsupported) or "cephfs" (a layout read back); au_pass: AU at or above
+ * the threshold. */
+static void write_summary_on(const char *dir, const double bw[3], double au, bool au_pass,
+			     const char *fs)
 {
 	json_t *s = json_object(), *m = json_object(), *reps = json_array(), *eps = json_array();
 	char path[512];
 
 	mkdir(dir, 0755);
-	json_object_set_new(m, "train_au_meet_expectation", json_string("success"));
+	json_object_set_new(m, "train_au_meet_expectation",
+			    json_string(au_pass ? "success" : "fail"));
 	json_object_set_new(s, "metric", m);
 	for (int r = 0; r < 3; r++) {
 		json_t *o = json_object(), *e = json_object(), *lat = json_object();
@@ -336,12 +340,24 @@ static void write_summary(const char *dir, const double bw[3], double au)
 	json_object_set_new(s, "epochs", eps);
 	json_t *st = json_object();
 	json_object_set_new(st, "cache_resident", json_true());
-	json_object_set_new(st, "fs_type", json_string("ext4"));
-	json_object_set_new(st, "stripe_effective", json_string("unsupported (ext4)"));
+	json_object_set_new(st, "fs_type", json_string(fs));
+	if (strcmp(fs, "ext4") == 0) {
+		json_object_set_new(st, "stripe_effective", json_string("unsupported (ext4)"));
+	} else {
+		json_t *se = json_object();
+		json_object_set_new(se, "count", json_integer(1));
+		json_object_set_new(se, "size", json_integer(1048576));
+		json_object_set_new(st, "stripe_effective", se);
+	}
 	json_object_set_new(s, "storage", st);
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
 	assert_int_equal(json_dump_file(s, path, 0), 0);
 	json_decref(s);
+}
+
+static void write_summary(const char *dir, const double bw[3], double au)
+{
+	write_summary_on(dir, bw, au, false, "ext4");
 }
 
 /* A CSV cell by column name in the row of the given point (1-based). */
@@ -437,19 +453,21 @@ static void test_table(void **state)
 	assert_int_equal(res[0].m[SWM_LAT_P90].n, 0); /* not in the summary: n/a, not 0 */
 	assert_true(res[0].cache_resident);
 
-	ngroups = sweep_recommend(&p, res, &reco);
+	ngroups = sweep_recommend(&p, res, NULL, &reco);
 	assert_int_equal(ngroups, 2);
 	assert_int_equal(reco[0].best, 2);
+	assert_int_equal(reco[0].pick, 2); /* the smaller counts are reliably worse */
 	assert_int_equal(reco[0].def, 1);
-	assert_float_equal(reco[0].gain_pct, (330.0 / 210.0 - 1) * 100, 1e-9);
-	assert_false(reco[0].noisy);
+	assert_float_equal(reco[0].over_def.d.change, (330.0 / 210.0 - 1) * 100, 1e-9);
+	assert_int_equal(reco[0].over_def.d.outcome, DECIDE_BETTER);
 	assert_int_equal(reco[1].best, 3);
+	assert_int_equal(reco[1].pick, 3);
 	assert_int_equal(reco[1].def, 4);
-	assert_float_equal(reco[1].gain_pct, (300.0 / 290.0 - 1) * 100, 1e-9);
-	assert_true(reco[1].noisy);
+	assert_float_equal(reco[1].over_def.d.change, (300.0 / 290.0 - 1) * 100, 1e-9);
+	assert_int_equal(reco[1].over_def.d.outcome, DECIDE_SAME); /* +3.4 %: within 5 % */
 
 	fb_errbuf_init(&err);
-	if (sweep_write_tables(tmpdir, &p, res, reco, ngroups, "unit", NULL, &err) < 0)
+	if (sweep_write_tables(tmpdir, &p, res, reco, ngroups, NULL, "unit", NULL, &err) < 0)
 		fail_msg("%s", err.msg);
 	free(reco);
 
@@ -481,12 +499,11 @@ static void test_table(void **state)
 	snprintf(path, sizeof(path), "%s/sweep.md", tmpdir);
 	assert_true(file_has(path, "| point | format | read_threads | bandwidth (MiB/s)"));
 	assert_true(file_has(path, "110.0 ± 10.0"));
-	assert_true(file_has(path, "format=raw: best read_threads=4: 330.0 ± 10.0 MiB/s, +57.1% "
-				   "over the default read_threads=2 (210.0 ± 10.0 MiB/s)"));
-	assert_true(file_has(path,
-			     "format=npy: best read_threads=1: 300.0 ± 10.0 MiB/s, +3.4% over "
-			     "the default read_threads=2 (290.0 ± 10.0 MiB/s) — WARNING: within "
-			     "the noise"));
+	assert_true(file_has(path, "format=raw: recommended read_threads=4: 330.0 ± 10.0 MiB/s, "
+				   "the best; over the config's read_threads=2: +57.1 %, better"));
+	assert_true(file_has(path, "format=npy: recommended read_threads=1: 300.0 ± 10.0 MiB/s, "
+				   "the best; over the config's read_threads=2: +3.4 %, no "
+				   "reliable difference"));
 	assert_true(file_has(path, "1 of 6 points have no result"));
 	assert_true(file_has(path, "cache-resident"));
 	assert_true(file_has(path, " not run |"));
@@ -509,6 +526,129 @@ static void test_table(void **state)
 	    path, "6. [format=npy read_threads=4](point-006-format=npy-read_threads=4/report.md) — "
 		  "not run"));
 	sweep_plan_free(&p);
+	free(cfg);
+}
+
+/* A stripe sweep of 4 points written as summaries (fs, au_pass) and read back into res. */
+static void stripe_fixture(struct sweep_plan *p, struct config *cfg, struct sweep_result *res,
+			   const double bw[4][3], bool au_pass, const char *fs, const char *sub)
+{
+	static const char ini[] = "[storage]\nstripe_count = 2\n[output]\nrepetitions = 3\n"
+				  "[sweep]\nstorage.stripe_count = 1, 2, 4, 8\n";
+	char dir[512], name[256], path[600], why[256];
+	struct fb_errbuf err;
+
+	assert_int_equal(parse(cfg, ini, &err), 0);
+	if (sweep_plan_build(p, cfg, 2, false, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p->npoints, 4);
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, sub);
+	mkdir(dir, 0755);
+	for (long i = 0; i < 4; i++) {
+		sweep_point_dir(p, i, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		write_summary_on(path, bw[i], au_pass ? 95 : 40, au_pass, fs);
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/summary.json");
+		if (sweep_read_summary(path, &res[i], why, sizeof(why)) < 0)
+			fail_msg("%s", why);
+	}
+}
+
+/* The plateau rule: stripe_count 4 reads as fast as 8 (within the noise), 2 and 1 are
+ * reliably slower: 4 is recommended, not the maximum, with its gain over the config's 2 and
+ * the folder's own stripe_count 1. */
+static const double plateau_bw[4][3] = {
+    {23, 23.5, 22.5}, {46, 47, 45}, {80, 82, 78}, {81, 83, 79}, /* stripe_count 1, 2, 4, 8 */
+};
+
+static void test_plateau(void **state)
+{
+	struct fs_dir_layout folder = {.known = true, .can_stripe = true, .stripe_count = 1};
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct sweep_result res[4];
+	struct sweep_reco *reco;
+	struct sweep_plan p;
+	struct fb_errbuf err;
+	char path[600];
+
+	(void)state;
+	snprintf(folder.fs, sizeof(folder.fs), "cephfs");
+	snprintf(folder.text, sizeof(folder.text), "ceph.dir.layout of /mnt/lab: stripe_count=1");
+	stripe_fixture(&p, cfg, res, plateau_bw, false, "cephfs", "plateau");
+	assert_int_equal(sweep_recommend(&p, res, &folder, &reco), 1);
+	assert_int_equal(reco[0].kind, RECO_PLATEAU);
+	assert_int_equal(reco[0].best, 3);
+	assert_int_equal(reco[0].pick, 2);
+	assert_int_equal(res[0].vs_best, DECIDE_WORSE);
+	assert_int_equal(res[1].vs_best, DECIDE_WORSE);
+	assert_int_equal(res[2].vs_best, DECIDE_SAME);
+	assert_int_equal(reco[0].over_def.ref, 1);
+	assert_int_equal(reco[0].over_def.d.outcome, DECIDE_BETTER);
+	assert_int_equal(reco[0].over_fs.ref, 0);
+	assert_int_equal(reco[0].over_fs.d.outcome, DECIDE_BETTER);
+	fb_errbuf_init(&err);
+	snprintf(path, sizeof(path), "%s/plateau", tmpdir);
+	if (sweep_write_tables(path, &p, res, reco, 1, &folder, "unit", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	snprintf(path, sizeof(path), "%s/plateau/sweep.md", tmpdir);
+	assert_true(file_has(path, "- recommended stripe_count=4: 80.0 ± 2.00 MiB/s, the smallest "
+				   "not reliably worse than the best stripe_count=8 (81.0 ± 2.00 "
+				   "MiB/s; -1.2 %, no reliable difference); over the config's "
+				   "stripe_count=2: +73.9 %, better"));
+	assert_true(file_has(path, "; over the folder's default stripe_count=1 (ceph.dir.layout "
+				   "of /mnt/lab: stripe_count=1): +247.8 %, better"));
+	snprintf(path, sizeof(path), "%s/plateau/sweep_results.json", tmpdir);
+	json_t *j = json_load_file(path, 0, NULL), *g;
+	g = json_array_get(json_object_get(json_object_get(j, "recommendation"), "groups"), 0);
+	assert_string_equal(json_string_value(json_object_get(g, "kind")), "plateau");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(g, "recommended"), "point")), 3);
+	json_decref(j);
+	free(reco);
+	sweep_plan_free(&p);
+	free(cfg);
+}
+
+/* Every point at or above the AU threshold: the bandwidth is the emulated compute's, nothing
+ * is recommended on it; on ext4 a stripe sweep recommends nothing either. */
+static void test_no_recommendation(void **state)
+{
+	static const char *const cases[][2] = {{"cephfs", "bound"}, {"ext4", "ext4"}};
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct sweep_result res[4];
+	struct sweep_reco *reco;
+	struct sweep_plan p;
+	struct fb_errbuf err;
+	char path[600];
+
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		bool bound = c == 0;
+
+		stripe_fixture(&p, cfg, res, plateau_bw, bound, cases[c][0], cases[c][1]);
+		assert_int_equal(sweep_recommend(&p, res, NULL, &reco), 1);
+		assert_int_equal(reco[0].kind, bound ? RECO_COMPUTE_BOUND : RECO_NOT_APPLICABLE);
+		fb_errbuf_init(&err);
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, cases[c][1]);
+		if (sweep_write_tables(path, &p, res, reco, 1, NULL, "unit", NULL, &err) < 0)
+			fail_msg("%s", err.msg);
+		snprintf(path, sizeof(path), "%s/%s/sweep.md", tmpdir, cases[c][1]);
+		assert_true(file_has(
+		    path, bound ? "- no recommendation on bandwidth_MiB_per_second: every point "
+				  "kept the accelerators busy"
+				: "- stripe_count: not applicable on ext4"));
+		assert_false(file_has(path, "recommended stripe_count"));
+		assert_false(file_has(path, "over the config's"));
+		snprintf(path, sizeof(path), "%s/%s/sweep_results.json", tmpdir, cases[c][1]);
+		json_t *j = json_load_file(path, 0, NULL), *g;
+		g = json_array_get(json_object_get(json_object_get(j, "recommendation"), "groups"),
+				   0);
+		assert_true(json_is_null(json_object_get(g, "recommended")));
+		assert_true(json_is_null(json_object_get(g, "gain_percentage")));
+		json_decref(j);
+		free(reco);
+		sweep_plan_free(&p);
+	}
 	free(cfg);
 }
 
@@ -565,6 +705,7 @@ int main(void)
 	    cmocka_unit_test(test_expand),     cmocka_unit_test(test_plan_order),
 	    cmocka_unit_test(test_plan_zip),   cmocka_unit_test(test_plan_errors),
 	    cmocka_unit_test(test_plan_hash),  cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_plateau),    cmocka_unit_test(test_no_recommendation),
 	    cmocka_unit_test(test_report_run),
 	};
 
