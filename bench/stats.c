@@ -80,6 +80,8 @@ void io_stats_merge(struct io_stats *dst, const struct io_stats *src)
 	dst->open_ns += src->open_ns;
 	dst->samples += src->samples;
 	dst->retries += src->retries;
+	if (src->inflight_max > dst->inflight_max)
+		dst->inflight_max = src->inflight_max;
 	hist_merge(&dst->latency, &src->latency);
 	dst->wbytes += src->wbytes;
 	dst->wops += src->wops;

@@ -31,13 +31,14 @@ uint64_t hist_bucket_upper_ns(unsigned b);
 
 /* I/O counters of one reader thread; merged per rank, then reduced across ranks. */
 struct io_stats {
-	uint64_t bytes;	     /* bytes actually returned by read calls */
-	uint64_t ops;	     /* read transfers completed (one per transfer_size piece) */
-	uint64_t opens;	     /* files opened for reading */
-	uint64_t open_ns;    /* time spent opening (metadata) */
-	uint64_t samples;    /* samples read */
-	uint64_t retries;    /* short reads and EINTR that needed another call */
-	struct hist latency; /* per read transfer */
+	uint64_t bytes;	       /* bytes actually returned by read calls */
+	uint64_t ops;	       /* read transfers completed (one per transfer_size piece) */
+	uint64_t opens;	       /* files opened for reading */
+	uint64_t open_ns;      /* time spent opening (metadata) */
+	uint64_t samples;      /* samples read */
+	uint64_t retries;      /* short reads and EINTR that needed another call */
+	uint64_t inflight_max; /* most queued reads in flight at once on one thread (io_uring) */
+	struct hist latency;   /* per read transfer */
 	/* Writes and the namespace, counted by the same wrappers (bench/storage/io.c). */
 	uint64_t wbytes;      /* bytes accepted by write calls */
 	uint64_t wops;	      /* write calls that moved bytes */

@@ -30,6 +30,7 @@ static void epoch_vector(const struct epoch_rank *er, double *v)
 	v[R_OPEN_NS] = (double)er->io.open_ns;
 	v[R_SAMPLES] = (double)er->io.samples;
 	v[R_RETRIES] = (double)er->io.retries;
+	v[R_INFLIGHT] = (double)er->io.inflight_max;
 	v[R_CPU_USER] = er->cpu_user_s;
 	v[R_CPU_SYS] = er->cpu_sys_s;
 	v[R_CONF] = er->conf_s;
@@ -435,6 +436,8 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 		json_object_set_new(o, "opens", json_integer((json_int_t)e->opens));
 		json_object_set_new(o, "open_seconds", json_real(e->open_s));
 		json_object_set_new(o, "io_retries", json_integer((json_int_t)e->retries));
+		json_object_set_new(o, "io_inflight_max",
+				    json_integer((json_int_t)e->inflight_max));
 		json_object_set_new(o, "bandwidth_MiB_per_second", json_real(e->bw));
 		json_object_set_new(o, "iops", json_real(e->iops));
 		json_object_set_new(o, "samples_per_second", json_real(e->sps));
@@ -861,6 +864,7 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 				t->opens += w[R_OPENS];
 				t->open_s += w[R_OPEN_NS] / 1e9;
 				t->retries += w[R_RETRIES];
+				t->inflight_max = fmax(t->inflight_max, w[R_INFLIGHT]);
 				t->cpu_user += w[R_CPU_USER];
 				t->cpu_sys += w[R_CPU_SYS];
 				t->barrier_s += w[R_BARRIER];

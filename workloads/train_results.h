@@ -34,6 +34,7 @@ enum {
 	R_OPEN_NS,
 	R_SAMPLES,
 	R_RETRIES,
+	R_INFLIGHT,
 	R_CPU_USER,
 	R_CPU_SYS,
 	R_CONF,
@@ -45,6 +46,7 @@ enum {
 struct epoch_total {
 	int rep, epoch;
 	double wall, bytes, ops, samples, opens, open_s, retries;
+	double inflight_max; /* most queued reads in flight on one thread of any rank */
 	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
 	double cpu_user, cpu_sys; /* CPU seconds, summed over ranks */
 	double conf_au;		  /* DLIO's AU: configured compute / step time, mean over ranks */

@@ -722,6 +722,8 @@ int io_queue_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 						     .seq = seq,
 						     .used = true};
 		io->inflight++;
+		if (io->stats && io->inflight > io->stats->inflight_max)
+			io->stats->inflight_max = io->inflight;
 		io->unsent++;
 		if ((rc = io_queue_send(io, k)) < 0)
 			break;
