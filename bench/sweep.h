@@ -80,6 +80,8 @@ void sweep_plan_free(struct sweep_plan *p);
 /* Value index of every axis for point i (0-based; the last dimension varies fastest, zipped
  * axes share their index). */
 void sweep_point_index(const struct sweep_plan *p, long i, int idx[CFG_MAX_SWEEP]);
+/* The index of the axis at config position o (the order of the [sweep] keys). */
+int sweep_axis_at(const struct sweep_plan *p, int o);
 /* "section.key=value" of axis a at point i. */
 void sweep_point_set(const struct sweep_plan *p, long i, int a, char *buf, size_t len);
 /* Folder name "point-003-format=npy-stripe_count=4" (file-name safe). */
