@@ -297,7 +297,7 @@ def main():
     ap.add_argument("--file-mib", type=int, default=64)
     ap.add_argument("--ranks-per-host", type=int, default=2)
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--repetitions", type=int, default=2)
+    ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--plots", action="store_true")
     ap.add_argument("--assert", dest="check", action="store_true",
                     help="fail unless the physics holds (the lab tests)")
@@ -412,24 +412,41 @@ def main():
                  f"{eff:.1f} OSDs' worth x stripe_count {min(by)} ({lo['measured']:.1f})")
         if lo["spanned"] != 1:
             fail(f"stripe_count 1 spans {lo['spanned']} OSDs: object_size too small")
-        # The sweep's own recommendation (best against the default stripe_count 1) follows
-        # from the physics: a point with the top prediction, and no noise warning. Its
-        # runner-up may be within the noise: two counts whose files CRUSH spread over the
-        # same number of OSDs are equally good.
-        with open(os.path.join(sd, "sweep.md")) as f:
-            md = f.read()
-        best = [ln for ln in md.splitlines() if ln.startswith("- best stripe_count=")]
-        if len(best) != 1:
-            fail(f"{sd}/sweep.md: no recommendation line against the default: {best}")
+        # The sweep's own recommendation follows the plateau rule: the smallest stripe count
+        # whose bandwidth is not reliably worse than the best count's (the sweep's decision
+        # rule, recorded per point as vs_best), every smaller count reliably worse; and the
+        # physics agrees: the recommended count has a top prediction, and stripe_count 1
+        # (one OSD, the folder's own layout) is reliably worse than the best.
+        with open(os.path.join(sd, "sweep_results.json")) as f:
+            res = json.load(f)
+        groups = res["recommendation"]["groups"]
+        if len(groups) != 1 or groups[0]["kind"] != "plateau" or not groups[0]["recommended"]:
+            fail(f"{sd}: no plateau recommendation: {groups}")
             continue
-        rc = int(best[0].split("=", 1)[1].split(":", 1)[0])
+        g = groups[0]
+        vs = {int(p["values"]["storage.stripe_count"]): p.get("vs_best")
+              for p in res["points"] if p["done"]}
+        rc = int(res["points"][g["recommended"]["point"] - 1]["values"]["storage.stripe_count"])
+        smallest = min(c for c, v in vs.items() if v != "worse")
+        print(f"recommendation: stripe_count {rc}; against the best: "
+              + ", ".join(f"{c}: {vs[c]}" for c in sorted(vs)))
+        for line in res["recommendation"]["text"]:
+            print("  " + line)
+        if rc != smallest:
+            fail(f"the sweep recommends stripe_count {rc}, the smallest on the plateau is "
+                 f"{smallest} ({vs})")
+        if any(vs[c] != "worse" for c in vs if c < rc):
+            fail(f"a count below the recommended {rc} is not reliably worse: {vs}")
         top = max(p["predicted"] for p in pts)
-        if rc not in by or by[rc]["predicted"] < 0.8 * top:
-            fail(f"the sweep recommends stripe_count {rc}, predicted "
-                 f"{by[rc]['predicted'] if rc in by else '?'} MiB/s, the best prediction is "
-                 f"{top:.1f}: {best[0]}")
-        if "WARNING" in best[0] or "noise" in best[0]:
-            fail(f"the recommendation carries a noise warning: {best[0]}")
+        if by[rc]["predicted"] < 0.8 * top:
+            fail(f"the sweep recommends stripe_count {rc}, predicted {by[rc]['predicted']:.1f} "
+                 f"MiB/s, the best prediction is {top:.1f}")
+        if vs.get(1) != "worse":
+            fail(f"stripe_count 1 (one OSD) is not reliably worse than the best: {vs}")
+        fsd = g.get("gain_over_fs_default")
+        if rc != 1 and (not fsd or fsd["outcome"] != "better"):
+            fail(f"no gain over the folder's own layout (stripe_count 1): {fsd} "
+                 f"({res.get('folder_layout')})")
     # Small files: a file smaller than one stripe unit is one object whatever the count, so
     # striping changes nothing physical; what differs between the two points is CRUSH's
     # placement of two different sets of files (up to about 1.4 x at 64 files on 4 OSDs)
