@@ -3,8 +3,9 @@
 
 usage: check_report.py RUN_DIR [--passes N] [--accelerators N]
 
-What it checks, member by member of summary.json (docs/architecture.md lists them); a member
-summary.json lacks gives no section and no row:
+What it checks, member by member of summary.json (docs/architecture.md lists them, and a member
+listed there without a check in CHECKED below fails this script); a member summary.json lacks
+gives no section and no row:
 - eval: a '## Evaluation' section saying the number of passes, one row per pass (repetition,
   after epoch, samples, bytes exact; samples/s and AU as rounded) and the AU row matching
   metric.eval_au_mean_percentage;
@@ -109,7 +110,45 @@ def check_binding(s, md):
         fail("a trainer reads row without binding.trainer_reads")
 
 
+# Every member that docs/architecture.md's table "Members of a training run's summary.json"
+# lists, and where this script checks it. A member added to that table without a check here
+# fails every run of this script, so "report.md shows each of them" stays checked, not said.
+CHECKED = {
+    "num_accelerators": "the accelerator row with K > 1; with K = 1 it must equal num_ranks",
+    "accelerators_per_rank": "the accelerator row and the Per accelerator section",
+    "accelerators[]": "one Per accelerator row each",
+    "binding": "the binding row",
+    "binding.read_threads_choice": "the read threads row",
+    "binding.trainer_reads": "the trainer reads row",
+    "binding.trainer_read_batches": "the trainer reads row",
+    "ranks[].file_table_bytes": "the file table row",
+    "file_table_max_bytes": "the file table row",
+    "eval": "the Evaluation section",
+}
+
+
+def documented_members():
+    """The members named in the first cell of docs/architecture.md's members table."""
+    src = os.environ.get("FEEDBENCH_SOURCE_DIR",
+                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    doc = open(os.path.join(src, "docs", "architecture.md"), encoding="utf-8").read()
+    part = doc.split("### Members of a training run's summary.json", 1)
+    if len(part) != 2:
+        fail("docs/architecture.md has no 'Members of a training run's summary.json' table")
+    names = []
+    for line in part[1].split("\n"):
+        if line.startswith("| `"):
+            names += re.findall(r"`([^`]+)`", line.split("|")[1])
+    if not names:
+        fail("docs/architecture.md's members table lists no member")
+    return names
+
+
 def main():
+    for name in documented_members():
+        if name not in CHECKED:
+            fail("summary.json member %s is in docs/architecture.md's table, but "
+                 "check_report.py has no check for it" % name)
     d = sys.argv[1]
     opts = dict(zip(sys.argv[2::2], sys.argv[3::2]))
     s = json.load(open(os.path.join(d, "summary.json")))
@@ -182,6 +221,9 @@ def main():
                 s.get("num_accelerators"), s.get("accelerators_per_rank")), md, re.M):
             fail("no accelerator row giving num_accelerators and accelerators_per_rank")
 
+    if not acc and "num_accelerators" in s and s["num_accelerators"] != s.get("num_ranks"):
+        fail("num_accelerators %s with one accelerator per rank, but %s ranks" % (
+            s["num_accelerators"], s.get("num_ranks")))
     check_binding(s, md)
     tmax = s.get("file_table_max_bytes")
     if isinstance(tmax, (int, float)):
