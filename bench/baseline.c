@@ -333,9 +333,11 @@ static int bl_load(const struct bl_save *o, struct cmp_side *sides, int *nruns)
 
 	*nruns = 0;
 	for (int i = 0; i < o->nresults; i++) {
-		if (cmp_side_load(&sides[i], o->results[i], "result", why, sizeof(why)) < 0) {
+		int rc = cmp_side_load(&sides[i], o->results[i], "result", why, sizeof(why));
+		if (rc < 0) {
+			/* an impossible result or unknown schema: 3, as compare refuses it */
 			fprintf(stderr, "feedbench baseline: cannot save: %s\n", why);
-			return 1;
+			return rc == -FB_EIMPOSSIBLE ? 3 : 1;
 		}
 		if (sides[i].sweep && o->nresults > 1) {
 			fprintf(

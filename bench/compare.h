@@ -145,6 +145,12 @@ int cmp_side_load(struct cmp_side *s, const char *path, const char *what, char *
 void cmp_side_free(struct cmp_side *s);
 /* True when two points are the same run (a copy of it: same run id, start and config hash). */
 bool cmp_same_run(const struct cmp_point *a, const struct cmp_point *b);
+/* What is read from a summary.json must be possible: a known schema number, and every measured
+ * figure (repetitions, epochs, metric, ranks) finite, not negative, a percentage at most 100,
+ * bandwidth at most 1e9 MiB/s and other rates at most 1e12/s, and a stated bandwidth or IOPS
+ * equal to its bytes (operations) over its seconds. Returns 0, or -FB_EIMPOSSIBLE (exit 3) with
+ * "cannot compare PATH: FIELD = VALUE is impossible" in why. */
+int cmp_summary_check(struct json_t *root, const char *path, char *why, size_t len);
 /* One summary.json as a point (used for sides and for history). */
 int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len);
 void cmp_point_free(struct cmp_point *p);

@@ -83,6 +83,11 @@ static int cmp_point_load_at(struct cmp_point *p, const char *path, bool nofollo
 			json_decref(root);
 			return -FB_EFORMAT;
 		}
+	rc = cmp_summary_check(root, path, why, len);
+	if (rc < 0) {
+		json_decref(root);
+		return rc;
+	}
 	p->v = malloc(CMP_MAX_REPS * sizeof(*p->v));
 	if (!p->v) {
 		json_decref(root);

@@ -27,7 +27,8 @@
 	X(FB_ENOTREG, 1, "not a regular file")                                                     \
 	X(FB_EINTERNAL, 1, "internal error")                                                       \
 	X(FB_ESTRICT, 1, "MLPerf Storage rule broken (--strict)")                                  \
-	X(FB_ENOREADER, 1, "no process reads the FIFO")
+	X(FB_ENOREADER, 1, "no process reads the FIFO")                                            \
+	X(FB_EIMPOSSIBLE, 3, "impossible result or unknown schema")
 
 enum fb_error {
 	FB_EBASE = 4000,

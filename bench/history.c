@@ -35,6 +35,7 @@ struct hy {
 	struct hy_run *runs;
 	int nruns, cap;
 	int skipped;
+	int impossible;	     /* of them refused as impossible or of an unknown schema: exit 3 */
 	char (*series)[640]; /* titles */
 	char (*series_key)[200];
 	int nseries;
@@ -100,9 +101,11 @@ static int hy_add(struct hy *h, const char *path)
 	char why[CMP_REASON_LEN * 2];
 	struct cmp_point p;
 
-	if (cmp_point_load(&p, path, why, sizeof(why)) < 0) {
+	int rc = cmp_point_load(&p, path, why, sizeof(why));
+	if (rc < 0) {
 		fprintf(stderr, "feedbench history: skipped %s\n", why);
 		h->skipped++;
+		h->impossible += rc == -FB_EIMPOSSIBLE;
 		return 0;
 	}
 	if (hy_seen(h, &p)) {
@@ -390,7 +393,7 @@ int history_main(int argc, char **argv)
 		fprintf(stderr, "feedbench history: no run below '%s' (no readable summary.json)\n",
 			folder);
 		hy_free(&h);
-		return 1;
+		return h.impossible ? 3 : 1;
 	}
 	/* Time order first: series are numbered (and the first 16 drawn) as they appear. */
 	qsort(h.runs, (size_t)h.nruns, sizeof(h.runs[0]), hy_cmp_start);
@@ -426,6 +429,8 @@ int history_main(int argc, char **argv)
 	if (h.skipped)
 		fprintf(stderr, "feedbench history: %d summary.json file%s skipped (see above)\n",
 			h.skipped, h.skipped == 1 ? "" : "s");
+	if (h.impossible && status == 0)
+		status = 3; /* the trend left out results it cannot compare: say so */
 	hy_free(&h);
 	return status;
 }

@@ -142,7 +142,9 @@ del reps[len(bw):]
 d['epochs'] = [e for e in d['epochs'] if e.get('repetition', 1) <= len(bw)]
 for i, r in enumerate(reps):
     r0 = dict(d['repetitions'][0])
-    r0.update(repetition=i + 1, bandwidth_MiB_per_second=bw[i])
+    # the bytes read stay consistent with the stated bandwidth (compare checks it)
+    r0.update(repetition=i + 1, bandwidth_MiB_per_second=bw[i],
+              bytes_read=bw[i] * r0['wall_seconds'] * 1048576.0)
     if lat:
         r0['latency_p99_seconds'] = lat[i]
     reps[i] = r0
@@ -895,6 +897,84 @@ junit)
 	expect_rc 3
 	"$PY" "$HERE/check_junit.py" "$T/refused.xml" "$HERE/junit.xsd" --incomparable ||
 		fail "check_junit.py (incomparable)"
+	;;
+impossible)
+	# Results that cannot be true are refused before any statistics: exit 3, "cannot compare",
+	# naming the field. Each was compared (and saved) as "no regression", exit 0, before.
+	C1=$(S ci01)
+	bad() { # NAME PYTHON: a copy of ci01's summary.json edited by PYTHON, as run folder NAME
+		jedit "$C1" "$T/$1/summary.json" "$2"
+	}
+	bad bw308 "d['repetitions'][0]['bandwidth_MiB_per_second'] = 1e308"
+	bad bw17 "d['repetitions'][1]['bandwidth_MiB_per_second'] = 1.7e308"
+	bad bwall "
+for r in d['repetitions']:
+    r['bandwidth_MiB_per_second'] = 1.7e308
+    r['bytes_read'] = 1.7e308
+"
+	bad au500 "d['repetitions'][0]['au_percentage'] = 500"
+	bad negbw "d['repetitions'][2]['bandwidth_MiB_per_second'] = -200"
+	bad neglat "d['repetitions'][0]['latency_p99_seconds'] = -0.001"
+	bad negbytes "d['epochs'][0]['bytes_read'] = -4096"
+	bad twice "d['repetitions'][0]['bandwidth_MiB_per_second'] *= 2"
+	bad noschema "del d['schema']"
+	bad strschema "d['schema'] = '1'"
+	bad schema99 "d['schema'] = 99"
+	for name in bw308 bw17 bwall au500 negbw neglat negbytes twice noschema strschema schema99; do
+		for side in current baseline; do
+			if [ $side = current ]; then
+				cmp "$(R ci01)" "$T/$name" --json "$T/r.json"
+			else
+				cmp "$T/$name" "$(R ci01)" --json "$T/r.json"
+			fi
+			expect_rc 3
+			expect_err "cannot compare"
+			grep -qF "$T/$name/summary.json" "$T/err" || fail "$name ($side): the file is not named: $(cat "$T/err")"
+			jcheck "$T/r.json" 'assert d["verdict"] == "incomparable" and d["comparisons"] == [], d'
+		done
+		echo "$name: $(head -1 "$T/err")"
+	done
+	# The field is named (those the loop's names do not spell out).
+	cmp "$(R ci01)" "$T/au500"
+	expect_err "repetitions[0].au_percentage = 500"
+	cmp "$(R ci01)" "$T/bw17"
+	expect_err "repetitions[1].bandwidth_MiB_per_second = 1.7e+308"
+	cmp "$(R ci01)" "$T/negbytes"
+	expect_err "epochs[0].bytes_read = -4096"
+	cmp "$(R ci01)" "$T/twice"
+	expect_err "bytes_read / wall_seconds say"
+	cmp "$(R ci01)" "$T/schema99"
+	expect_err "schema 99 is not one this feedbench reads"
+	cmp "$(R ci01)" "$T/strschema"
+	expect_err '"schema" is not a whole number'
+	# baseline save refuses them (nothing saved); a saved baseline edited afterwards is refused
+	# by compare --baseline.
+	for name in bw17 au500 negbw schema99; do
+		fb baseline save "$T/$name" --name "b$name" --baselines "$T/bl"
+		expect_rc 3
+		expect_err "cannot compare"
+		[ ! -e "$T/bl/b$name" ] || fail "baseline save kept $T/bl/b$name"
+	done
+	fb baseline save "$(R ci01)" --name good --baselines "$T/bl"
+	expect_rc 0
+	s=$(find "$T/bl/good" -name summary.json | head -1)
+	python3 - "$s" <<'PY' || fail "edit the saved baseline"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["repetitions"][0]["bandwidth_MiB_per_second"] = 1e308
+json.dump(d, open(sys.argv[1], "w"))
+PY
+	cmp --baseline good --baselines "$T/bl" "$(R ci02)"
+	expect_rc 3
+	expect_err "repetitions[0].bandwidth_MiB_per_second = 1e+308"
+	# history lists the possible runs and says which it refused: exit 3.
+	mkdir -p "$T/h"
+	cp -r "$(R ci01)" "$T/h/a"
+	cp -r "$T/au500" "$T/h/b"
+	fb history "$T/h" --no-plot
+	expect_rc 3
+	expect_err "repetitions[0].au_percentage = 500"
+	grep -q "1 run" "$T/out" || fail "history did not list the possible run"
 	;;
 multi_run)
 	# A baseline of several runs of one config: compare judges run means, so the run-to-run
