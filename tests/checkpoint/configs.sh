@@ -22,7 +22,13 @@ train_with_async_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set
 	--set checkpoint.checkpoint_every_steps=2) ;;
 *) fail "no scaled-down settings for $NAME" ;;
 esac
-# Full size: validates on 2 ranks (70B: with tensor 2 instead of 8, which 2 ranks cannot hold).
+# Full size, as shipped, on the ranks of the header's first command (8 for Llama 3 8B, 64 for
+# 70B, 2 for the training configs), which must be the count named above; then on 2 ranks with
+# the scaled-down settings (70B: tensor 2 instead of 8, which 2 ranks cannot hold).
+hdr=$(grep -m1 -oE '^; +mpiexec -n [0-9]+' "$INI" | grep -oE '[0-9]+$')
+[ "$hdr" = "$full" ] || fail "the header's first command runs ${hdr:-no} ranks, expected $full"
+fb_mpi "$full" validate "$INI"
+[ "$RC" -eq 0 ] || fail "the full-size config does not validate on $full ranks"
 if [ "$NAME" = llama3_70b_checkpoint ]; then
 	fb_mpi 2 validate "$INI"
 	[ "$RC" -ne 0 ] || fail "tensor_parallelism = 8 validated on 2 ranks"
