@@ -412,6 +412,17 @@ int report_write_run(const char *run_dir)
 	}
 	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "µs", 1e6);
 	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "µs", 1e6);
+	/* jpeg, png: the decoder on the reader threads, apart from the reads */
+	report_stat_row(f, "decode per sample", metric, "train_decode_seconds_per_sample", NULL,
+			"µs", 1e6);
+	report_stat_row(f, "decode CPU per sample", metric, "train_decode_cpu_seconds_per_sample",
+			NULL, "µs", 1e6);
+	report_stat_row(f, "decode share of the readers' time", metric,
+			"train_decode_share_of_reading", NULL, "%", 100);
+	report_stat_row(f, "step time lost to decoding (est.)", metric,
+			"train_decode_lost_fraction", NULL, "%", 100);
+	report_stat_row(f, "CPU per GiB read", metric, "train_cpu_seconds_per_GiB", NULL, "s/GiB",
+			1);
 
 	fprintf(f,
 		"\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "

@@ -94,6 +94,7 @@ void io_stats_merge(struct io_stats *dst, const struct io_stats *src)
 	hist_merge(&dst->wlatency, &src->wlatency);
 	dst->decodes += src->decodes;
 	dst->decode_ns += src->decode_ns;
+	dst->decode_cpu_ns += src->decode_cpu_ns;
 	dst->decode_bytes += src->decode_bytes;
 }
 

@@ -51,9 +51,10 @@ struct io_stats {
 	struct hist wlatency; /* per write call */
 	/* Decoding done by a format on the reader threads (jpeg, png): counted apart from the
 	 * reads so the time a decoder holds the accelerator back shows on its own. */
-	uint64_t decodes;      /* samples decoded */
-	uint64_t decode_ns;    /* time spent decoding them */
-	uint64_t decode_bytes; /* bytes the decoder produced (pixels) */
+	uint64_t decodes;	/* samples decoded */
+	uint64_t decode_ns;	/* time spent decoding them */
+	uint64_t decode_cpu_ns; /* the thread's CPU time in them */
+	uint64_t decode_bytes;	/* bytes the decoder produced (pixels) */
 };
 
 void io_stats_reset(struct io_stats *s);

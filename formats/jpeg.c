@@ -376,7 +376,7 @@ static int jpeg_geometry(struct freader *r, size_t size, struct jpeg_info *in, i
 /* Decodes the image in data into out; the time is the decode's. A warning (corrupt data,
  * a premature end) stops the decoder and fails the read: the damage it reports is real. */
 static int jpeg_decode(struct freader *r, size_t size, struct jpeg_info *in, int pf,
-		       unsigned char *out, uint64_t outlen, uint64_t t0)
+		       unsigned char *out, uint64_t outlen, const uint64_t t0[2])
 {
 	int rc = tjDecompress2(r->tj, r->data.p, size, out, (int)in->width, 0, (int)in->height, pf,
 			       TJFLAG_STOPONWARNING);
@@ -384,7 +384,7 @@ static int jpeg_decode(struct freader *r, size_t size, struct jpeg_info *in, int
 
 	if (rc != 0)
 		return jpeg_corrupt(r, size, in, tjGetErrorStr2(r->tj));
-	io_account_decode(r->b.io, outlen, t1 - t0);
+	io_account_decode(r->b.io, outlen, t1 - t0[0], io_thread_cpu_ns() - t0[1]);
 	return 0;
 }
 
@@ -395,7 +395,7 @@ static int jpeg_read_sample(struct freader *r, uint64_t index, void *buf, size_t
 	struct jpeg_info in;
 	char why[256];
 	size_t size;
-	uint64_t out = 0, want, t0;
+	uint64_t out = 0, want, t0[2];
 	unsigned char *dst = buf;
 	int pf = TJPF_GRAY, rc = image_read_file(&r->b, &r->data, &size);
 
@@ -405,7 +405,8 @@ static int jpeg_read_sample(struct freader *r, uint64_t index, void *buf, size_t
 		*len = image_raw_sample(&r->data, size, buf, cap);
 		return 0;
 	}
-	t0 = timer_now_ns();
+	t0[0] = timer_now_ns();
+	t0[1] = io_thread_cpu_ns();
 	if (jpeg_scan(r->data.p, size, &in, why, sizeof(why)))
 		return run_fail(run, -FB_EFORMAT, "jpeg: bad image '%s': %s", path, why);
 	rc = jpeg_geometry(r, size, &in, &pf, &out);

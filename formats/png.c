@@ -245,7 +245,7 @@ static int png_corrupt(struct freader *r, size_t size, int err)
 
 /* Decodes the image in data into out (outlen bytes); the time is the decode's. */
 static int png_decode(struct freader *r, size_t size, const struct png_info *in, unsigned char *out,
-		      size_t outlen, uint64_t t0)
+		      size_t outlen, const uint64_t t0[2])
 {
 	spng_ctx *ctx = spng_ctx_new(0);
 	size_t need = 0;
@@ -265,7 +265,7 @@ static int png_decode(struct freader *r, size_t size, const struct png_info *in,
 	spng_ctx_free(ctx);
 	if (err)
 		return png_corrupt(r, size, err);
-	io_account_decode(r->b.io, outlen, timer_now_ns() - t0);
+	io_account_decode(r->b.io, outlen, timer_now_ns() - t0[0], io_thread_cpu_ns() - t0[1]);
 	return 0;
 }
 
@@ -276,7 +276,7 @@ static int png_read_sample(struct freader *r, uint64_t index, void *buf, size_t 
 	struct png_info in;
 	char why[256];
 	size_t size;
-	uint64_t out, want, t0;
+	uint64_t out, want, t0[2];
 	unsigned char *dst = buf;
 	int rc = image_read_file(&r->b, &r->data, &size);
 
@@ -286,7 +286,8 @@ static int png_read_sample(struct freader *r, uint64_t index, void *buf, size_t 
 		*len = image_raw_sample(&r->data, size, buf, cap);
 		return 0;
 	}
-	t0 = timer_now_ns();
+	t0[0] = timer_now_ns();
+	t0[1] = io_thread_cpu_ns();
 	if (png_header(r->data.p, size, &in, why, sizeof(why)))
 		return run_fail(run, -FB_EFORMAT, "png: bad image '%s': %s", path, why);
 	rc = image_check_size(run, "png", path, in.width, in.height, in.bpp);

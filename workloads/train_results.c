@@ -35,6 +35,51 @@ static void epoch_vector(const struct epoch_rank *er, double *v)
 	v[R_CPU_SYS] = er->cpu_sys_s;
 	v[R_CONF] = er->conf_s;
 	v[R_WAIT] = (double)er->wait.sum_ns / 1e9;
+	v[R_DECODES] = (double)er->io.decodes;
+	v[R_DECODE_NS] = (double)er->io.decode_ns;
+	v[R_DECODE_CPU_NS] = (double)er->io.decode_cpu_ns;
+}
+
+void decode_figures_of(const struct epoch_total *ep, int n, const struct lost_time *lost,
+		       struct decode_figures *out)
+{
+	double reading = 0, cpu = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++) {
+		out->samples += ep[i].decodes;
+		out->seconds += ep[i].decode_s;
+		cpu += ep[i].decode_cpu_s;
+		reading += (double)ep[i].lat.sum_ns / 1e9 + ep[i].open_s;
+	}
+	out->per_sample = out->samples > 0 ? out->seconds / out->samples : NAN;
+	out->cpu_per_sample = out->samples > 0 ? cpu / out->samples : NAN;
+	out->share = out->seconds + reading > 0 ? out->seconds / (out->seconds + reading) : NAN;
+	out->lost = lost ? lost->data_wait * out->share : NAN;
+}
+
+/* Decoding figures of one epoch or of the run; nothing when no sample was decoded. */
+static void decode_json(json_t *o, const struct epoch_total *ep, int n,
+			const struct lost_time *lost, const char *prefix)
+{
+	struct decode_figures df;
+	char k[64];
+
+	decode_figures_of(ep, n, lost, &df);
+	if (df.samples == 0)
+		return;
+	snprintf(k, sizeof(k), "%sdecoded_samples", prefix);
+	json_object_set_new(o, k, json_integer((json_int_t)df.samples));
+	snprintf(k, sizeof(k), "%sdecode_seconds", prefix);
+	json_object_set_new(o, k, json_real(df.seconds));
+	snprintf(k, sizeof(k), "%sdecode_seconds_per_sample", prefix);
+	json_object_set_new(o, k, json_num(df.per_sample));
+	snprintf(k, sizeof(k), "%sdecode_cpu_seconds_per_sample", prefix);
+	json_object_set_new(o, k, json_num(df.cpu_per_sample));
+	snprintf(k, sizeof(k), "%sdecode_share_of_reading", prefix);
+	json_object_set_new(o, k, json_num(df.share));
+	snprintf(k, sizeof(k), "%sdecode_lost_fraction", prefix);
+	json_object_set_new(o, k, json_num(df.lost));
 }
 
 static struct step_totals step_totals_of(const double *w)
@@ -233,6 +278,7 @@ static void add_cpu_metrics(json_t *m, const struct report_data *d)
 			    json_num(cpu_per_gib(cpu, d->tot_bytes)));
 	json_object_set_new(m, "train_cores_busy_per_accelerator",
 			    json_num(d->tot_wall > 0 ? cpu / (d->tot_wall * d->run->nranks) : NAN));
+	decode_json(m, d->ep, d->nep, &d->lost, "train_");
 }
 
 static void add_metrics(json_t *summary, struct report_data *d)
@@ -454,6 +500,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 				    json_num(cpu_per_gib(e->cpu_user + e->cpu_sys, e->bytes)));
 		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
 		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
+		decode_json(o, e, 1, &e->lost, "");
 		json_array_append_new(eps, o);
 	}
 	json_object_set_new(s, "epochs", eps);
@@ -863,6 +910,9 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 				t->samples += w[R_SAMPLES];
 				t->opens += w[R_OPENS];
 				t->open_s += w[R_OPEN_NS] / 1e9;
+				t->decodes += w[R_DECODES];
+				t->decode_s += w[R_DECODE_NS] / 1e9;
+				t->decode_cpu_s += w[R_DECODE_CPU_NS] / 1e9;
 				t->retries += w[R_RETRIES];
 				t->inflight_max = fmax(t->inflight_max, w[R_INFLIGHT]);
 				t->cpu_user += w[R_CPU_USER];

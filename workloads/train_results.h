@@ -39,6 +39,9 @@ enum {
 	R_CPU_SYS,
 	R_CONF,
 	R_WAIT,
+	R_DECODES,
+	R_DECODE_NS,
+	R_DECODE_CPU_NS,
 	R_NF
 };
 
@@ -47,6 +50,7 @@ struct epoch_total {
 	int rep, epoch;
 	double wall, bytes, ops, samples, opens, open_s, retries;
 	double inflight_max; /* most queued reads in flight on one thread of any rank */
+	double decodes, decode_s, decode_cpu_s; /* samples decoded (jpeg, png); wall, CPU in it */
 	double bw, iops, sps, au, barrier_s, copy_s, copy_bytes;
 	double cpu_user, cpu_sys; /* CPU seconds, summed over ranks */
 	double conf_au;		  /* DLIO's AU: configured compute / step time, mean over ranks */
@@ -107,6 +111,16 @@ static inline double pass_num(json_t *p, const char *key)
 {
 	return json_number_value(json_object_get(p, key));
 }
+
+/* Decoding on the reader threads (jpeg, png), over some epochs: samples decoded, seconds in
+ * the decoder, seconds per sample, the decoder's share of the readers' time (decode over
+ * decode + read calls + opens), and the step time lost to it: the data wait fraction times
+ * that share (an estimate: the readers' time split as their work is). */
+struct decode_figures {
+	double samples, seconds, per_sample, cpu_per_sample, share, lost;
+};
+void decode_figures_of(const struct epoch_total *ep, int n, const struct lost_time *lost,
+		       struct decode_figures *out);
 
 /* Rank 0: table.md (the metric table, epochs, evaluation, accelerators, warnings). */
 void train_table_write(FILE *f, const struct report_data *d, const json_t *summary);

@@ -103,6 +103,24 @@ static void table_binding(FILE *f, json_t *b)
 		    : "each has a CPU of its own");
 }
 
+/* Decoding on the reader threads (jpeg, png): apart from the reads, so a run shows when the
+ * decoder, not the storage, keeps the accelerator waiting. */
+static void table_decode(FILE *f, const struct report_data *d)
+{
+	struct decode_figures df;
+
+	decode_figures_of(d->ep, d->nep, &d->lost, &df);
+	if (df.samples == 0)
+		return;
+	fprintf(
+	    f,
+	    "| decode (reader threads) | %.3f ms per sample (%.3f ms of CPU; %.0f samples, %.3f "
+	    "s): %.1f %% of the readers' time; about %.1f %% of step time lost waiting on "
+	    "decoding | |\n",
+	    df.per_sample * 1e3, df.cpu_per_sample * 1e3, df.samples, df.seconds, 100 * df.share,
+	    100 * df.lost);
+}
+
 static void table_cpu(FILE *f, const struct report_data *d)
 {
 	const struct run *run = d->run;
@@ -236,6 +254,7 @@ void train_table_write(FILE *f, const struct report_data *d, const json_t *summa
 	fprintf(f, "| file opens (metadata) | %.0f opens, %.3f s in open() over all ranks | |\n",
 		opens, open_s);
 	table_cpu(f, d);
+	table_decode(f, d);
 	fprintf(f, "| AU | %.2f %% (threshold %.0f %%): %s | %.2f / %.2f / %.2f %% |\n", d->au_mean,
 		cfg->train.au_threshold * 100, d->verdict, d->au_min, d->au_mean, d->au_max);
 	fprintf(f,

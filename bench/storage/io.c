@@ -530,12 +530,22 @@ void io_account(struct io *io, uint64_t bytes, uint64_t ns)
 	io_account_calls(io, bytes, 1, ns);
 }
 
-void io_account_decode(struct io *io, uint64_t out, uint64_t ns)
+uint64_t io_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void io_account_decode(struct io *io, uint64_t out, uint64_t ns, uint64_t cpu_ns)
 {
 	if (!io->stats)
 		return;
 	io->stats->decodes++;
 	io->stats->decode_ns += ns;
+	io->stats->decode_cpu_ns += cpu_ns;
 	io->stats->decode_bytes += out;
 }
 

@@ -272,8 +272,11 @@ void io_account(struct io *io, uint64_t bytes, uint64_t ns);
 const char *io_path(const struct sfile *f);
 /* Records reads a library made itself: `bytes` over `calls` read calls, in `ns`. */
 void io_account_calls(struct io *io, uint64_t bytes, uint64_t calls, uint64_t ns);
-/* Records one sample decoded by a format (jpeg, png): `out` bytes produced in `ns`. */
-void io_account_decode(struct io *io, uint64_t out, uint64_t ns);
+/* Records one sample decoded by a format (jpeg, png): `out` bytes produced in `ns` (monotonic
+ * clock), `cpu_ns` of them on the thread's CPU clock (io_thread_cpu_ns). */
+void io_account_decode(struct io *io, uint64_t out, uint64_t ns, uint64_t cpu_ns);
+/* This thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns. */
+uint64_t io_thread_cpu_ns(void);
 
 /* What this thread really read, from the kernel's per-thread counters (/proc/thread-self/io:
  * rchar, syscr), for libraries that do their own I/O (HDF5) so their bytes and read calls are

@@ -100,6 +100,17 @@ def matrix(fmt, access, ranks, extra):
                                                                     nsamples))
         if e["bytes_read"] <= 0:
             fail("epoch %d read no bytes" % e["epoch"])
+    if fmt in ("jpeg", "png"):  # every sample decoded on the reader threads, timed apart
+        m = s["metric"]
+        if m.get("train_decoded_samples") != epochs * nsamples:
+            fail("decoded %r samples, read %d" % (m.get("train_decoded_samples"),
+                                                  epochs * nsamples))
+        if not 0 < m["train_decode_seconds"] or not 0 < m["train_decode_share_of_reading"] <= 1:
+            fail("decode time %r, share %r" % (m["train_decode_seconds"],
+                                               m["train_decode_share_of_reading"]))
+        for e in s["epochs"]:
+            if e["decoded_samples"] != nsamples:
+                fail("epoch %d decoded %d samples" % (e["epoch"], e["decoded_samples"]))
     print("ok: %d epochs x %d samples verified" % (epochs, nsamples))
 
 

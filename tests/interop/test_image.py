@@ -131,6 +131,12 @@ def test_damaged_pil_jpeg(feedbench, tmp_path):
     data.mkdir()
     g = np.random.default_rng(5).integers(0, 255, (64, 64), dtype=np.uint8)
     Image.fromarray(g).save(data / "x.jpg")
+    # decode = false reads the same bytes and decodes nothing
+    r = feedbench({"dataset": {"data_dir": data, "format": "jpeg", "generate": "never",
+                               "verify": "false"}, "format.image": {"decode": "false"}})
+    assert r.rc == 0
+    assert r.metric["train_bytes_read"] == os.path.getsize(data / "x.jpg")
+    assert "train_decoded_samples" not in r.metric
     raw = (data / "x.jpg").read_bytes()
     scan = raw.index(b"\xff\xda")
     (data / "x.jpg").write_bytes(raw[:len(raw) // 2])
