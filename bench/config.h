@@ -107,6 +107,13 @@ struct config {
 		int64_t quality; /* jpeg: encoding quality of generated images */
 	} image;
 	struct {
+		int64_t version;       /* 2 or 3 */
+		int64_t chunk_samples; /* samples a chunk */
+		int64_t shard_chunks;  /* chunks a shard file (v3), 0: no sharding */
+		int codec;	       /* none, blosc, zstd, gzip */
+		bool crc32c;	       /* v3 crc32c codec */
+	} zarr;
+	struct {
 		int backend;
 		bool direct;
 		int page_cache;

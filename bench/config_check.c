@@ -116,9 +116,16 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
 	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
 
-	if (!fmt)
-		return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench",
-			       src, cfg->dataset.format);
+	if (!fmt) {
+		const char *why = NULL; /* listed, not built: say what was missing */
+
+		for (size_t i = 0; format_registry[i]; i++)
+			if (strcmp(format_registry[i]->name, cfg->dataset.format) == 0)
+				why = format_registry[i]->not_built;
+		return fb_fail(
+		    err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench%s%s%s", src,
+		    cfg->dataset.format, why ? " (" : "", why ? why : "", why ? ")" : "");
+	}
 	if (!st)
 		return fb_fail(err, -FB_EINTERNAL, "no storage back-end");
 	if (cfg->storage.io_depth > 1 && !st->queue_open)

@@ -26,8 +26,9 @@ static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
-static const char *const format_choices[] = {"raw", "npy",     "npz",  "hdf5", "tfrecord",
-					     "wds", "parquet", "jpeg", "png",  NULL};
+static const char *const format_choices[] = {"raw",	"npy",	"npz",	"hdf5", "tfrecord", "wds",
+					     "parquet", "zarr", "jpeg", "png",	NULL};
+static const char *const zarr_codec_choices[] = {"none", "blosc", "zstd", "gzip", NULL};
 static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
 
 #define D CFG_F_DATASET
@@ -111,6 +112,16 @@ const struct cfg_key cfg_keys[] = {
     {"format.parquet", "compression", CFG_CHOICE, OFF(parquet.compression), "none", NOLIM,
      parquet_codec_choices, D,
      "Compression of the pages written: none (DLIO's default), snappy (pyarrow's), zstd, gzip."},
+    {"format.zarr", "version", CFG_INT, OFF(zarr.version), "3", 2, 3, NULL, D,
+     "Zarr format version written: 2 (.zarray, chunks i.0) or 3 (zarr.json, chunks c/i/0)."},
+    {"format.zarr", "chunk_samples", CFG_INT, OFF(zarr.chunk_samples), "1", 1, 1e9, NULL, D,
+     "Samples in a chunk (the chunk shape along the sample axis)."},
+    {"format.zarr", "shard_chunks", CFG_INT, OFF(zarr.shard_chunks), "0", 0, 1e9, NULL, D,
+     "Version 3: chunks in one shard file (sharding_indexed codec); 0: one file per chunk."},
+    {"format.zarr", "codec", CFG_CHOICE, OFF(zarr.codec), "none", NOLIM, zarr_codec_choices, D,
+     "Compressor of each chunk: none, blosc (lz4, byte shuffle), zstd, gzip."},
+    {"format.zarr", "crc32c", CFG_BOOL, OFF(zarr.crc32c), "false", NOLIM, NULL, D,
+     "Version 3: a CRC32C after each chunk (crc32c codec), checked on every read."},
 
     {"storage", "backend", CFG_CHOICE, OFF(storage.backend), "posix", NOLIM, backend_choices, 0,
      "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests), "

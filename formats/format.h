@@ -60,6 +60,9 @@ int freader_file_close(struct freader_file *b);
 /* Samples are decoded on read (jpeg, png): [format.image] decode applies, and verification
  * checks the decoded pixels, so verify = true needs decode = true. */
 #define FORMAT_CAP_DECODES 0x200
+/* Each dataset file is a folder of the format's own files (a zarr array): the dataset's
+ * checks accept a folder there, and the format opens what is inside. */
+#define FORMAT_CAP_FOLDER 0x400
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */

@@ -724,36 +724,13 @@ const struct format_ops parquet_format = {
 
 #else
 
-static int pq_not_built(struct run *run)
-{
-	return run_fail(run, -FB_ECONFIG, "format parquet is not built (%s)",
-			FEEDBENCH_PARQUET_WHY);
-}
-
-static int pq_create(struct fgen **out, struct run *run, struct ds_file *file, unsigned flags)
-{
-	return pq_not_built(run);
-}
-
-static int pq_index(struct run *run, struct ds_file *file)
-{
-	return pq_not_built(run);
-}
-
-static int pq_probe(struct run *run, const char *path, struct probe_info *info)
-{
-	return pq_not_built(run);
-}
-
+/* Listed as not built: format_find() skips it, and the config check says why. */
 const struct format_ops parquet_format = {
     .version = FORMAT_OPS_VERSION,
     .name = "parquet",
     .ext = ".parquet",
     .globs = pq_globs,
     .not_built = FEEDBENCH_PARQUET_WHY,
-    .create = pq_create,
-    .index = pq_index,
-    .probe = pq_probe,
 };
 
 #endif

@@ -130,6 +130,8 @@ static void stat_block(struct run *run, uint32_t lo, uint32_t hi, const uint64_t
 		if (!fpath || io_stat(&io, fpath, &st) < 0) {
 			if (f->missing++ == 0)
 				f->first_missing = i;
+		} else if (st.is_dir && (run->format->caps & FORMAT_CAP_FOLDER)) {
+			continue; /* a folder of its own files (zarr): their sizes are its own */
 		} else if (!st.is_reg) {
 			/* Reading a FIFO would block; a device is not a dataset. */
 			f->odd = i;

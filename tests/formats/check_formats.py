@@ -247,6 +247,28 @@ def corrupt_image(fmt, sets, victim, name):
     expect_failure(fmt, sets, cut, "truncated image")
 
 
+def corrupt_zarr(data, sets):
+    """zarr v3, uncompressed chunks of 4 samples: a payload byte of sample 5 (chunk 1, row 1),
+    a cut chunk file (a flipped byte under crc32c: tests/interop/test_zarr.py)."""
+    plain = sets + ["format.zarr.codec=none", "format.zarr.shard_chunks=0",
+                    "format.zarr.crc32c=false"]
+    rc, _ = feedbench("generate", "zarr", 2, plain)
+    if rc != 0:
+        fail("generation: exit %d" % rc)
+    array = sorted(glob.glob(os.path.join(data, "zarr-*")))[1]
+    chunk = os.path.join(array, "c", "1", "0")
+    size = os.path.getsize(chunk)
+    row = size // 4
+    flip(chunk, row + 100)
+    expect_failure("zarr", plain, r"verification failed[^\n]*'%s' sample 5, byte 100 of the "
+                   r"sample" % re.escape(array), "payload byte")
+    flip(chunk, row + 100)
+    with open(chunk, "r+b") as f:
+        f.truncate(size - 10)
+    expect_failure("zarr", plain, r"bad zarr chunk '%s': uncompressed chunk of another size "
+                   r"than the chunk shape at offset 0" % re.escape(chunk), "cut chunk")
+
+
 def corrupt(fmt):
     d = workdir("corrupt-" + fmt)
     data = os.path.join(d, "data")
@@ -254,6 +276,8 @@ def corrupt(fmt):
             "output.dir=" + os.path.join(d, "out")]
     if fmt == "parquet":
         return corrupt_parquet(data, sets)
+    if fmt == "zarr":
+        return corrupt_zarr(data, sets)
     rc, _ = feedbench("generate", fmt, 2, sets)
     if rc != 0:
         fail("generation: exit %d" % rc)

@@ -63,5 +63,10 @@ fb_format_test(tfrecord_shared 120 matrix tfrecord_shared shared 4)
 fb_format_test(parquet_per_rank 120 matrix parquet per_rank 4)
 fb_format_test(parquet_shared 120 matrix parquet shared 4 format.parquet.compression=zstd)
 fb_format_test(parquet_corrupt 120 corrupt parquet)
+# zarr (zarr-python interop and refusals: tests/interop/test_zarr.py)
+fb_format_test(zarr_per_rank 120 matrix zarr per_rank 4)
+fb_format_test(zarr_shared_v2 120 matrix zarr shared 4 format.zarr.version=2
+               format.zarr.shard_chunks=0 format.zarr.crc32c=false format.zarr.codec=zstd)
+fb_format_test(zarr_corrupt 120 corrupt zarr)
 fb_format_test(tfrecord_mpiio_collective 120 matrix tfrecord shared 4 storage.backend=mpiio
                storage.mpiio.collective=true)

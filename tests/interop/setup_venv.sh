@@ -12,7 +12,7 @@ if [ -z "$build" ]; then
 	exit 1
 fi
 venv=$build/venv
-pkgs="numpy h5py webdataset tfrecord crc32c protobuf pytest lxml pyarrow Pillow"
+pkgs="numpy h5py webdataset tfrecord crc32c protobuf pytest lxml pyarrow Pillow zarr"
 stamp=$venv/.feedbench-packages
 
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$pkgs" ]; then
