@@ -75,7 +75,21 @@ uneven_barrier)
 	fb --set train.accelerators_per_rank=3 --set train.computation_time=1ms \
 		--set train.step_barrier=true --set reader.read_threads=auto
 	[ "$RC" -eq 0 ] || fail "exit $RC"
-	check 32,32,16,16,16,16 "s['binding']['read_threads_choice'].startswith('auto')"
+	check 32,32,16,16,16,16 "s['binding']['read_threads_choice'].startswith('auto')" \
+		"s['config']['train']['step_barrier'] is True"
+	# The step barrier ran: on each rank's trainer lane of timeline.csv, barrier intervals that
+	# start where a step's compute ends (the K accelerators' own waits come before compute).
+	python3 - "$(dirname "$(find "$T/results" -name summary.json | head -1)")/timeline.csv" <<'PY' 2>>"$T/err" ||
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["thread"] == "0"]
+for rank in ("0", "1"):
+    ends = {r["end_seconds"] for r in rows if r["rank"] == rank and r["kind"] == "compute"}
+    post = [r for r in rows if r["rank"] == rank and r["kind"] == "barrier" and r["start_seconds"] in ends]
+    if not post:
+        sys.exit(f"rank {rank}: no step barrier after any step's compute in timeline.csv")
+    print(f"rank {rank}: {len(post)} step barriers")
+PY
+		fail "no step barrier in timeline.csv"
 	report 6
 	;;
 refused)
