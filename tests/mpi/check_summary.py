@@ -123,7 +123,7 @@ def main():
         lat = e["latency_seconds"]
         check(0 <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"],
               f"{tag}: latency quantiles out of order {lat}")
-        check(lat.get("count", e["read_ops"]) == e["read_ops"],
+        check(lat.get("count") == e["read_ops"],
               f"{tag}: latency count {lat.get('count')} != read_ops {e['read_ops']}")
     # DLIO-style per-epoch lists follow the epochs.
     check([round(x, 6) for x in m["train_au_percentage"]] ==
@@ -337,6 +337,22 @@ def main():
               "timeline.csv: no barrier interval on the trainer's lane")
     for name in ("config.ini", "table.md", "latency.csv"):
         check(os.path.exists(os.path.join(a.run_dir, name)), f"{name} missing")
+    # latency.csv is the run's merged histogram: upper edges rising, counts adding up to every
+    # read call of the run (all repetitions and epochs), the cumulative fraction ending at 1.
+    if os.path.exists(os.path.join(a.run_dir, "latency.csv")):
+        with open(os.path.join(a.run_dir, "latency.csv")) as f:
+            lrows = list(csv.DictReader(f))
+        check(lrows and list(lrows[0]) == ["bucket_upper_seconds", "count", "cumulative_fraction"],
+              f"latency.csv columns {list(lrows[0]) if lrows else None}")
+        if lrows and list(lrows[0]) == ["bucket_upper_seconds", "count", "cumulative_fraction"]:
+            edges = [float(x["bucket_upper_seconds"]) for x in lrows]
+            counts = [int(x["count"]) for x in lrows]
+            check(edges == sorted(edges) and len(set(edges)) == len(edges),
+                  "latency.csv: bucket edges not rising")
+            ops = sum(e["read_ops"] for e in eps)
+            check(sum(counts) == ops, f"latency.csv counts {sum(counts)} != {ops} read calls")
+            check(close(float(lrows[-1]["cumulative_fraction"]), 1.0),
+                  "latency.csv: cumulative fraction does not end at 1")
 
     if failures:
         for f in failures:
