@@ -2,11 +2,13 @@
 #include "child.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,21 +59,34 @@ static uint64_t child_deadline(unsigned timeout_ms)
 int child_call(int (*fn)(void *), void *arg, unsigned timeout_ms, char *why, size_t len)
 {
 	static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-	uint64_t deadline = child_deadline(timeout_ms);
 	int status = 0, rc;
 	pid_t pid;
 
+	int done[2];
+	char sink[16];
+
+	/* The child holds the write end of a pipe: its end (however it ends) wakes the parent at
+	 * once, with no polling of waitpid. */
+	if (pipe2(done, O_CLOEXEC) < 0)
+		return -errno;
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		rc = -errno;
+		close(done[0]);
+		close(done[1]);
+		return rc;
+	}
 	if (pid == 0) {
+		close(done[0]);
 		for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
 			signal(crash[i], SIG_DFL);
 		fn(arg);
 		_exit(0);
 	}
-	rc = child_reap(pid, deadline, &status);
+	close(done[1]);
+	rc = child_collect(pid, done[0], sink, sizeof(sink), timeout_ms, &status);
+	close(done[0]);
 	if (rc < 0)
 		return rc;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -111,4 +126,111 @@ int child_collect(pid_t pid, int fd, char *buf, size_t cap, unsigned timeout_ms,
 	}
 	buf[got] = '\0';
 	return child_reap(pid, deadline, status);
+}
+
+/* The worker's loop: a request is a 4-byte length and the bytes; the answer one byte. */
+static void child_worker_loop(int fd, int (*fn)(const char *, void *), void *arg)
+{
+	char req[4200], ok = 0;
+	uint32_t n;
+
+	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n) && n < sizeof(req)) {
+		size_t got = 0;
+		while (got < n) {
+			ssize_t r = read(fd, req + got, n - got);
+			if (r <= 0)
+				_exit(0);
+			got += (size_t)r;
+		}
+		req[n] = '\0';
+		fn(req, arg);
+		if (write(fd, &ok, 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+static int child_worker_start(struct child_worker *w, int (*fn)(const char *, void *), void *arg)
+{
+	static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	int sv[2], rc = 0;
+
+	/* A socket pair, not pipes: a request sent to a worker that died is EPIPE with
+	 * MSG_NOSIGNAL, never a SIGPIPE that would end the run. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fflush(NULL);
+	w->pid = fork();
+	if (w->pid == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		/* Nothing of the parent's output is held open by the worker. */
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+			signal(crash[i], SIG_DFL);
+		close(sv[0]);
+		child_worker_loop(sv[1], fn, arg);
+	}
+	if (w->pid < 0) {
+		rc = -errno;
+		w->pid = 0;
+		close(sv[0]);
+	}
+	close(sv[1]);
+	w->fd = sv[0];
+	return rc;
+}
+
+/* Closes the worker's socket and reaps it; *status its end. */
+static int child_worker_end(struct child_worker *w, int *status)
+{
+	int rc;
+
+	close(w->fd);
+	rc = child_reap(w->pid, child_deadline(5000), status);
+	w->pid = 0;
+	return rc;
+}
+
+void child_worker_stop(struct child_worker *w)
+{
+	int status;
+
+	if (w->pid)
+		child_worker_end(w, &status);
+}
+
+int child_worker_call(struct child_worker *w, int (*fn)(const char *, void *), void *arg,
+		      const char *request, unsigned timeout_ms, char *why, size_t len)
+{
+	uint32_t n = (uint32_t)strlen(request);
+	int left = timeout_ms ? (int)timeout_ms : -1, rc, status = 0;
+	struct pollfd p;
+	char ok;
+
+	if (!w->pid && (rc = child_worker_start(w, fn, arg)) < 0)
+		return rc;
+	/* A worker that died already answers nothing: its end is read below. */
+	if (send(w->fd, &n, sizeof(n), MSG_NOSIGNAL) == (ssize_t)sizeof(n))
+		send(w->fd, request, n, MSG_NOSIGNAL);
+	p = (struct pollfd){.fd = w->fd, .events = POLLIN};
+	while ((rc = poll(&p, 1, left)) < 0 && errno == EINTR)
+		;
+	if (rc == 0) {
+		kill(w->pid, SIGKILL);
+		child_worker_end(w, &status);
+		return -ETIMEDOUT;
+	}
+	if (read(w->fd, &ok, 1) == 1)
+		return 0;
+	/* The worker ended while on this request: how. */
+	if ((rc = child_worker_end(w, &status)) < 0)
+		return rc;
+	if (WIFSIGNALED(status))
+		snprintf(why, len, "signal %d", WTERMSIG(status));
+	else
+		snprintf(why, len, "exit status %d", WEXITSTATUS(status));
+	return CHILD_CRASHED;
 }

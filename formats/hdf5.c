@@ -43,6 +43,9 @@
 /* The library is process-global and not thread-safe: one lock for the process, the only
  * mutable static in feedbench, because the state it guards is itself global. */
 static pthread_mutex_t hdf5_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The child that opens foreign files first (hdf5_probe): one for all the files of a folder (a
+ * fork each cost about 10 ms), ended when the dataset is indexed. Used under hdf5_lock. */
+static struct child_worker hdf5_worker;
 
 static void hdf5_enter(void)
 {
@@ -731,6 +734,7 @@ static int hdf5_index(struct run *run, struct ds_file *file)
 	m->mpio = run->cfg.dataset.file_access == FILE_ACCESS_SHARED;
 	m->collective = m->mpio && run->cfg.hdf5.transfer == HDF5_TRANSFER_COLLECTIVE;
 	hdf5_enter();
+	child_worker_stop(&hdf5_worker); /* the foreign files were all probed */
 	err = hdf5_index_locked(run, file, m);
 	/* A shared file stays open on every rank or on none: closing it is collective. */
 	if (m->mpio) {
@@ -1200,26 +1204,22 @@ static int hdf5_probe_locked(struct run *run, const char *path, struct probe_inf
 }
 
 /* The probe's calls, made first in a forked child (child.h): a foreign file that crashes the
- * library ends the child, and the run says so, instead of dying of SIGSEGV in H5Lexists. */
-struct hdf5_trial {
-	struct run *run;
-	const char *path;
-};
+ * library ends the child, and the run says so, instead of dying of SIGSEGV inside libhdf5.
+ * One worker child (hdf5_worker) serves every file of a folder. */
 
-static int hdf5_trial(void *arg)
+static int hdf5_trial(const char *path, void *arg)
 {
-	struct hdf5_trial *t = arg;
 	struct hdf5_meta m = {.fid = -1, .dset = -1, .dxpl = -1, .mtype = -1};
+	struct run *run = arg;
 	struct probe_info info;
 
-	fb_errbuf_init(&t->run->err); /* the child's copy: never held by another thread */
-	return hdf5_probe_locked(t->run, t->path, &info, &m);
+	fb_errbuf_init(&run->err); /* the worker's copy: never held by another thread */
+	return hdf5_probe_locked(run, path, &info, &m);
 }
 
 static int hdf5_probe(struct run *run, const char *path, struct probe_info *info)
 {
 	struct hdf5_meta *m = calloc(1, sizeof(*m));
-	struct hdf5_trial trial = {run, path};
 	char how[64];
 	int err;
 
@@ -1227,7 +1227,8 @@ static int hdf5_probe(struct run *run, const char *path, struct probe_info *info
 		return run_fail(run, -ENOMEM, "hdf5: out of memory probing '%s'", path);
 	m->fid = m->dset = m->dxpl = m->mtype = -1;
 	hdf5_enter();
-	err = child_call(hdf5_trial, &trial, HDF5_TRIAL_MS, how, sizeof(how));
+	err =
+	    child_worker_call(&hdf5_worker, hdf5_trial, run, path, HDF5_TRIAL_MS, how, sizeof(how));
 	if (err == CHILD_CRASHED)
 		err = run_fail(run, -FB_EFORMAT,
 			       "cannot read '%s': the HDF5 library crashed on it (%s)", path, how);
