@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <jansson.h>
 
+#include "changepoint.h"
 #include "errors.h"
 #include "report.h"
 #include "safefile.h"
@@ -44,15 +46,20 @@ struct hy {
 
 static void history_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: feedbench history FOLDER [--metric M] [--output DIR] [--no-plot]\n"
-		"\n"
-		"Lists every run below FOLDER (run folders, sweep points, saved baselines) by\n"
-		"start time, with the git commit it recorded, and the metric's mean and standard\n"
-		"deviation over its repetitions. Writes DIR/history.csv and, with gnuplot,\n"
-		"DIR/history_METRIC.png and .svg (DIR defaults to FOLDER).\n"
-		"Metrics: bandwidth (default), samples, au, iops, latency_p50, latency_p90,\n"
-		"latency_p99, latency_p999, wait_p99.\n");
+	fprintf(
+	    f, "usage: feedbench history FOLDER [--metric M] [--output DIR] [--no-plot]\n"
+	       "                         [--changes [--markdown F] [--json F] [--junit F]]\n"
+	       "\n"
+	       "Lists every run below FOLDER (run folders, sweep points, saved baselines) by\n"
+	       "start time, with the git commit it recorded, and the metric's mean and standard\n"
+	       "deviation over its repetitions. Writes DIR/history.csv and, with gnuplot,\n"
+	       "DIR/history_METRIC.png and .svg (DIR defaults to FOLDER).\n"
+	       "Metrics: bandwidth (default), samples, au, iops, latency_p50, latency_p90,\n"
+	       "latency_p99, latency_p999, wait_p99.\n"
+	       "--changes finds change points per series (E-divisive means, permutation test,\n"
+	       "alpha 0.005): where the metric's mean over runs shifted and stayed, with the run,\n"
+	       "commit, magnitude and p-value; also as Markdown, JSON and JUnit (a change for the\n"
+	       "worse is a failure).\n");
 }
 
 /* The label of a sweep point: its folder's entry in ../sweep_results.json. */
@@ -335,12 +342,272 @@ static int hy_check_outputs(const char *outdir, const char *metric, bool plot)
 	return 0;
 }
 
+/* ---- change points --------------------------------------------------------------------- */
+
+#define HY_MAX_CHANGES 64
+
+struct hy_change {
+	int series, run; /* run: index into h->runs of the first run after the change */
+	struct cp_change c;
+};
+
+struct hy_changes {
+	struct hy_change *list;
+	int n;
+	int *runs_in; /* per series: runs with the metric */
+};
+
+/* Change points of every series, over its runs' means in time order. */
+static int hy_find_changes(const struct hy *h, struct hy_changes *ch)
+{
+	double *x = malloc((size_t)h->nruns * sizeof(*x) + 1);
+	int *idx = malloc((size_t)h->nruns * sizeof(*idx) + 1);
+	struct cp_change cps[HY_MAX_CHANGES];
+
+	ch->list = calloc((size_t)h->nseries * HY_MAX_CHANGES + 1, sizeof(*ch->list));
+	ch->runs_in = calloc((size_t)h->nseries + 1, sizeof(*ch->runs_in));
+	if (!x || !idx || !ch->list || !ch->runs_in) {
+		free(x);
+		free(idx);
+		return -ENOMEM;
+	}
+	for (int s = 0; s < h->nseries; s++) {
+		int k = 0;
+		for (int i = 0; i < h->nruns; i++)
+			if (h->runs[i].series == s && h->runs[i].s.n > 0) {
+				x[k] = h->runs[i].s.mean;
+				idx[k++] = i;
+			}
+		ch->runs_in[s] = k;
+		int n = cp_detect(x, k, CP_ALPHA, CP_PERMUTATIONS, (uint64_t)s + 1, cps,
+				  HY_MAX_CHANGES);
+		for (int j = 0; j < n; j++)
+			ch->list[ch->n++] = (struct hy_change){s, idx[cps[j].index], cps[j]};
+	}
+	free(x);
+	free(idx);
+	return 0;
+}
+
+static bool hy_worse(const struct hy *h, const struct cp_change *c)
+{
+	return metric_table[h->metric].higher_better ? c->after < c->before : c->after > c->before;
+}
+
+static double hy_change_pct(const struct cp_change *c)
+{
+	return c->before != 0 ? (c->after - c->before) / fabs(c->before) * 100 : NAN;
+}
+
+static void hy_changes_text(const struct hy *h, const struct hy_changes *ch, FILE *f, bool md)
+{
+	const struct metric *m = &metric_table[h->metric];
+
+	fprintf(f,
+		"%schange points of %s (%s is better): E-divisive means, permutation test "
+		"(%d permutations, alpha %g per series), segments of at least %d runs\n\n",
+		md ? "### feedbench history: " : "", m->name, m->higher_better ? "higher" : "lower",
+		CP_PERMUTATIONS, CP_ALPHA, CP_MIN_SEG);
+	if (md)
+		fprintf(f, "| series | run | start (UTC) | commit | before | after | change | p | "
+			   "direction |\n|---|---:|---|---|---:|---:|---:|---:|---|\n");
+	for (int i = 0; i < ch->n; i++) {
+		const struct hy_change *c = &ch->list[i];
+		const struct hy_run *r = &h->runs[c->run];
+		const char *fmt =
+		    md ? "| %s | %d | %s | %.12s | %.4g | %.4g | %+.1f %% | %.3g | %s |\n"
+		       : "%s: from run %d (%s, commit %.12s): %.4g -> %.4g %s, %+.1f %%, "
+			 "p=%.3g, %s\n";
+		if (md)
+			fprintf(f, fmt, h->series[c->series], c->run + 1, r->p.start,
+				r->p.git_commit[0] ? r->p.git_commit : "-", c->c.before, c->c.after,
+				hy_change_pct(&c->c), c->c.p,
+				hy_worse(h, &c->c) ? "worse" : "better");
+		else
+			fprintf(f, fmt, h->series[c->series], c->run + 1, r->p.start,
+				r->p.git_commit[0] ? r->p.git_commit : "-", c->c.before, c->c.after,
+				m->unit, hy_change_pct(&c->c), c->c.p,
+				hy_worse(h, &c->c) ? "worse" : "better");
+	}
+	if (ch->n == 0)
+		fprintf(f, "%sno change point in %d series\n", md ? "\n" : "", h->nseries);
+}
+
+static void hy_changes_md(const struct hy *h, const struct hy_changes *ch, FILE *f)
+{
+	hy_changes_text(h, ch, f, true);
+}
+
+static void hy_changes_json(const struct hy *h, const struct hy_changes *ch, FILE *f)
+{
+	const struct metric *m = &metric_table[h->metric];
+	json_t *root = json_object(), *series = json_array();
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "metric", json_string(m->name));
+	json_object_set_new(root, "unit", json_string(m->unit));
+	json_object_set_new(root, "better", json_string(m->higher_better ? "higher" : "lower"));
+	json_object_set_new(root, "method", json_string("E-divisive means, permutation test"));
+	json_object_set_new(root, "alpha", json_real(CP_ALPHA));
+	json_object_set_new(root, "permutations", json_integer(CP_PERMUTATIONS));
+	json_object_set_new(root, "min_segment_runs", json_integer(CP_MIN_SEG));
+	for (int s = 0; s < h->nseries; s++) {
+		json_t *o = json_object(), *list = json_array();
+		const char *bar = strchr(h->series_key[s], '|');
+		json_object_set_new(o, "series", json_string(h->series[s]));
+		json_object_set_new(o, "config_hash", json_string(bar ? bar + 1 : ""));
+		json_object_set_new(o, "runs", json_integer(ch->runs_in[s]));
+		for (int i = 0; i < ch->n; i++) {
+			const struct hy_change *c = &ch->list[i];
+			const struct hy_run *r = &h->runs[c->run];
+			if (c->series != s)
+				continue;
+			json_t *e = json_object();
+			json_object_set_new(e, "run", json_integer(c->run + 1));
+			json_object_set_new(e, "start", json_string(r->p.start));
+			json_object_set_new(e, "run_id", json_string(r->p.run_id));
+			json_object_set_new(e, "git_commit", json_string(r->p.git_commit));
+			json_object_set_new(e, "summary", json_string(r->p.path));
+			json_object_set_new(e, "before", json_real(c->c.before));
+			json_object_set_new(e, "after", json_real(c->c.after));
+			double pct = hy_change_pct(&c->c);
+			json_object_set_new(e, "change_pct",
+					    isfinite(pct) ? json_real(pct) : json_null());
+			json_object_set_new(e, "p_value", json_real(c->c.p));
+			json_object_set_new(e, "direction",
+					    json_string(hy_worse(h, &c->c) ? "worse" : "better"));
+			json_array_append_new(list, e);
+		}
+		json_object_set_new(o, "changes", list);
+		json_array_append_new(series, o);
+	}
+	json_object_set_new(root, "series", series);
+	json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+	fputc('\n', f);
+	json_decref(root);
+}
+
+/* XML text or attribute value: markup escaped, control characters XML 1.0 forbids dropped. */
+static void hy_xml(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '&')
+			fputs("&amp;", f);
+		else if (ch == '<')
+			fputs("&lt;", f);
+		else if (ch == '>')
+			fputs("&gt;", f);
+		else if (ch == '"')
+			fputs("&quot;", f);
+		else if (ch >= 0x20 || ch == '\n' || ch == '\t')
+			fputc(ch, f);
+	}
+}
+
+/* JUnit: one testcase per series; a change for the worse is a failure. */
+static void hy_changes_junit(const struct hy *h, const struct hy_changes *ch, FILE *f)
+{
+	int failures = 0;
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	for (int s = 0; s < h->nseries; s++)
+		for (int i = 0; i < ch->n; i++)
+			if (ch->list[i].series == s && hy_worse(h, &ch->list[i].c)) {
+				failures++;
+				break;
+			}
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
+		"name=\"feedbench history --changes %s\" tests=\"%d\" failures=\"%d\" "
+		"errors=\"0\" time=\"0\" timestamp=\"%s\">\n",
+		metric_table[h->metric].name, h->nseries, failures, stamp);
+	for (int s = 0; s < h->nseries; s++) {
+		fprintf(f, "    <testcase classname=\"feedbench.history\" name=\"");
+		hy_xml(f, h->series[s]);
+		fprintf(f, "\" time=\"0\">");
+		bool open = false;
+		for (int i = 0; i < ch->n; i++) {
+			const struct hy_change *c = &ch->list[i];
+			const struct hy_run *r = &h->runs[c->run];
+			char msg[1024];
+			if (c->series != s || !hy_worse(h, &c->c))
+				continue;
+			snprintf(
+			    msg, sizeof(msg),
+			    "%s changed for the worse from run %d (%s, commit %s): %.4g -> %.4g, "
+			    "%+.1f %%, p=%.3g",
+			    metric_table[h->metric].name, c->run + 1, r->p.start,
+			    r->p.git_commit[0] ? r->p.git_commit : "-", c->c.before, c->c.after,
+			    hy_change_pct(&c->c), c->c.p);
+			if (!open)
+				fprintf(f, "\n      <failure type=\"change point\" message=\"");
+			else
+				fputc('\n', f);
+			hy_xml(f, msg);
+			if (!open)
+				fprintf(f, "\">");
+			open = true;
+		}
+		fprintf(f, "%s</testcase>\n", open ? "</failure>\n    " : "");
+	}
+	fprintf(f, "  </testsuite>\n</testsuites>\n");
+}
+
+static int hy_write_with(const struct hy *h, const struct hy_changes *ch, const char *path,
+			 void (*fill)(const struct hy *, const struct hy_changes *, FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	fill(h, ch, f);
+	fclose(f);
+	rc = safe_write_atomic(path, text, len);
+	free(text);
+	if (rc < 0)
+		fprintf(stderr, "feedbench history: cannot write '%s': %s\n", path,
+			fb_strerror(rc));
+	return rc;
+}
+
+/* --changes: the table, then the files asked for. Returns 0, or 1 when a file failed. */
+static int hy_changes(const struct hy *h, const char *const files[3])
+{
+	struct hy_changes ch = {0};
+	int status = 0;
+
+	if (hy_find_changes(h, &ch) < 0) {
+		fprintf(stderr, "feedbench history: out of memory\n");
+		return 1;
+	}
+	printf("\n");
+	hy_changes_text(h, &ch, stdout, false);
+	if (files[0] && hy_write_with(h, &ch, files[0], hy_changes_md) < 0)
+		status = 1;
+	if (files[1] && hy_write_with(h, &ch, files[1], hy_changes_json) < 0)
+		status = 1;
+	if (files[2] && hy_write_with(h, &ch, files[2], hy_changes_junit) < 0)
+		status = 1;
+	free(ch.list);
+	free(ch.runs_in);
+	return status;
+}
+
 int history_main(int argc, char **argv)
 {
 	const char *folder = NULL, *outdir = NULL;
 	struct hy h = {.metric = metric_find("bandwidth")};
 	char csv[PATH_MAX], out[PATH_MAX], why[512];
-	bool plot = true;
+	bool plot = true, changes = false;
+	const char *files[3] = {NULL, NULL, NULL}; /* --markdown, --json, --junit */
 	struct stat sb;
 	int rc, status = 0;
 
@@ -361,6 +628,12 @@ int history_main(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--output") == 0 && v) {
 			outdir = argv[++i];
+		} else if (strcmp(a, "--changes") == 0) {
+			changes = true;
+		} else if ((strcmp(a, "--markdown") == 0 || strcmp(a, "--json") == 0 ||
+			    strcmp(a, "--junit") == 0) &&
+			   v) {
+			files[a[2] == 'm' ? 0 : a[3] == 's' ? 1 : 2] = argv[++i];
 		} else if (a[0] == '-') {
 			fprintf(stderr, "feedbench history: unknown or incomplete option '%s'\n",
 				a);
@@ -386,6 +659,12 @@ int history_main(int argc, char **argv)
 		return 2;
 	}
 	outdir = outdir ? outdir : folder;
+	for (int i = 0; i < 3; i++)
+		if (files[i] && (!changes || safe_output_check(files[i], why, sizeof(why)) < 0)) {
+			fprintf(stderr, "feedbench history: %s\n",
+				changes ? why : "--markdown, --json and --junit go with --changes");
+			return 2;
+		}
 	if (hy_check_outputs(outdir, metric_table[h.metric].name, plot) < 0)
 		return 2;
 	rc = util_walk_files(folder, "summary.json", HY_MAX_DEPTH, hy_walk_one, &h);
@@ -416,6 +695,8 @@ int history_main(int argc, char **argv)
 		return 1;
 	}
 	printf("\nhistory: %s\n", csv);
+	if (changes && hy_changes(&h, files) != 0)
+		status = 1;
 	if (plot) {
 		snprintf(out, sizeof(out), "%s/history_%s", outdir, metric_table[h.metric].name);
 		rc = hy_plot(&h, csv, out, why, sizeof(why));

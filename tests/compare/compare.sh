@@ -976,6 +976,70 @@ PY
 	expect_err "repetitions[0].au_percentage = 500"
 	grep -q "1 run" "$T/out" || fail "history did not list the possible run"
 	;;
+history_changes)
+	# A series of 12 runs of one config whose bandwidth drops by 20 % from the 7th (commit
+	# c7...), each run 3 tight repetitions: history --changes names run 7, its commit, the
+	# magnitude and p; JSON, JUnit (a failure) and Markdown say the same. A flat noisy series
+	# has no change point.
+	python3 - "$(S ci01)" "$T" <<'PY' || fail "make the series"
+import json, os, sys
+src, t = sys.argv[1], sys.argv[2]
+base = json.load(open(src))
+def write(folder, i, bw, prefix, minute0):
+    d = json.loads(json.dumps(base))
+    d["epochs"] = [e for e in d["epochs"] if e.get("repetition", 1) <= len(bw)]
+    r0 = d["repetitions"][0]
+    d["repetitions"] = []
+    for k, v in enumerate(bw):
+        r = dict(r0, repetition=k + 1, bandwidth_MiB_per_second=v,
+                 bytes_read=v * r0["wall_seconds"] * 1048576.0)
+        d["repetitions"].append(r)
+    d["start"] = "2026-12-01T%02d:%02d:00Z" % (minute0, i)
+    d["run_id"] = "%s-%02d" % (prefix, i)
+    d["git_commit"] = "c%02d" % i + "0" * 37
+    os.makedirs("%s/%s/%02d" % (t, folder, i), exist_ok=True)
+    json.dump(d, open("%s/%s/%02d/summary.json" % (t, folder, i), "w"))
+for i in range(1, 13):
+    bw = [100, 101, 99] if i <= 6 else [80, 81, 79]
+    if i in (1, 4, 9):
+        bw = [x + 1 for x in bw]
+    write("s", i, bw, "run", 10)
+    write("f", i, [100 + (i * 7) % 5, 99 + (i * 3) % 4, 101], "flat", 11)
+PY
+	fb history "$T/s" --no-plot --changes --json "$T/c.json" --junit "$T/c.xml" \
+		--markdown "$T/c.md" --output "$T/o"
+	expect_rc 0
+	expect_out "from run 7"
+	expect_out "commit c07"
+	jcheck "$T/c.json" '
+s = d["series"]
+assert len(s) == 1 and s[0]["runs"] == 12, s
+c = s[0]["changes"]
+assert len(c) == 1, c
+c = c[0]
+assert c["run"] == 7 and c["git_commit"].startswith("c07") and c["direction"] == "worse", c
+assert abs(c["change_pct"] + 20) < 1.5 and c["p_value"] < 0.005, c
+assert d["method"].startswith("E-divisive"), d
+'
+	python3 - "$T/c.xml" <<'PY' || fail "history --changes JUnit"
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = list(root.iter("testcase"))
+assert len(cases) == 1, cases
+f = cases[0].find("failure")
+assert f is not None and "run 7" in f.get("message") and "c07" in f.get("message"), f
+PY
+	grep -q '^| .* | 7 | ' "$T/c.md" || fail "Markdown has no row for run 7"
+	# Flat: 12 runs of the same values with noise, no change point.
+	fb history "$T/f" --no-plot --changes --json "$T/f.json" --output "$T/o2"
+	expect_rc 0
+	expect_out "no change point"
+	jcheck "$T/f.json" 'assert d["series"][0]["changes"] == [], d'
+	# The files go with --changes.
+	fb history "$T/f" --no-plot --json "$T/x.json" --output "$T/o3"
+	expect_rc 2
+	;;
 multi_run)
 	# A baseline of several runs of one config: compare judges run means, so the run-to-run
 	# noise is measured, not assumed. Five of the identical runs as the baseline; a sixth is

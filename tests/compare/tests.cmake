@@ -39,6 +39,7 @@ fb_compare_test(outputs 60)
 fb_compare_test(junit 60)
 fb_compare_test(multi_run 60)
 fb_compare_test(impossible 60)
+fb_compare_test(history_changes 60)
 set_tests_properties(compare.false_alarms compare.slowed PROPERTIES RUN_SERIAL TRUE)
 set_tests_properties(compare.junit PROPERTIES FIXTURES_REQUIRED "compare_runs;interop_venv")
 
