@@ -393,30 +393,75 @@ static int levels_v1(struct rle *r, int enc, int max, const uint8_t **p, size_t 
 
 /* Walks the levels of num_values entries: the value index where each row starting in this
  * page begins goes to d->tmp; *nvals is the count of values (entries defined at max_def). */
+/* The current run of d when it is an RLE run: its value, and *n lowered to what is left of it
+ * (levels are mostly long runs: a run is walked at once). false for a bit-packed run or an
+ * error (the value-by-value path then reports it). NULL d: no levels, no limit. */
+static bool level_run(struct rle *d, uint32_t *v, uint64_t *n)
+{
+	if (!d)
+		return true;
+	while (d->left == 0)
+		if (rle_header(d) < 0)
+			return false;
+	if (d->packed)
+		return false;
+	*v = d->value;
+	if (d->left < *n)
+		*n = d->left;
+	return true;
+}
+
+/* n entries of the same levels: rows begun (their first value index to d->tmp), values. */
+static int levels_apply(const struct pq_column *c, struct pq_decoded *d, uint32_t rep, uint32_t def,
+			uint64_t n, uint64_t *k, uint64_t *rows, const char **why)
+{
+	uint64_t defined = def == (uint32_t)c->max_def;
+
+	if (rep > (uint32_t)c->max_rep || def > (uint32_t)c->max_def)
+		return *why = "level above its maximum", -1;
+	if (rep != 0) {
+		if (d->nrows + *rows == 0)
+			return *why = "first value continues a row that never began", -1;
+		*k += defined * n;
+		return 0;
+	}
+	uint64_t *p = (uint64_t *)pq_buf_reserve(&d->tmp, n * sizeof(*p));
+
+	if (!p)
+		return *why = "out of memory", -1;
+	for (uint64_t j = 0; j < n; j++, *k += defined)
+		p[j] = *k;
+	d->tmp.len += n * sizeof(*p);
+	*rows += n;
+	return 0;
+}
+
+/* Walks the levels of num_values entries: the value index where each row starting in this
+ * page begins goes to d->tmp; *nvals is the count of values (entries defined at max_def). */
 static int walk_levels(const struct pq_column *c, struct levels *lv, uint32_t num_values,
 		       struct pq_decoded *d, uint64_t *nvals, uint64_t *nrows, const char **why)
 {
 	uint64_t k = 0, rows = 0;
 
 	d->tmp.len = 0;
-	for (uint32_t i = 0; i < num_values; i++) {
+	for (uint32_t i = 0; i < num_values;) {
 		uint32_t rep = 0, def = (uint32_t)c->max_def;
+		uint64_t n = num_values - i;
 
-		if ((lv->has_rep && rle_next(&lv->rep, &rep) < 0) ||
-		    (lv->has_def && rle_next(&lv->def, &def) < 0))
-			return *why = "levels end before the page's values", -1;
-		if (rep > (uint32_t)c->max_rep || def > (uint32_t)c->max_def)
-			return *why = "level above its maximum", -1;
-		if (rep == 0) {
-			pq_buf_put(&d->tmp, &k, sizeof(k));
-			rows++;
-		} else if (d->nrows + rows == 0) {
-			return *why = "first value continues a row that never began", -1;
+		if (level_run(lv->has_rep ? &lv->rep : NULL, &rep, &n) &&
+		    level_run(lv->has_def ? &lv->def : NULL, &def, &n)) {
+			lv->rep.left -= lv->has_rep ? n : 0;
+			lv->def.left -= lv->has_def ? n : 0;
+		} else {
+			n = 1;
+			if ((lv->has_rep && rle_next(&lv->rep, &rep) < 0) ||
+			    (lv->has_def && rle_next(&lv->def, &def) < 0))
+				return *why = "levels end before the page's values", -1;
 		}
-		k += def == (uint32_t)c->max_def;
+		if (levels_apply(c, d, rep, def, n, &k, &rows, why) < 0)
+			return -1;
+		i += (uint32_t)n;
 	}
-	if (d->tmp.err)
-		return *why = "out of memory", -1;
 	*nvals = k;
 	*nrows = rows;
 	return 0;

@@ -68,7 +68,7 @@ flux_b200) cols="t5_encodings:float32:256, clip_encodings:float32:16, mean:float
 	dataset.record_length_bytes=1372 train.epochs=1
 	"format.parquet.columns=$cols, logvar:float32:32, timestamp:float32:7") ;;
 dlrm_parquet_h100) scale=(dataset.num_files_train=4 dataset.num_samples_per_file=8192
-	format.parquet.row_group_size=8192 train.epochs=1) ;; # 2 steps of 8192 per rank
+	dataset.record_length_bytes=64 format.parquet.row_group_size=8192 train.epochs=1) ;;
 retinanet_b200) scale=(dataset.num_files_train=96 dataset.record_length_bytes=32KiB
 	train.epochs=1) ;; # 2 steps of 24 decoded images per rank
 retinanet_h100 | retinanet_a100 | retinanet_mi355)
