@@ -32,7 +32,7 @@ LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 ut
 
 # DLIO 2.0 beside feedbench (tests/perf/dlio_side_by_side.sh): CPU torch and mpi4py built against
 # the system Open MPI; DLIO itself goes into build/dlio-venv with pip. Not part of `make deps`.
-DLIO_PACKAGES = python3-torch python3-mpi4py
+DLIO_PACKAGES = python3-torch python3-mpi4py python3-torchvision
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMPI_ALLOW_RUN_AS_ROOT = 1

@@ -27,7 +27,7 @@ static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
 static const char *const format_choices[] = {"raw",	"npy",	"npz",	"hdf5", "tfrecord", "wds",
-					     "parquet", "zarr", "jpeg", "png",	NULL};
+					     "parquet", "zarr", "jpeg", "png",	"mds",	    NULL};
 static const char *const zarr_codec_choices[] = {"none", "blosc", "zstd", "gzip", NULL};
 static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
 

@@ -18,10 +18,11 @@ extern const struct format_ops parquet_format;
 extern const struct format_ops jpeg_format;
 extern const struct format_ops png_format;
 extern const struct format_ops zarr_format;
+extern const struct format_ops mds_format;
 
 const struct format_ops *const format_registry[] = {
     &raw_format,     &npy_format,  &npz_format,	 &wds_format, &hdf5_format, &tfrecord_format,
-    &parquet_format, &zarr_format, &jpeg_format, &png_format, NULL,
+    &parquet_format, &zarr_format, &jpeg_format, &png_format, &mds_format,  NULL,
 };
 
 const struct format_ops *format_find(const char *name)

@@ -204,7 +204,8 @@ static int discover_entry(const char *name, void *arg)
 	if (name[0] == '.')
 		return 0;
 	if (!format_matches(dn->run->format, name)) {
-		if (!has_ext(name, ".idx")) /* index files belong to their data files */
+		/* index files belong to their data files (tfrecord .idx, MDS index.json) */
+		if (!has_ext(name, ".idx") && strcmp(name, "index.json") != 0)
 			dn->foreign++;
 		return 0;
 	}

@@ -202,7 +202,7 @@ keys)
 list)
 	fb list
 	expect 0 "formats:" "storage back-ends:" "accelerators:"
-	for f in raw npy npz hdf5 tfrecord wds; do
+	for f in raw npy npz hdf5 tfrecord wds mds; do
 		if [ -e "${FEEDBENCH_SOURCE_DIR:-.}/formats/$f.c" ]; then
 			grep -qE "^  $f +built" "$T/out" || fail "list does not show format $f as built"
 		fi

@@ -269,6 +269,22 @@ def corrupt_zarr(data, sets):
                    r"than the chunk shape at offset 0" % re.escape(chunk), "cut chunk")
 
 
+def corrupt_mds(sets, victim, name):
+    """mds: a payload byte of sample 1, then an offset of the shard header lying."""
+    with open(victim, "rb") as f:
+        head = f.read(64)
+    off1 = struct.unpack("<I", head[8:12])[0]  # sample 1's row: u32 size, then the data column
+    flip(victim, off1 + 4 + 100)
+    expect_failure("mds", sets, r"verification failed[^\n]*'%s' sample 1, byte 100 of the "
+                   r"sample" % name, "payload byte")
+    flip(victim, off1 + 4 + 100)
+    with open(victim, "r+b") as f:
+        f.seek(12)  # sample 2's offset
+        f.write(struct.pack("<I", 0xFFFFFFF0))
+    expect_failure("mds", sets, r"bad mds shard '%s': offset 4294967280 of sample 2 \(at "
+                   r"offset 12\) is outside" % name, "offset lies")
+
+
 def corrupt(fmt):
     d = workdir("corrupt-" + fmt)
     data = os.path.join(d, "data")
@@ -287,6 +303,8 @@ def corrupt(fmt):
 
     if fmt in ("jpeg", "png"):
         return corrupt_image(fmt, sets, victim, name)
+    if fmt == "mds":
+        return corrupt_mds(sets, victim, name)
     # 1. a payload byte: verification names the file and where the byte is
     if fmt == "npy":
         off = npy_data_offset(victim) + 100

@@ -30,6 +30,11 @@ fb_format_test(npy_corrupt 120 corrupt npy)
 fb_format_test(npz_corrupt 120 corrupt npz)
 fb_format_test(wds_corrupt 120 corrupt wds)
 
+# mds (MosaicML Streaming shards)
+fb_format_test(mds_per_rank 120 matrix mds per_rank 4)
+fb_format_test(mds_shared 120 matrix mds shared 4)
+fb_format_test(mds_corrupt 120 corrupt mds)
+
 # jpeg / png: decoded on every read; verify = true checks the decoded pixels
 if(FEEDBENCH_HAVE_TURBOJPEG)
   fb_format_test(jpeg_per_rank 120 matrix jpeg per_rank 4)

@@ -35,3 +35,9 @@ if(FEEDBENCH_HAVE_TURBOJPEG AND FEEDBENCH_HAVE_SPNG)
 endif()
 # zarr (zarr-python 3: v2 and v3 arrays)
 fb_interop_test(zarr test_zarr.py)
+# mds (MosaicML Streaming): its own venv on Debian's torch (setup_venv_mds.sh); skipped (77)
+# where python3-torch and python3-torchvision are not installed
+add_test(NAME interop.mds
+  COMMAND sh -c "sh '${FB_INTEROP_DIR}/setup_venv_mds.sh' '${PROJECT_BINARY_DIR}' || exit $?; mkdir -p '${PROJECT_BINARY_DIR}/tmp/interop' && exec '${PROJECT_BINARY_DIR}/venv-mds/bin/python' -m pytest -q -p no:cacheprovider -o console_output_style=classic --basetemp='${PROJECT_BINARY_DIR}/tmp/interop/test_mds' '${FB_INTEROP_DIR}/test_mds.py'")
+set_tests_properties(interop.mds PROPERTIES
+  LABELS "interop;mpi" TIMEOUT 600 SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")

@@ -1,0 +1,21 @@
+/* MDS shards (formats/mds.c): the input is one MDS shard found in a data folder as
+ * `generate = never` finds a dataset: probed, indexed, opened and read sample by sample
+ * through the format plug-in. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_mpi_init();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_clean();
+	fuzz_write("data", "input.mds", data, size);
+	fuzz_read_dataset("mds", "data");
+	return 0;
+}
