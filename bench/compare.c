@@ -50,7 +50,8 @@ static void compare_usage(FILE *f)
 	    "  --alpha A          significance level of Welch's t-test (default %g)\n"
 	    "  --run-noise PCT    run-to-run noise the repetitions of one run cannot show\n"
 	    "                     (stddev of a run's mean, %% of it; default 10 for rates,\n"
-	    "                     5 for AU, 40 for p99s); METRIC=PCT for one; 0: repetitions alone\n"
+	    "                     5 for AU, 40 for p99s); METRIC=PCT for one; 0: repetitions "
+	    "alone\n"
 	    "  --inconclusive pass|fail  exit 0 (pass) or 1 (fail) when the only finding is an\n"
 	    "                     inconclusive metric (default: exit status 4)\n"
 	    "  --allow-cached     compare results that may come from the page cache\n"
@@ -269,42 +270,6 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 }
 
 /* ---- verdicts ---------------------------------------------------------------------------- */
-
-/* The values a row tests on one side: the repetitions of its run, or with several runs of the
- * config on either side, the mean of each run (NAN repetitions left out). Returns the count. */
-int cmp_side_values(const struct cmp_side *s, int first, enum sweep_metric m, bool by_runs,
-		    double *out)
-{
-	const struct cmp_point *p0 = &s->points[first];
-	int n = 0;
-
-	if (!by_runs) {
-		for (int i = 0; i < p0->nreps && n < CMP_MAX_REPS; i++)
-			out[n++] = p0->v[i][m];
-		return n;
-	}
-	for (int j = first; j < s->npoints && n < CMP_MAX_REPS; j++) {
-		const struct cmp_point *p = &s->points[j];
-		double sum = 0;
-		int k = 0;
-
-		if (p->group != first)
-			continue;
-		for (int i = 0; i < p->nreps; i++)
-			if (!isnan(p->v[i][m])) {
-				sum += p->v[i][m];
-				k++;
-			}
-		out[n++] = k ? sum / k : NAN;
-	}
-	return n;
-}
-
-bool cmp_pair_by_runs(const struct cmp_report *r, int pair)
-{
-	return r->base.points[r->match.pairs[pair].b].nruns > 1 ||
-	       r->cur.points[r->match.pairs[pair].c].nruns > 1;
-}
 
 /* A run whose conditions changed while it ran (one metric's repetitions unsteady, see
  * decide.h) is unsteady for every metric: a shift it shows elsewhere is not a finding either. */

@@ -2,6 +2,7 @@
  * and the pairing of baseline and current points with the checks that make a pair comparable.
  */
 #include "compare.h"
+#include "compare_report.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -577,4 +578,42 @@ int cmp_match_sides(const struct cmp_side *base, const struct cmp_side *cur, boo
 					       allow_cached, m);
 	}
 	return 0;
+}
+
+/* ---- the values a comparison tests -------------------------------------------------- */
+
+/* The values a row tests on one side: the repetitions of its run, or with several runs of the
+ * config on either side, the mean of each run (NAN repetitions left out). Returns the count. */
+int cmp_side_values(const struct cmp_side *s, int first, enum sweep_metric m, bool by_runs,
+		    double *out)
+{
+	const struct cmp_point *p0 = &s->points[first];
+	int n = 0;
+
+	if (!by_runs) {
+		for (int i = 0; i < p0->nreps && n < CMP_MAX_REPS; i++)
+			out[n++] = p0->v[i][m];
+		return n;
+	}
+	for (int j = first; j < s->npoints && n < CMP_MAX_REPS; j++) {
+		const struct cmp_point *p = &s->points[j];
+		double sum = 0;
+		int k = 0;
+
+		if (p->group != first)
+			continue;
+		for (int i = 0; i < p->nreps; i++)
+			if (!isnan(p->v[i][m])) {
+				sum += p->v[i][m];
+				k++;
+			}
+		out[n++] = k ? sum / k : NAN;
+	}
+	return n;
+}
+
+bool cmp_pair_by_runs(const struct cmp_report *r, int pair)
+{
+	return r->base.points[r->match.pairs[pair].b].nruns > 1 ||
+	       r->cur.points[r->match.pairs[pair].c].nruns > 1;
 }

@@ -20,6 +20,8 @@
 #include <nettle/sha2.h>
 
 #include "build_config.h"
+#include "metrics.h"
+#include "outputs.h"
 #include "preflight.h"
 #include "report.h"
 #include "runner.h"
@@ -469,4 +471,27 @@ void sweep_fmt_duration(double s, char *buf, size_t len)
 		snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 	else
 		snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* Latencies are stored in seconds and shown in µs (metric_table's scale). */
+static double sweep_metric_scale(int m)
+{
+	return metric_of((enum sweep_metric)m)->scale;
+}
+
+void sweep_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (s->n == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	outputs_format_number(s->mean * sweep_metric_scale(m), a, sizeof(a));
+	if (s->n == 1) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	outputs_format_number(s->stddev * sweep_metric_scale(m), b, sizeof(b));
+	snprintf(buf, len, "%s ± %s", a, b);
 }

@@ -110,29 +110,6 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
-/* Latencies are stored in seconds and shown in µs (metric_table's scale). */
-static double report_scale(int m)
-{
-	return metric_of((enum sweep_metric)m)->scale;
-}
-
-void sweep_fmt_stat(const struct summary_stat *s, int m, char *buf, size_t len)
-{
-	char a[32], b[32];
-
-	if (s->n == 0) {
-		snprintf(buf, len, "n/a");
-		return;
-	}
-	outputs_format_number(s->mean * report_scale(m), a, sizeof(a));
-	if (s->n == 1) {
-		snprintf(buf, len, "%s", a);
-		return;
-	}
-	outputs_format_number(s->stddev * report_scale(m), b, sizeof(b));
-	snprintf(buf, len, "%s ± %s", a, b);
-}
-
 /* Warnings a reader of the table must see before trusting it. */
 static json_t *report_sweep_warnings(const struct sweep_plan *p, const struct sweep_result *r)
 {

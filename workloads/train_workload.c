@@ -363,6 +363,9 @@ static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *e
 {
 	int rc = cfg_validate_dataset(cfg, nranks, err);
 
+	/* The steps each rank gets from the dataset the run will lay out (warm-up included). */
+	if (rc == 0)
+		rc = sampler_check_config(cfg, nranks, err);
 	if (rc == 0)
 		rc = accel_check(cfg, nranks, err);
 

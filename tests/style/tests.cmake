@@ -11,3 +11,11 @@ set_tests_properties(style.clang_format PROPERTIES LABELS style TIMEOUT 120)
 # Every document a file names is in the repository; no issue numbers (tests/style/refs.sh).
 add_test(NAME style.refs COMMAND ${PROJECT_SOURCE_DIR}/tests/style/refs.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties(style.refs PROPERTIES LABELS style TIMEOUT 60)
+
+# Which file calls which, read from the core library's object files with nm: no loop, no arrow
+# docs/architecture.md forbids (tests/style/deps.py). Needs the library built first.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+add_test(NAME style.deps
+  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/style/deps.py
+          ${CMAKE_BINARY_DIR}/CMakeFiles/feedbench_core.dir ${PROJECT_SOURCE_DIR})
+set_tests_properties(style.deps PROPERTIES LABELS style TIMEOUT 60)
