@@ -55,6 +55,7 @@ static void compare_usage(FILE *f)
 	    "  --inconclusive pass|fail  exit 0 (pass) or 1 (fail) when the only finding is an\n"
 	    "                     inconclusive metric (default: exit status 4)\n"
 	    "  --allow-cached     compare results that may come from the page cache\n"
+	    "  --allow-unfinished compare runs stopped by a signal (\"interrupted\": true)\n"
 	    "  --markdown FILE    the table in Markdown (for a merge-request comment)\n"
 	    "  --junit FILE       JUnit XML: one testcase per point and metric\n"
 	    "  --json FILE        every number, machine-readable\n"
@@ -196,6 +197,9 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 			return 1;
 		} else if (strcmp(a, "--allow-cached") == 0) {
 			o->allow_cached = true;
+			takes = false;
+		} else if (strcmp(a, "--allow-unfinished") == 0) {
+			cmp_allow_unfinished(true);
 			takes = false;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			o->quiet = true;

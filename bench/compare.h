@@ -152,6 +152,8 @@ bool cmp_same_run(const struct cmp_point *a, const struct cmp_point *b);
  * "cannot compare PATH: FIELD = VALUE is impossible" in why. */
 int cmp_summary_check(struct json_t *root, const char *path, char *why, size_t len);
 /* One summary.json as a point (used for sides and for history). */
+/* Lets cmp_point_load read runs a signal stopped ("interrupted": true; refused by default). */
+void cmp_allow_unfinished(bool on);
 int cmp_point_load(struct cmp_point *p, const char *path, char *why, size_t len);
 void cmp_point_free(struct cmp_point *p);
 

@@ -63,6 +63,15 @@ static int cmp_load_json(const char *path, bool nofollow, json_t **out, char *wh
 	return -FB_EFORMAT;
 }
 
+/* A run stopped by a signal (<run>.unfinished, "interrupted": true) holds only the epochs it
+ * finished: compare, baseline and history refuse it unless --allow-unfinished asks. */
+static bool cmp_unfinished_ok;
+
+void cmp_allow_unfinished(bool on)
+{
+	cmp_unfinished_ok = on;
+}
+
 static int cmp_point_load_at(struct cmp_point *p, const char *path, bool nofollow, char *why,
 			     size_t len)
 {
@@ -84,6 +93,14 @@ static int cmp_point_load_at(struct cmp_point *p, const char *path, bool nofollo
 			json_decref(root);
 			return -FB_EFORMAT;
 		}
+	if (json_is_true(json_object_get(root, "interrupted")) && !cmp_unfinished_ok) {
+		snprintf(why, len,
+			 "'%s' is an interrupted run (\"interrupted\": true): it holds only the "
+			 "epochs finished before a signal; --allow-unfinished compares it anyway",
+			 path);
+		json_decref(root);
+		return -FB_EIMPOSSIBLE;
+	}
 	rc = cmp_summary_check(root, path, why, len);
 	if (rc < 0) {
 		json_decref(root);

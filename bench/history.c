@@ -49,13 +49,15 @@ static void history_usage(FILE *f)
 	fprintf(
 	    f, "usage: feedbench history FOLDER [--metric M] [--output DIR] [--no-plot]\n"
 	       "                         [--changes [--markdown F] [--json F] [--junit F]]\n"
+	       "                         [--allow-unfinished]\n"
 	       "\n"
 	       "Lists every run below FOLDER (run folders, sweep points, saved baselines) by\n"
 	       "start time, with the git commit it recorded, and the metric's mean and standard\n"
 	       "deviation over its repetitions. Writes DIR/history.csv and, with gnuplot,\n"
 	       "DIR/history_METRIC.png and .svg (DIR defaults to FOLDER).\n"
 	       "Metrics: bandwidth (default), samples, au, iops, latency_p50, latency_p90,\n"
-	       "latency_p99, latency_p999, wait_p99.\n"
+	       "latency_p99, latency_p999, wait_p99. Runs a signal stopped (<run>.unfinished,\n"
+	       "\"interrupted\": true) are skipped unless --allow-unfinished.\n"
 	       "--changes finds change points per series (E-divisive means, permutation test,\n"
 	       "alpha 0.005): where the metric's mean over runs shifted and stayed, with the run,\n"
 	       "commit, magnitude and p-value; also as Markdown, JSON and JUnit (a change for the\n"
@@ -618,6 +620,8 @@ int history_main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--no-plot") == 0) {
 			plot = false;
+		} else if (strcmp(a, "--allow-unfinished") == 0) {
+			cmp_allow_unfinished(true);
 		} else if (strcmp(a, "--metric") == 0 && v) {
 			h.metric = metric_find(v);
 			if (h.metric < 0) {

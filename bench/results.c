@@ -173,6 +173,8 @@ void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t
 	json_object_set_new(s, "workload_type", json_string(run->workload->name));
 	json_object_set_new(s, "description", json_string(cfg->workload.description));
 	json_object_set_new(s, "run_id", json_string(ctx->run_id));
+	if (ctx->interrupted)
+		json_object_set_new(s, "interrupted", json_true());
 	json_object_set_new(s, "start", json_string(ctx->start_iso));
 	json_object_set_new(s, "end", json_string(ctx->end_iso));
 	json_object_set_new(s, "hostname", json_string(run->hostname));
@@ -238,9 +240,10 @@ static bool keep_unfinished(const char *tmp, const char *final_dir, bool have_su
  * replaces anything: with unique, "-2", "-3" ... when the name is taken (two runs in one
  * second), else the name taken is a failure. final_dir gets the name taken. */
 static int write_folder(struct run *run, json_t *summary, char *final_dir, size_t final_len,
-			bool unique, int (*fill)(const char *tmp, void *arg), void *arg, bool quiet,
-			bool plots)
+			const struct results_ctx *ctx, int (*fill)(const char *tmp, void *arg),
+			void *arg, bool quiet)
 {
+	bool unique = ctx->unique, plots = ctx->plots, stopped = ctx->interrupted;
 	char tmp[4096], parent[4096], want[4096], why[1024] = "", kept[4300], *buf = NULL;
 	bool have_summary = false;
 	size_t len = 0;
@@ -279,13 +282,25 @@ out_written:
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	if (rc == 0)
 		rc = write_pictures(tmp, plots, why, sizeof(why));
-	if (rc == 0 && run->stop && *run->stop) {
+	if (rc == 0 && !stopped && run->stop && *run->stop) {
 		/* Interrupted while writing: the folder is not a finished run. */
 		rc = -FB_EINTR;
 		snprintf(why, sizeof(why), "interrupted by a signal");
 	}
 	if (rc == 0 && (rc = sync_folder(tmp)) < 0)
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	if (rc == 0 && stopped) {
+		/* What a stopped run measured: kept, never under the final name. */
+		if (keep_unfinished(tmp, want, true, kept, sizeof(kept)))
+			return run_fail(run, -FB_EINTR,
+					"the run was stopped by a signal; the epochs it finished "
+					"are kept in '%s' (summary.json: \"interrupted\": true)",
+					kept);
+		return run_fail(run, -FB_EINTR,
+				"the run was stopped by a signal and its finished epochs could "
+				"not be kept in '%s.unfinished'",
+				want);
+	}
 	if (rc == 0) {
 		rc = unique ? safe_rename_unique(tmp, want, final_dir, final_len)
 			    : safe_rename_noreplace(tmp, final_dir);
@@ -419,8 +434,8 @@ int results_write_folder(struct run *run, json_t *summary, const struct results_
 	if (run->rank == 0) {
 		json_object_set_new(summary, "warnings", json_deep_copy(run->warnings));
 		snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
-		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir),
-				  ctx->unique, text_fill, &t, quiet, ctx->plots);
+		rc = write_folder(run, summary, run->results_dir, sizeof(run->results_dir), ctx,
+				  text_fill, &t, quiet);
 	}
 	return agree(run, rc);
 }
@@ -430,6 +445,6 @@ int results_folder_write(struct run *run, json_t *summary, const struct results_
 			 bool quiet)
 {
 	snprintf(run->results_dir, sizeof(run->results_dir), "%s", final_dir);
-	return write_folder(run, summary, run->results_dir, sizeof(run->results_dir), ctx->unique,
-			    fill, arg, quiet, ctx->plots);
+	return write_folder(run, summary, run->results_dir, sizeof(run->results_dir), ctx, fill,
+			    arg, quiet);
 }

@@ -22,6 +22,9 @@ struct results_ctx {
 	double gen_s; /* generation time (0 when reused) */
 	bool plots;   /* render the plots (gnuplot) into the folder before it is renamed */
 	bool unique;  /* final_dir may become final_dir-2, -3 ... when taken (not a sweep point) */
+	/* A signal stopped the run after finished epochs: summary.json says "interrupted": true
+	 * and the folder is <final_dir>.unfinished, never the final name. */
+	bool interrupted;
 };
 
 /* Physical memory of this node in bytes (0 when unknown). */

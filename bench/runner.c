@@ -202,6 +202,23 @@ static int check_output(struct run *run, const struct runner_opts *o)
 	return agree(run, rc);
 }
 
+/* After a failure of repetition done - 1: how many repetitions to write. A signal (every rank
+ * stopped by it) keeps the repetitions before it and the epochs the last one finished, when
+ * there is at least one (written as <run>.unfinished, "interrupted": true); anything else
+ * keeps nothing. Collective. */
+static int runner_kept(struct run *run, void **reps, int done, int rc)
+{
+	const struct workload_ops *w = run->workload;
+	int keep = 0, last = 0;
+
+	if (rc == -FB_EINTR && feedbench_stop && done > 0) {
+		last = w->kept_epochs && reps[done - 1] ? w->kept_epochs(reps[done - 1]) : 0;
+		keep = done - 1 + (last > 0);
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, run->comm);
+	return keep;
+}
+
 /* The repetitions of the workload and its run folder. */
 static int runner_workload(struct run *run, const struct runner_opts *o, struct results_ctx *ctx,
 			   char *dir_out, size_t dir_len)
@@ -218,15 +235,21 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 		goto out;
 	for (int r = 0; r < nreps && rc == 0; r++, done++)
 		rc = w->run(run, r, &reps[r]);
-	if (rc < 0)
+	int nkeep = rc == 0 ? nreps : runner_kept(run, reps, done, rc);
+	if (nkeep == 0)
 		goto out;
 	if (run->compute && run->compute_ops->describe)
 		run->compute_ops->describe(run->compute, run->info_accel);
 	util_utc_iso(ctx->end_iso, sizeof(ctx->end_iso));
 	run_folder(run, o, dir, sizeof(dir), ctx->run_id, sizeof(ctx->run_id));
-	ctx->plots = cfg->output.plots && !o->no_plots;
+	ctx->plots = cfg->output.plots && !o->no_plots && rc == 0;
 	ctx->unique = !o->run_dir;
-	rc = w->write(run, reps, nreps, ctx, dir, o->quiet);
+	ctx->interrupted = rc < 0;
+	if (rc < 0) { /* the signal's message gives way to the one naming the kept folder */
+		run->err.code = 0;
+		run->err.msg[0] = '\0';
+	}
+	rc = w->write(run, reps, nkeep, ctx, dir, o->quiet);
 	if (rc == 0 && run->rank == 0 && run->results_dir[0]) /* "-2" when the name was taken */
 		snprintf(dir, sizeof(dir), "%s", run->results_dir);
 	if (rc == 0 && run->rank == 0) {
@@ -318,7 +341,7 @@ out:
 	if (run->workload && run->workload->finish)
 		run->workload->finish(run, rc == 0 && o->generate_only ? 1 : rc);
 	if (rc < 0 && run->rank == 0) {
-		if ((rc == -FB_EINTR || feedbench_stop) && strstr(run->err.msg, "is kept in"))
+		if ((rc == -FB_EINTR || feedbench_stop) && strstr(run->err.msg, "kept in"))
 			fprintf(stderr, "feedbench: interrupted: %s\n", run->err.msg);
 		else if (rc == -FB_EINTR || feedbench_stop)
 			fprintf(stderr, "feedbench: interrupted: the run stopped and wrote no "

@@ -421,7 +421,8 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
 	er->cpu_sys_s = timeval_diff_s(&ru0.ru_stime, &ru1.ru_stime);
 	epoch_fold(e, er, acc);
-	epoch_line(&pg, what, er, er->io.bytes);
+	if (rc != -FB_EINTR) /* a stopped epoch is not done, nor kept */
+		epoch_line(&pg, what, er, er->io.bytes);
 	if (rc == 0 && run->err.code && !coll)
 		rc = run->err.code; /* a reader failed while closing its files */
 	return agree(run, rc);
@@ -674,11 +675,14 @@ static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
 	struct train_result *res = e->res;
 	int rc = 0;
 
+	int finished = 0;
+
 	for (int ep = 0; ep < res->epochs && rc == 0; ep++) {
 		struct epoch_rank *er = &res->per_epoch[ep];
 		double b = 0;
 		rc = epoch_run(e, ep, er,
 			       res->accel ? &res->accel[(size_t)ep * (size_t)e->k] : NULL);
+		finished += rc == 0;
 		e->gstep0 += e->s[0].min_steps;
 		/* Between epochs every rank agreed: the checkpoint's collectives match. Its blocked
 		 * time counts in the epoch's wall time and its last step's time. */
@@ -689,6 +693,12 @@ static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
 		/* The evaluation pass is timed apart: training's figures leave it out. */
 		if (rc == 0 && eval_due(&run->cfg, ep))
 			rc = eval_pass(e, ev, ep);
+	}
+	/* A signal: the repetition keeps the epochs every rank finished (the agreement at the
+	 * end of each epoch makes that count the same on every rank). */
+	if (rc == -FB_EINTR) {
+		res->epochs = finished;
+		res->interrupted = true;
 	}
 	return rc;
 }

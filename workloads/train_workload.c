@@ -165,6 +165,13 @@ static int train_rep(struct run *run, int repetition, void **out)
 	return train_run(run, res);
 }
 
+static int train_kept_epochs(const void *rep)
+{
+	const struct train_result *res = rep;
+
+	return res && res->interrupted ? res->epochs : 0;
+}
+
 static int train_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
 		       const char *final_dir, bool quiet)
 {
@@ -387,6 +394,7 @@ const struct workload_ops train_workload = {
     .run = train_rep,
     .write = train_write,
     .free_rep = train_free_rep,
+    .kept_epochs = train_kept_epochs,
     .finish = train_finish,
     .outputs = &train_outputs,
 };

@@ -61,6 +61,11 @@ struct workload_ops {
 
 	void (*free_rep)(void *rep);
 
+	/* A repetition that a signal stopped (run returned -FB_EINTR): the epochs it finished
+	 * and keeps for write (the same on every rank), 0 when none. Optional: without it an
+	 * interrupted repetition keeps nothing. */
+	int (*kept_epochs)(const void *rep);
+
 	/* Last, on every rank, whatever happened before. rc: 0 after write; 1 when the run
 	 * stopped after prepare on purpose (feedbench generate); negative after a failure (also
 	 * one before prepare). Removes what the workload created when the config asks for it

@@ -47,7 +47,8 @@ struct timeline_event {
 #define TIMELINE_MAX 20000 /* events kept per rank */
 
 struct train_result {
-	int epochs;
+	int epochs;	  /* the epochs it holds: all, or those finished before a signal */
+	bool interrupted; /* stopped by SIGINT/SIGTERM after `epochs` finished epochs */
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
 	int nevals;		      /* evaluation passes run */
 	struct epoch_rank *eval;      /* [nevals]: each pass's figures for this rank */

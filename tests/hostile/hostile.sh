@@ -133,7 +133,11 @@ backend = $st"
 	fb run "$T/rf.ini" --set dataset.generate=never --set dataset.verify=false
 	expect_rc 1
 	expect_err "not a regular file"
-	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
+	[ -z "$(find "$T/results" -name summary.json ! -path '*.unfinished/*' 2>/dev/null)" ] ||
+		fail "results were written under a final name"
+	for s in $(find "$T/results" -name summary.json 2>/dev/null); do
+		grep -q '"interrupted": true' "$s" || fail "$s is not marked interrupted"
+	done
 	;;
 set_mpiio_empty_name)
 	# --set storage.mpiio.=x is refused (it used to abort inside MPI_Info_set).
@@ -285,7 +289,8 @@ full_disk_plots)
 	;;
 sigterm_ranks)
 	# SIGTERM to every rank (as a batch system ends a job): all ranks stop, say so once,
-	# exit 143; no run folder.
+	# exit 143; no run folder under a final name (the epochs finished before the signal may
+	# be kept in <run>.unfinished, marked "interrupted": true).
 	CTIME=200ms EPOCHS=40 config st
 	fb generate "$T/st.ini"
 	expect_rc 0
@@ -297,7 +302,11 @@ sigterm_ranks)
 	RC=$?
 	expect_rc 143
 	[ "$(grep -c "feedbench: interrupted" "$T/err")" -eq 1 ] || fail "'interrupted' not said once"
-	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "results were written"
+	[ -z "$(find "$T/results" -name summary.json ! -path '*.unfinished/*' 2>/dev/null)" ] ||
+		fail "results were written under a final name"
+	for s in $(find "$T/results" -name summary.json 2>/dev/null); do
+		grep -q '"interrupted": true' "$s" || fail "$s is not marked interrupted"
+	done
 	;;
 sigint_writing)
 	# SIGINT while the results are being written (gnuplot drawing): exit 130, no folder under

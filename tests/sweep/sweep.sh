@@ -120,6 +120,61 @@ shipped)
 		[ "$reps" -ge 3 ] || fail "$name.ini runs $reps repetitions"
 	done
 	;;
+interrupted)
+	# Ctrl-C after 4 of 5 epochs: exit 130, what was measured kept in <run>.unfinished
+	# (summary.json with the 4 finished epochs and "interrupted": true), nothing under the
+	# final name; compare and history refuse it unless --allow-unfinished.
+	cat >"$T/intr.ini" <<-EOF
+	[workload]
+	name = intr
+	[dataset]
+	data_dir = $T/data
+	format = raw
+	num_files_train = 2
+	num_samples_per_file = 8
+	record_length_bytes = 4KiB
+	[reader]
+	batch_size = 2
+	read_threads = 1
+	[train]
+	epochs = 5
+	computation_time = 150ms
+	[output]
+	dir = $T/results
+	plots = false
+	EOF
+	"$FEEDBENCH" run "$T/intr.ini" >"$T/out" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q "epoch 4/5 done" "$T/err" && break
+		sleep 0.05
+	done
+	kill -INT "$pid"
+	wait "$pid"
+	RC=$?
+	expect_rc 130
+	expect_err "the epochs it finished are kept in '$T/results/intr-"
+	U=$(ls -d "$T"/results/intr-*.unfinished)
+	[ "$(ls "$T/results")" = "$(basename "$U")" ] || fail "more than the .unfinished folder: $(ls "$T/results")"
+	python3 - "$U/summary.json" <<-'PY' || fail "summary.json of the interrupted run"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	assert s.get("interrupted") is True, s.get("interrupted")
+	assert [e["epoch"] for e in s["epochs"]] == [1, 2, 3, 4], [e["epoch"] for e in s["epochs"]]
+	assert s["metric"]["train_bytes_read"] == 4 * 16 * 4096, s["metric"]["train_bytes_read"]
+	PY
+	"$FEEDBENCH" compare "$U" "$U" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 3
+	expect_err "is an interrupted run"
+	"$FEEDBENCH" compare "$U" "$U" --allow-unfinished >"$T/out" 2>"$T/err"
+	RC=$?
+	! grep -q "interrupted run" "$T/err" || fail "--allow-unfinished did not compare it"
+	"$FEEDBENCH" history "$T/results" --no-plot >"$T/out" 2>"$T/err"
+	expect_err "is an interrupted run"
+	"$FEEDBENCH" history "$T/results" --no-plot --allow-unfinished >"$T/out" 2>"$T/err"
+	! grep -q "interrupted run" "$T/err" || fail "history --allow-unfinished skipped it"
+	;;
 stripe_2reps | stripe_shared)
 	# Two more stripe sweeps where nothing stripes, which once reported a stripe gain:
 	# stripe-small.ini at 2 repetitions ("+29.8 % over stripe_count=1" from noise), and
