@@ -4,10 +4,29 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "build_config.h"
 
 static void table_eval(FILE *f, json_t *ev);
+
+void decode_figures_of(const struct epoch_total *ep, int n, const struct lost_time *lost,
+		       struct decode_figures *out)
+{
+	double reading = 0, cpu = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++) {
+		out->samples += ep[i].decodes;
+		out->seconds += ep[i].decode_s;
+		cpu += ep[i].decode_cpu_s;
+		reading += (double)ep[i].lat.sum_ns / 1e9 + ep[i].open_s;
+	}
+	out->per_sample = out->samples > 0 ? out->seconds / out->samples : NAN;
+	out->cpu_per_sample = out->samples > 0 ? cpu / out->samples : NAN;
+	out->share = out->seconds + reading > 0 ? out->seconds / (out->seconds + reading) : NAN;
+	out->lost = lost ? lost->data_wait * out->share : NAN;
+}
 
 /* The device behind the AU figure: name, count, versions, copy bandwidth (CUDA). */
 static void table_accelerator(FILE *f, json_t *acc)
