@@ -391,6 +391,41 @@ int decide_compare(const double *a, int na, const double *b, int nb, const struc
 	return 0;
 }
 
+int decide_against(const struct summary_stat *x, double ref, const struct decide_spec *in,
+		   struct decide_result *r)
+{
+	struct decide_spec s = *in;
+	struct decide_var v = {0};
+	double k;
+
+	memset(r, 0, sizeof(*r));
+	r->change = r->ci_lo = r->ci_hi = r->p = r->t = r->df = r->se = r->mde = r->mde_limit = NAN;
+	s.alpha = s.alpha > 0 ? s.alpha : DECIDE_ALPHA;
+	s.power = s.power > 0 ? s.power : DECIDE_POWER;
+	if (!decide_spec_ok(&s) || !isfinite(ref))
+		return -EINVAL;
+	r->a = (struct summary_stat){1, ref, 0, ref, ref};
+	r->b = *x;
+	if (x->n < 1 || !isfinite(x->mean)) {
+		r->outcome = DECIDE_MISSING;
+		snprintf(r->why, sizeof(r->why), "no value to compare with %g: n/a", ref);
+		return 0;
+	}
+	k = s.scale == DECIDE_POINTS ? 1.0 : ref != 0 ? 100.0 / fabs(ref) : 1.0;
+	r->change = (x->mean - ref) * k;
+	/* The reference is exact: only the sample's own spread and run-to-run noise count. */
+	v.runs = s.runs;
+	v.rb = (s.run_noise / 100.0 * x->mean) * (s.run_noise / 100.0 * x->mean);
+	if (x->n >= 2) {
+		v.vb = x->stddev * x->stddev;
+		v.dfb = x->n - 1;
+	}
+	r->borrowed = x->n < 2;
+	decide_test(&v, r, &s, k, s.floor / k);
+	decide_why(r, &s);
+	return 0;
+}
+
 bool decide_reliably_worse(const double *x, int nx, const double *ref, int nref,
 			   const struct decide_spec *s)
 {

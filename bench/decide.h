@@ -104,6 +104,13 @@ struct decide_result {
 int decide_compare(const double *a, int na, const double *b, int nb, const struct decide_spec *s,
 		   struct decide_result *r);
 
+/* Judges a sample (its summary: n, mean, stddev) against a fixed value ref, a threshold:
+ * better/worse when its mean is reliably above/below ref by more than the floor, the same
+ * rules otherwise (ref is exact: only the sample's spread and run-to-run noise count). Returns
+ * 0 or -EINVAL. */
+int decide_against(const struct summary_stat *x, double ref, const struct decide_spec *s,
+		   struct decide_result *r);
+
 /* True when x is reliably worse than ref (decide_compare(ref, x).outcome == DECIDE_WORSE):
  * the sweep's plateau rule keeps the smallest knob value not reliably worse than the best. */
 bool decide_reliably_worse(const double *x, int nx, const double *ref, int nref,

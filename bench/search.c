@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "decide.h"
 #include "errors.h"
 #include "runner.h"
 #include "safefile.h"
@@ -34,6 +35,9 @@ struct search_trial {
 	double au_mean, au_sd, bw_mean, bw_sd;
 	int reps;
 	bool pass;
+	/* AU against the threshold (decide_against): reliably above, below, or inconclusive */
+	const char *vs; /* "above", "below", "inconclusive", "n/a" */
+	char why[384];
 };
 
 /* The barrier the idle ranks wait at while a trial runs: polled with 5 ms sleeps, so ranks
@@ -96,6 +100,26 @@ static int search_trial_run(const struct runner_opts *base, const char *dir, int
 	return t->ok ? 0 : -FB_EFORMAT;
 }
 
+/* Is the trial's AU reliably above or below the threshold, or within its repetitions' noise?
+ * Welch's test against a fixed value, in percentage points, over the repetitions (the trials of
+ * one job share its conditions); the answer's pass/fail stays the mean's, this says how sure. */
+static void search_judge(struct search_trial *t, double thr)
+{
+	struct summary_stat au = {t->reps, t->au_mean, t->au_sd, t->au_mean, t->au_mean};
+	struct decide_spec s = {.higher_better = true, .scale = DECIDE_POINTS};
+	struct decide_result r;
+
+	t->vs = "n/a";
+	t->why[0] = '\0';
+	if (decide_against(&au, thr, &s, &r) < 0)
+		return;
+	t->vs = r.outcome == DECIDE_BETTER    ? "above"
+		: r.outcome == DECIDE_WORSE   ? "below"
+		: r.outcome == DECIDE_MISSING ? "n/a"
+					      : "inconclusive";
+	snprintf(t->why, sizeof(t->why), "%s", r.why);
+}
+
 static void search_write(const char *dir, const struct config *cfg, int P,
 			 const struct search_trial *tr, int ntr, int answer, double margin,
 			 FILE *term)
@@ -128,6 +152,8 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 		json_object_set_new(o, "bandwidth_mib_s_mean", json_real(tr[i].bw_mean));
 		json_object_set_new(o, "bandwidth_mib_s_stddev", json_real(tr[i].bw_sd));
 		json_object_set_new(o, "pass", json_boolean(tr[i].pass));
+		json_object_set_new(o, "au_vs_threshold", json_string(tr[i].vs ? tr[i].vs : "n/a"));
+		json_object_set_new(o, "au_vs_threshold_why", json_string(tr[i].why));
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "trials", arr);
@@ -148,13 +174,13 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 			     "Trials in the order run (n = %d ranks first, then bisection over "
 			     "ranks).\n\n"
 			     "| accelerators | AU %% (mean +- sd) | bandwidth MiB/s (mean +- sd) | "
-			     "reps | pass |\n|---:|---:|---:|---:|:---|\n",
+			     "reps | pass | AU vs threshold |\n|---:|---:|---:|---:|:---|:---|\n",
 			     cfg->workload.name, thr, P, K, K == 1 ? "" : "s", P);
 	for (int i = 0; i < ntr && len < cap; i++)
-		len += (size_t)snprintf(text + len, cap - len,
-					"| %d | %.2f +- %.2f | %.1f +- %.1f | %d | %s |\n",
-					tr[i].n * K, tr[i].au_mean, tr[i].au_sd, tr[i].bw_mean,
-					tr[i].bw_sd, tr[i].reps, tr[i].pass ? "yes" : "no");
+		len += (size_t)snprintf(
+		    text + len, cap - len, "| %d | %.2f +- %.2f | %.1f +- %.1f | %d | %s | %s |\n",
+		    tr[i].n * K, tr[i].au_mean, tr[i].au_sd, tr[i].bw_mean, tr[i].bw_sd, tr[i].reps,
+		    tr[i].pass ? "yes" : "no", tr[i].vs ? tr[i].vs : "n/a");
 	if (len < cap) {
 		if (answer > 0)
 			len += (size_t)snprintf(
@@ -234,6 +260,7 @@ int search_main(const struct cli *c)
 		if (rc < 0)
 			break;
 		t->pass = t->au_mean >= cfg->train.au_threshold * 100.0;
+		search_judge(t, cfg->train.au_threshold * 100.0);
 		if (rank == 0 && !c->opts.quiet)
 			fprintf(stderr,
 				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n",

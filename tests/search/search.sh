@@ -48,6 +48,13 @@ for t in r["trials"]:
     assert os.path.isfile(os.path.join(d, t["run_dir"], "summary.json")), t["run_dir"]
     assert t["pass"] == (t["au_pct_mean"] >= r["au_threshold_pct"])
     assert t["repetitions"] == 2 and t["bandwidth_mib_s_mean"] > 0
+    # the decision module's verdict against the threshold agrees with pass where it is sure
+    v = t["au_vs_threshold"]
+    print("%d accelerators: AU %.2f +- %.2f: %s" % (t["accelerators"], t["au_pct_mean"],
+                                                   t["au_pct_stddev"], v))
+    assert v in ("above", "below", "inconclusive"), v
+    assert (v != "above" or t["pass"]) and (v != "below" or not t["pass"]), t
+    assert "Welch's t-test" in t["au_vs_threshold_why"], t
     if t["accelerators"] <= ans:
         assert t["pass"]
     else:

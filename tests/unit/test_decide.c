@@ -275,6 +275,28 @@ static void test_unsteady(void **state)
 	assert_true(r.steady_p >= 0.01);
 }
 
+/* A sample against a fixed threshold (search: AU against au_threshold), in points. */
+static void test_against(void **state)
+{
+	struct decide_spec s = {.higher_better = true, .scale = DECIDE_POINTS};
+	struct summary_stat below = {3, 88, 0.5, 87.5, 88.5}, near = {3, 89.8, 2, 88, 92},
+			    above = {3, 95, 1, 94, 96}, one = {1, 80, 0, 80, 80};
+	struct decide_result r;
+
+	(void)state;
+	assert_int_equal(decide_against(&below, 90, &s, &r), 0);
+	assert_int_equal(r.outcome, DECIDE_WORSE);
+	/* t = -2 / (0.5 / sqrt 3) = -6.93, df 2: p = 0.0202 */
+	assert_close(r.t, -2 / (0.5 / sqrt(3.0)), 1e-9);
+	assert_close(r.p, 0.0202, 1e-3);
+	assert_int_equal(decide_against(&near, 90, &s, &r), 0);
+	assert_int_equal(r.outcome, DECIDE_INCONCLUSIVE);
+	assert_int_equal(decide_against(&above, 90, &s, &r), 0);
+	assert_int_equal(r.outcome, DECIDE_BETTER);
+	assert_int_equal(decide_against(&one, 90, &s, &r), 0); /* no spread to test */
+	assert_int_equal(r.outcome, DECIDE_INCONCLUSIVE);
+}
+
 static void test_reliably_worse(void **state)
 {
 	double best[] = {100, 101, 99}, near[] = {98, 99, 97}, far[] = {80, 81, 79};
@@ -329,7 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_outcomes),	   cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_points),	   cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_reliably_worse), cmocka_unit_test(test_unsteady),
-	    cmocka_unit_test(test_error_rates),
+	    cmocka_unit_test(test_against),	   cmocka_unit_test(test_error_rates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
