@@ -357,28 +357,41 @@ static int ckpt_collect(const char *name, void *arg)
  * fsync'ed) before any other file: a removal that stops half way (a failed unlink, a rank
  * killed, a crash) leaves an incomplete checkpoint, never one that looks complete with a file
  * missing. Then its files and the folder (a step folder holds files only: anything else in it
- * is not removed, and is the error). Through the back-end's namespace calls, counted. */
+ * is not removed, and is the error). The folder is opened once without following a link
+ * (io_own_dir_open) and every file is removed relative to it, so a link planted at the step's
+ * name, or swapped in during the removal, never leads the unlinks elsewhere. Through the
+ * back-end's namespace calls, counted. */
 static int ckpt_remove_step(struct run *run, struct ckpt_state *st, const char *dir)
 {
 	struct io io = {.run = run, .stats = st->nst};
-	char path[CFG_PATH_MAX + 320];
 	struct ckpt_names nm = {0};
+	int dfd = io_own_dir_open(dir);
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/" CKPT_META, dir);
-	if ((rc = io_unlink(&io, path, true)) < 0 || (rc = io_sync_dir(&io, dir)) < 0)
-		return rc;
-	rc = io_list_dir(&io, dir, ckpt_collect, &nm);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd == -ELOOP || dfd == -ENOTDIR)
+		return run_fail(run, -FB_ENOTREG,
+				"refusing to remove the old checkpoint '%s': it is not a folder of "
+				"feedbench's own (a symbolic link or a file); nothing removed",
+				dir);
+	if (dfd < 0)
+		return run_fail(run, dfd, "cannot open the old checkpoint '%s': %s", dir,
+				fb_strerror(dfd));
+	if ((rc = io_unlink_at(&io, dfd, dir, CKPT_META, true)) < 0 ||
+	    (rc = io_sync_dir(&io, dir)) < 0)
+		goto out_close;
+	rc = io_list_dir_at(&io, dfd, dir, ckpt_collect, &nm);
 	if (rc < 0)
 		rc = run_fail(run, rc, "cannot list the old checkpoint '%s': %s", dir,
 			      fb_strerror(rc));
-	for (size_t i = 0; rc == 0 && i < nm.n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, nm.v[i]);
-		rc = io_unlink(&io, path, true);
-	}
+	for (size_t i = 0; rc == 0 && i < nm.n; i++)
+		rc = io_unlink_at(&io, dfd, dir, nm.v[i], true);
 	for (size_t i = 0; i < nm.n; i++)
 		free(nm.v[i]);
 	free(nm.v);
+out_close:
+	close(dfd);
 	return rc ? rc : io_rmdir(&io, dir, true);
 }
 

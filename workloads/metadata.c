@@ -67,8 +67,9 @@ static void md_file(const struct run *run, int64_t i, char *buf, size_t len)
 	snprintf(buf, len, "%s/file.%d.%" PRId64, dir, run->rank, i);
 }
 
-/* One operation of a phase on file i; what it moved in *bytes. */
-static int md_op(struct run *run, struct io *io, int phase, int64_t i, unsigned char *buf,
+/* One operation of a phase on file i; what it moved in *bytes. The remove phase unlinks
+ * relative to dfd, the rank's folder opened without following a link (md_phase_run). */
+static int md_op(struct run *run, struct io *io, int dfd, int phase, int64_t i, unsigned char *buf,
 		 uint64_t *bytes)
 {
 	uint64_t size = run->cfg.metadata.file_size;
@@ -108,22 +109,37 @@ static int md_op(struct run *run, struct io *io, int phase, int64_t i, unsigned 
 		}
 		*bytes = rc == 0 ? size : 0;
 		return rc;
-	default:
-		return io_unlink(io, path, false);
+	default: {
+		char dir[CFG_PATH_MAX + 32];
+		const char *name = strrchr(path, '/') + 1;
+
+		md_dir(run, dir, sizeof(dir));
+		return io_unlink_at(io, dfd, dir, name, false);
+	}
 	}
 }
 
 static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct md_phase *out)
 {
 	struct io io = {.run = run};
-	int rc = 0;
+	char dir[CFG_PATH_MAX + 32];
+	int dfd = -1, rc = 0;
 
 	hist_reset(&out->lat);
+	if (phase == MD_REMOVE) {
+		md_dir(run, dir, sizeof(dir));
+		if ((dfd = io_own_dir_open(dir)) < 0)
+			rc = run_fail(run, dfd == -ELOOP ? -FB_ENOTREG : dfd,
+				      "refusing to remove files in '%s': %s (nothing removed)", dir,
+				      dfd == -ELOOP ? "it is a symbolic link, not a folder of "
+						      "feedbench's own"
+						    : fb_strerror(dfd));
+	}
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
 	for (int64_t i = 0; rc == 0 && i < run->cfg.metadata.files_per_rank; i++) {
 		uint64_t a = timer_now_ns(), b = 0;
-		rc = md_op(run, &io, phase, i, buf, &b);
+		rc = md_op(run, &io, dfd, phase, i, buf, &b);
 		if (rc == 0) {
 			hist_add(&out->lat, timer_now_ns() - a);
 			out->ops++;
@@ -132,6 +148,8 @@ static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct m
 	}
 	out->seconds = timer_ns_to_s(timer_now_ns() - t0);
 	out->done = rc == 0;
+	if (dfd >= 0)
+		close(dfd);
 	return agree(run, rc);
 }
 

@@ -429,6 +429,76 @@ int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
 	return rc;
 }
 
+int io_own_dir_open(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int io_unlink_at(struct io *io, int dfd, const char *dir, const char *name, bool missing_ok)
+{
+	const struct storage_ops *ops = io->run->storage;
+	char path[CFG_PATH_MAX + 320];
+	uint64_t t0 = timer_now_ns();
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (ops->unlink)
+		rc = ops->unlink(path, io->run);
+	else
+		rc = unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	io_meta_done(io, t0);
+	if (rc == -ENOENT && missing_ok)
+		return 0;
+	if (rc < 0)
+		return run_fail(io->run, rc, "cannot remove '%s': %s", path, fb_strerror(rc));
+	return 0;
+}
+
+/* The listing of an open folder: a copy of the descriptor for fdopendir (closedir closes it),
+ * read from its start. */
+static int io_fd_list_dir(int dfd, storage_dir_fn fn, void *arg)
+{
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (!(d = fdopendir(fd))) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rewinddir(d);
+	for (;;) {
+		errno = 0;
+		if (!(e = readdir(d))) {
+			rc = errno ? -errno : 0;
+			break;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((rc = fn(e->d_name, arg)) != 0)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int io_list_dir_at(struct io *io, int dfd, const char *dir, storage_dir_fn fn, void *arg)
+{
+	const struct storage_ops *ops = io->run->storage;
+	uint64_t t0 = timer_now_ns();
+	int rc =
+	    ops->list_dir ? ops->list_dir(dir, fn, arg, io->run) : io_fd_list_dir(dfd, fn, arg);
+
+	io_meta_done(io, t0);
+	return rc;
+}
+
 int io_sync_dir(struct io *io, const char *path)
 {
 	uint64_t t0 = timer_now_ns();

@@ -210,6 +210,17 @@ int io_rename(struct io *io, const char *from, const char *to);
  * and NOT recorded (the caller knows what the folder is); fn's own non-zero return is passed
  * back as it is. */
 int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg);
+/* Removal inside a folder of feedbench's own (a checkpoint's step folder, the metadata
+ * workload's rank folder): io_own_dir_open opens dir with O_NOFOLLOW | O_DIRECTORY, so a
+ * symbolic link at its name is refused (-ELOOP or -ENOTDIR), never followed; the descriptor
+ * then names the folder for every call below, whatever is renamed over its path later.
+ * io_unlink_at removes name in it (unlinkat), io_list_dir_at lists it (fdopendir on a copy of
+ * the descriptor): counted, timed and recorded like io_unlink and io_list_dir. A back-end with
+ * its own namespace calls (storage_ops.unlink, list_dir: fault injection) is called with the
+ * path instead, after the folder was opened this way. dir is for messages and those calls. */
+int io_own_dir_open(const char *dir);
+int io_unlink_at(struct io *io, int dfd, const char *dir, const char *name, bool missing_ok);
+int io_list_dir_at(struct io *io, int dfd, const char *dir, storage_dir_fn fn, void *arg);
 /* fsync of a folder: its new and removed entries become durable. Counted as a sync. A file
  * system that cannot fsync a folder (EINVAL) is no error. */
 int io_sync_dir(struct io *io, const char *path);
