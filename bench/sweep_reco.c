@@ -430,19 +430,25 @@ static void reco_overall(const struct sweep_plan *p, const struct sweep_result *
 			 const struct sweep_reco *reco, int ngroups, char *line, size_t len)
 {
 	enum sweep_metric m = sweep_optimised_metric(p);
-	char v[512], a[64], fs[32] = "", names[128];
-	long best = -1;
+	char v[512], a[64], fs[32] = "", names[128], o[256];
+	double sign = metric_of(m)->higher_better ? 1 : -1;
+	long best = -1, second = -1; /* the best group's best, the next group's best */
 	bool bound = sweep_compute_bound(p, r);
 	size_t n;
 
 	for (int k = 0; k < ngroups; k++) {
+		long b = reco[k].best;
+
 		if (reco[k].fs[0])
 			snprintf(fs, sizeof(fs), "%s", reco[k].fs);
-		if (reco[k].best >= 0 &&
-		    (best < 0 ||
-		     r[reco[k].best].m[m].mean * (metric_of(m)->higher_better ? 1 : -1) >
-			 r[best].m[m].mean * (metric_of(m)->higher_better ? 1 : -1)))
-			best = reco[k].best;
+		if (b < 0)
+			continue;
+		if (best < 0 || r[b].m[m].mean * sign > r[best].m[m].mean * sign) {
+			second = best;
+			best = b;
+		} else if (second < 0 || r[b].m[m].mean * sign > r[second].m[m].mean * sign) {
+			second = b;
+		}
 	}
 	line[0] = '\0';
 	if (best < 0)
@@ -460,6 +466,16 @@ static void reco_overall(const struct sweep_plan *p, const struct sweep_result *
 		sweep_fmt_stat(&r[best].m[m], m, a, sizeof(a));
 		n += (size_t)snprintf(line + n, len - n, "%s (point %ld): %s %s", v[0] ? v : "any",
 				      best + 1, a, metric_of(m)->suffix);
+		if (second >= 0 && n < len) { /* the best of another group, judged against it */
+			struct decide_result d;
+
+			sweep_decide(p, r, best, second, &d);
+			reco_values(p, second, false, fs[0] != '\0', v, sizeof(v));
+			sweep_fmt_stat(&r[second].m[m], m, a, sizeof(a));
+			reco_outcome(&d, m == SWM_AU ? " points" : " %", o, sizeof(o));
+			n += (size_t)snprintf(line + n, len - n, "; runner-up %s: %s %s, %s", v, a,
+					      metric_of(m)->suffix, o);
+		}
 	}
 	if (fs[0] && names[0] && n < len)
 		snprintf(line + n, len - n, " (%s: not applicable on %s)", names, fs);

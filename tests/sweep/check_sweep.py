@@ -13,6 +13,7 @@ usage: check_sweep.py SWEEP_DIR POINTS [--plots] [--reuse] [--no-stripe-gain STD
   gain: every group says "not applicable on <fs>".
 """
 import csv
+import re
 import json
 import math
 import os
@@ -92,7 +93,7 @@ def no_stripe_gain(d, res, stdout_path):
             fail("%s: %d recommendation lines for %d groups and the overall line"
                  % (where, len(lines), len(rec["groups"])))
         for l in lines:
-            if "stripe_count=" in l or ("%" in l and "stripe" in l):
+            if re.search(r"stripe_\w+=", l):
                 fail("%s recommends a stripe setting on %s: %s" % (where, fs, l.strip()))
             if na not in l:
                 fail("%s: %r does not say %r" % (where, l.strip(), na))
