@@ -67,7 +67,7 @@ uint8_t *pq_buf_reserve(struct pq_buf *b, size_t len)
 		b->err = true;
 		return NULL;
 	}
-	if (b->len + len > b->cap) {
+	if (b->len + len > b->cap || !b->p) { /* never NULL + 0: a real block even for 0 bytes */
 		size_t n = b->cap ? b->cap : 256;
 		uint8_t *p;
 
@@ -428,8 +428,13 @@ static int schema_field(const struct pq_selem *el, uint64_t n, uint64_t *i, stru
 {
 	uint64_t pending = 1, leaves = 0;
 	int def = 0, rep = 0;
-	const struct pq_selem *top = &el[*i], *leaf = NULL;
+	const struct pq_selem *top, *leaf = NULL;
 
+	if (*i >= n) {
+		snprintf(why, whylen, "schema ends before the last of its root's columns");
+		return -1;
+	}
+	top = &el[*i];
 	snprintf(c->name, sizeof(c->name), "%.*s",
 		 (int)(top->name_len < PQ_NAME_MAX - 1 ? top->name_len : PQ_NAME_MAX - 1),
 		 top->name ? (const char *)top->name : "");

@@ -184,11 +184,14 @@ static void rle_init(struct rle *d, const uint8_t *p, size_t len, int bw)
 	d->bw = bw;
 }
 
+/* The next run's header. On failure the decoder is left empty (no values left, nothing past
+ * its end), so a later call fails the same way instead of reading a half-set run. */
 static int rle_header(struct rle *d)
 {
 	uint64_t h = 0;
-	unsigned shift = 0;
+	unsigned shift = 0, nb = (unsigned)(d->bw + 7) / 8;
 
+	d->left = 0;
 	for (;;) {
 		if (d->p >= d->end || shift > 35)
 			return -1;
@@ -201,24 +204,26 @@ static int rle_header(struct rle *d)
 	}
 	d->packed = h & 1;
 	if (d->packed) {
-		d->nbytes = (h >> 1) * (uint64_t)d->bw;
-		d->left = (h >> 1) * 8;
-		if (d->nbytes > (uint64_t)(d->end - d->p))
+		if ((h >> 1) * (uint64_t)d->bw > (uint64_t)(d->end - d->p)) {
+			d->p = d->end;
 			return -1;
+		}
+		d->nbytes = (h >> 1) * (uint64_t)d->bw;
 		d->bits = d->p;
 		d->pos = 0;
 		d->p += d->nbytes;
-	} else {
-		unsigned nb = (unsigned)(d->bw + 7) / 8;
-
-		d->left = h >> 1;
-		if (nb > (size_t)(d->end - d->p))
-			return -1;
-		d->value = 0;
-		for (unsigned k = 0; k < nb; k++)
-			d->value |= (uint32_t)d->p[k] << (8 * k);
-		d->p += nb;
+		d->left = (h >> 1) * 8;
+		return 0;
 	}
+	if (nb > (size_t)(d->end - d->p)) {
+		d->p = d->end;
+		return -1;
+	}
+	d->value = 0;
+	for (unsigned k = 0; k < nb; k++)
+		d->value |= (uint32_t)d->p[k] << (8 * k);
+	d->p += nb;
+	d->left = h >> 1;
 	return 0;
 }
 
