@@ -31,7 +31,7 @@ def disk_bytes(folder):
     return total
 
 
-def run_one(a, ini_text, fmt):
+def run_one(a, ini_text, fmt, extra=()):
     d = os.path.join(a.dir, fmt)
     os.makedirs(d, exist_ok=True)
     ini = os.path.join(d, "formats.ini")
@@ -41,13 +41,18 @@ def run_one(a, ini_text, fmt):
     sets = ["dataset.format=" + fmt, "dataset.data_dir=" + os.path.join(d, "data"),
             "dataset.num_files_train=%d" % a.files, "dataset.num_samples_per_file=%d" % a.samples,
             "dataset.record_length_bytes=" + a.record, "train.epochs=%d" % a.epochs,
-            "dataset.verify=false", "output.plots=false"]
+            "dataset.verify=false", "output.plots=false"] + list(extra)
     args = [os.environ.get("MPIEXEC", "mpiexec"), "--oversubscribe", "-n", str(a.ranks),
             a.feedbench, "run", ini]
     for s in sets:
         args += ["--set", s]
     args += ["--output", out, "--quiet"]
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0 and "page_cache" in p.stdout and not extra:
+        # a format that cannot evict (zarr: a dataset file is a folder) runs from the cache
+        r = run_one(a, ini_text, fmt, ["storage.page_cache=keep"])
+        r["format"] = fmt + " (page_cache = keep)"
+        return r
     if p.returncode != 0:
         return {"format": fmt, "error": p.stdout.strip().splitlines()[-1:]}
     s = json.load(open(sorted(glob.glob(os.path.join(out, "*", "summary.json")))[-1]))
@@ -61,7 +66,8 @@ def run_one(a, ini_text, fmt):
             "read_per_sample": m["train_bytes_read"] / samples,
             "cpu_s_per_gib": m["train_cpu_seconds_per_GiB"], "cpu_ms_per_sample": 1e3 * cpu / samples,
             "decode_share": m.get("train_decode_share_of_reading"),
-            "decode_ms": (m.get("train_decode_seconds_per_sample") or 0) * 1e3 or None}
+            "decode_ms": (m.get("train_decode_seconds_per_sample") or 0) * 1e3 or None,
+            "decode_cpu_ms": (m.get("train_decode_cpu_seconds_per_sample") or 0) * 1e3 or None}
 
 
 def main():
@@ -85,7 +91,7 @@ def main():
                    for sec in cp.sections())
     rows = [run_one(a, text, f) for f in formats]
     print("| format | samples/s | opens/s | bytes on disk / sample | bytes read / sample | "
-          "CPU s/GiB | CPU ms/sample | decode ms/sample | decode share |")
+          "CPU s/GiB | CPU ms/sample | decode ms/sample (CPU ms) | decode share |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if "error" in r:
@@ -94,7 +100,7 @@ def main():
         print("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.3f | %s | %s |" % (
             r["format"], r["samples_per_s"], r["opens_per_s"], r["disk_per_sample"],
             r["read_per_sample"], r["cpu_s_per_gib"], r["cpu_ms_per_sample"],
-            "%.3f" % r["decode_ms"] if r["decode_ms"] else "-",
+            "%.3f (%.3f)" % (r["decode_ms"], r["decode_cpu_ms"]) if r["decode_ms"] else "-",
             "%.0f %%" % (100 * r["decode_share"]) if r["decode_share"] else "-"))
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
