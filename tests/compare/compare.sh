@@ -303,8 +303,19 @@ print(len(c), len(found), len(inc), want, ",".join(found) or "-")' "$T/p.json") 
 	[ "$found" -le 2 ] || fail "$found false findings in $rows comparisons of identical runs (target <= 1 in 100)"
 	;;
 slowed)
-	# A 20 % slower read path (faulty back-end) against the same back-end at full speed.
-	cmp "$(R faulty0)" "$(R faulty20)" --junit "$T/r.xml" --json "$T/r.json"
+	# A 20 % slower read path (faulty back-end). Between two single runs on a loaded runner the
+	# run-to-run noise (10 %) hides changes below about 35 %: the pair is never "ok" nor
+	# "improved", it is regressed or inconclusive (exit 1 or 4), and an inconclusive row says
+	# to compare several runs a side. Against the ten identical runs (run means: the noise
+	# measured) it is regressed, exit 1, with JUnit failures carrying the numbers.
+	cmp "$(R faulty0)" "$(R faulty20)" --json "$T/pair.json"
+	[ "$RC" -eq 1 ] || [ "$RC" -eq 4 ] || fail "a 20 % slowdown between two runs: exit $RC, expected 1 or 4"
+	jcheck "$T/pair.json" '
+r = row("bandwidth")
+assert r["verdict"] in ("regressed", "inconclusive") and r["change_pct"] < -10, r
+assert r["verdict"] == "regressed" or "several runs" in r["why"], r["why"]
+'
+	cmp "$F/ci" "$(R faulty20)" --junit "$T/r.xml" --json "$T/r.json"
 	expect_rc 1
 	expect_out "regressed"
 	jcheck "$T/r.json" '
