@@ -60,6 +60,9 @@ struct cfg_sweep_key {
 	int line;
 };
 
+/* Rows of the key table (cfg_keys) a config records a line for. */
+#define CFG_MAX_KEYS 256
+
 struct config {
 	struct {
 		char name[CFG_NAME_MAX];
@@ -226,8 +229,9 @@ struct config {
 			 2]; /* swept keys walked together: "format, num_files_train" */
 	} sweep;
 
-	/* Where each value came from: line in the file (0 = default, -1 = --set). */
-	int lines[256];
+	/* Where each value came from, by row of cfg_keys: line in the file (0 = default, -1 =
+	 * --set). config_keys.c checks at compile time that every row has one. */
+	int lines[CFG_MAX_KEYS];
 	char source[CFG_PATH_MAX]; /* file name for messages */
 };
 

@@ -367,6 +367,10 @@ const struct cfg_key cfg_keys[] = {
 
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 
+/* struct config records where each row's value came from in lines[], indexed by row. */
+_Static_assert(sizeof(cfg_keys) / sizeof(cfg_keys[0]) <= CFG_MAX_KEYS,
+	       "more rows in cfg_keys than struct config has lines[]: raise CFG_MAX_KEYS");
+
 const struct cfg_alias cfg_dlio_aliases[] = {
     {"dataset.data_folder", "dataset.data_dir", 0},
     {"dataset.record_length", "dataset.record_length_bytes", 0},
