@@ -235,6 +235,63 @@ static bool keep_unfinished(const char *tmp, const char *final_dir, bool have_su
 	return false;
 }
 
+/* A fresh temporary folder beside final_dir (its parent made when missing). 0 or the failure,
+ * reported. */
+static int make_tmp(struct run *run, const char *final_dir, char *tmp, size_t len)
+{
+	char parent[4096];
+	int rc;
+
+	snprintf(parent, sizeof(parent), "%s", final_dir);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if ((rc = util_mkdirs(parent, 0755)) < 0 ||
+	    (rc = safe_tmpdir(parent, slash ? slash + 1 : final_dir, tmp, len)) < 0)
+		return run_fail(run, rc, "cannot create a results folder in '%s': %s", parent,
+				strerror(-rc));
+	return 0;
+}
+
+/* summary.json, what fill writes, config.ini into tmp. *have_summary: summary.json is there.
+ * 0 or -errno. */
+static int write_files(struct run *run, const char *tmp, json_t *summary,
+		       int (*fill)(const char *tmp, void *arg), void *arg, bool *have_summary)
+{
+	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(10)), *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
+
+	free(text);
+	*have_summary = rc == 0;
+	if (rc == 0 && fill)
+		rc = fill(tmp, arg);
+	if (rc < 0)
+		return rc;
+	if (!(m = open_memstream(&buf, &len)))
+		return -ENOMEM;
+	cfg_write_ini(&run->cfg, m);
+	return results_write_stream(tmp, "config.ini", &buf, m);
+}
+
+/* Prints the run folder's table.md on stdout (nothing when it has none). */
+static void print_table(const char *final_dir)
+{
+	char path[4200], line[4096];
+	FILE *t;
+
+	snprintf(path, sizeof(path), "%s/table.md", final_dir);
+	t = fopen(path, "r");
+	while (t && fgets(line, sizeof(line), t))
+		fputs(line, stdout);
+	if (t)
+		fclose(t);
+	fflush(stdout);
+}
+
 /* Rank 0. The folder is a fresh temporary one beside the final name (mkdtemp), every file
  * is written and synced into it, and it takes the final name with a rename that never
  * replaces anything: with unique, "-2", "-3" ... when the name is taken (two runs in one
@@ -244,40 +301,14 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 			void *arg, bool quiet)
 {
 	bool unique = ctx->unique, plots = ctx->plots, stopped = ctx->interrupted;
-	char tmp[4096], parent[4096], want[4096], why[1024] = "", kept[4300], *buf = NULL;
+	char tmp[4096], want[4096], why[1024] = "", kept[4300];
 	bool have_summary = false;
-	size_t len = 0;
-	FILE *m;
 	int rc;
 
 	snprintf(want, sizeof(want), "%s", final_dir);
-	snprintf(parent, sizeof(parent), "%s", final_dir);
-	char *slash = strrchr(parent, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		snprintf(parent, sizeof(parent), ".");
-	if ((rc = util_mkdirs(parent, 0755)) < 0 ||
-	    (rc = safe_tmpdir(parent, slash ? slash + 1 : final_dir, tmp, sizeof(tmp))) < 0)
-		return run_fail(run, rc, "cannot create a results folder in '%s': %s", parent,
-				strerror(-rc));
-
-	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-	rc = text ? write_text(tmp, "summary.json", text) : -ENOMEM;
-	free(text);
-	have_summary = rc == 0;
-	if (rc == 0 && fill)
-		rc = fill(tmp, arg);
-	if (rc == 0) {
-		m = open_memstream(&buf, &len);
-		if (!m) {
-			rc = -ENOMEM;
-			goto out_written;
-		}
-		cfg_write_ini(&run->cfg, m);
-		rc = results_write_stream(tmp, "config.ini", &buf, m);
-	}
-out_written:
+	if ((rc = make_tmp(run, final_dir, tmp, sizeof(tmp))) < 0)
+		return rc;
+	rc = write_files(run, tmp, summary, fill, arg, &have_summary);
 	if (rc < 0)
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	if (rc == 0)
@@ -307,17 +338,8 @@ out_written:
 		if (rc < 0)
 			snprintf(why, sizeof(why), "%s", strerror(-rc));
 	}
-	if (rc == 0 && !quiet) { /* the table is shown once its results are safely in place */
-		char path[4200];
-		snprintf(path, sizeof(path), "%s/table.md", final_dir);
-		FILE *t = fopen(path, "r");
-		char line[4096];
-		while (t && fgets(line, sizeof(line), t))
-			fputs(line, stdout);
-		if (t)
-			fclose(t);
-		fflush(stdout);
-	}
+	if (rc == 0 && !quiet) /* the table is shown once its results are safely in place */
+		print_table(final_dir);
 	if (rc < 0) {
 		snprintf(final_dir, final_len, "%s", want);
 		if (keep_unfinished(tmp, final_dir, have_summary, kept, sizeof(kept)))
