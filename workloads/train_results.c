@@ -805,6 +805,154 @@ static json_t *accel_reduce(struct run *run, const struct train_result *reps, in
 	return arr;
 }
 
+/* One epoch of this rank added to its totals. */
+static void rank_total_add(struct rank_total *mine, const struct epoch_rank *er)
+{
+	mine->wall += er->wall_s;
+	mine->bytes += (double)er->io.bytes;
+	mine->ops += (double)er->io.ops;
+	mine->samples += (double)er->io.samples;
+	mine->compute += er->compute_s;
+	mine->step += er->step_s;
+	mine->barrier += er->barrier_s;
+	mine->conf += er->conf_s;
+	mine->wait += (double)er->wait.sum_ns / 1e9;
+	mine->copy += er->copy_s;
+	mine->cpu_user += er->cpu_user_s;
+	mine->cpu_sys += er->cpu_sys_s;
+}
+
+/* Rank 0: epoch e of repetition r reduced over ranks into t from every rank's vector (vall),
+ * its histograms (lat, wait) and the repetition's start-up; the run's totals updated. */
+static void epoch_total_fold(struct report_data *d, struct epoch_total *t, const double *vall,
+			     int r, int e, double setup_r, const struct hist *lat,
+			     const struct hist *wait)
+{
+	struct step_totals *stt = calloc((size_t)d->run->nranks, sizeof(*stt));
+	t->rep = r;
+	t->epoch = e;
+	for (int q = 0; q < d->run->nranks; q++) {
+		const double *w = vall + (size_t)q * R_NF;
+		t->wall = fmax(t->wall, w[R_WALL]);
+		t->bytes += w[R_BYTES];
+		t->ops += w[R_OPS];
+		t->samples += w[R_SAMPLES];
+		t->opens += w[R_OPENS];
+		t->open_s += w[R_OPEN_NS] / 1e9;
+		t->decodes += w[R_DECODES];
+		t->decode_s += w[R_DECODE_NS] / 1e9;
+		t->decode_cpu_s += w[R_DECODE_CPU_NS] / 1e9;
+		t->retries += w[R_RETRIES];
+		t->inflight_max = fmax(t->inflight_max, w[R_INFLIGHT]);
+		t->cpu_user += w[R_CPU_USER];
+		t->cpu_sys += w[R_CPU_SYS];
+		t->barrier_s += w[R_BARRIER];
+		t->copy_s += w[R_COPY];
+		t->copy_bytes += w[R_COPYB];
+		if (stt)
+			stt[q] = step_totals_of(w);
+		if (d->rep_rank) {
+			struct step_totals *a =
+			    &d->rep_rank[(size_t)r * (size_t)d->run->nranks + (size_t)q];
+			a->busy += w[R_COMPUTE];
+			a->conf += w[R_CONF];
+			a->step += w[R_STEP];
+			a->wait += w[R_WAIT];
+			a->copy += w[R_COPY];
+			a->barrier += w[R_BARRIER];
+		}
+		d->min_steps =
+		    fmin(d->min_steps,
+			 fmax(0, w[R_STEPS] - (double)d->run->cfg.train.exclude_start_steps));
+	}
+	if (stt)
+		verdict_mean(stt, d->run->nranks, &t->au, &t->lost, NULL, NULL, &t->conf_au);
+	free(stt);
+	t->bw = t->wall > 0 ? t->bytes / MIB / t->wall : 0;
+	t->iops = t->wall > 0 ? t->ops / t->wall : 0;
+	t->sps = t->wall > 0 ? t->samples / t->wall : 0;
+	double wall_su = t->wall + (e == 0 ? setup_r : 0);
+	t->dlio_sps = wall_su > 0 ? t->samples / wall_su : 0;
+	t->lat = *lat;
+	t->wait = *wait;
+	hist_merge(&d->lat, lat);
+	hist_merge(&d->wait, wait);
+	d->tot_bytes += t->bytes;
+	d->tot_ops += t->ops;
+	d->tot_samples += t->samples;
+	d->tot_wall += t->wall;
+	d->tot_cpu_user += t->cpu_user;
+	d->tot_cpu_sys += t->cpu_sys;
+}
+
+/* Collective: this rank's totals completed (percentiles, host, memory, file tables) and
+ * gathered into ranks[] on rank 0. */
+static void rank_totals_gather(struct run *run, struct rank_total *mine,
+			       const struct hist *rank_wait, const struct hist *rank_lat,
+			       struct rank_total *ranks)
+{
+	struct rusage ru;
+
+	mine->wait_p99 = hist_quantile(rank_wait, 0.99);
+	mine->lat_p99 = hist_quantile(rank_lat, 0.99);
+	snprintf(mine->host, sizeof(mine->host), "%s", run->hostname);
+	mine->node_leader = run->node_leader;
+	mine->local_rank = run->local_rank;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		mine->peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
+	mine->table_bytes =
+	    (double)(dataset_table_bytes(&run->ds) + dataset_table_bytes(&run->eval_ds));
+	MPI_Gather(mine, (int)sizeof(*mine), MPI_BYTE, ranks, (int)sizeof(*mine), MPI_BYTE, 0,
+		   run->comm);
+}
+
+/* Rank 0: the cache state and its warnings, ranks grouped by node, the verdict and the MLPerf
+ * rules, summary.json, then the run folder (tf: what train_fill writes). 0 or the failure. */
+static int rank0_write(struct run *run, struct train_files *tf, const struct results_ctx *ctx,
+		       int nreps, const struct train_result *reps, const char *final_dir,
+		       bool quiet)
+{
+	struct report_data *d = tf->d;
+	const struct config *cfg = &run->cfg;
+	int rc;
+
+	d->host_mem = (double)results_host_memory();
+	d->cache_resident = !cfg->storage.direct && cfg->storage.page_cache == PAGE_CACHE_KEEP &&
+			    (double)run->ds.data_bytes < d->host_mem;
+	if (d->cache_resident)
+		run_warn(run,
+			 "cache-resident: the dataset (%.1f MiB) fits in this node's RAM "
+			 "(%.1f GiB) and neither direct I/O nor page-cache eviction is on; "
+			 "reads may be served from memory",
+			 (double)run->ds.data_bytes / MIB, d->host_mem / (MIB * 1024));
+	if (cfg->train.computation_time == 0)
+		run_warn(run, "computation_time = 0: no compute is emulated, so AU is 0 %% by "
+			      "definition and the verdict only says so; read the bandwidth and "
+			      "latency figures");
+	d->node_of = calloc((size_t)run->nranks, sizeof(*d->node_of));
+	for (int r = 0; d->node_of && r < run->nranks; r++)
+		d->node_of[r] = (struct node_rank){d->ranks[r].node_leader, d->ranks[r].host,
+						   d->ranks[r].bytes, d->ranks[r].wall};
+	d->nnodes = d->node_of ? nodes_group(d->node_of, run->nranks, &d->nodes) : -ENOMEM;
+	if (d->nnodes < 0)
+		return run_fail(run, -ENOMEM, "out of memory grouping ranks by node");
+	d->bw = d->tot_wall > 0 ? d->tot_bytes / MIB / d->tot_wall : 0;
+	d->iops = d->tot_wall > 0 ? d->tot_ops / d->tot_wall : 0;
+	d->sps = d->tot_wall > 0 ? d->tot_samples / d->tot_wall : 0;
+	verdict_figures(d);
+	d->rules = mlperf_rules(run, d);
+	json_t *summary = summary_build(d, ctx, nreps, reps);
+	if (d->eval)
+		eval_attach(summary, d->eval, nreps, run->cfg.train.au_threshold);
+	if (d->accel)
+		json_object_set(summary, "accelerators", d->accel);
+	tf->summary = summary;
+	rc = results_folder_write(run, summary, ctx, final_dir, train_fill, tf, quiet);
+	json_decref(summary);
+	json_decref(d->rules);
+	return rc;
+}
+
 int train_results_write(struct run *run, struct train_result *reps, int nreps,
 			const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
@@ -860,18 +1008,7 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 			const struct epoch_rank *er = &reps[r].per_epoch[e];
 			double v[R_NF];
 			epoch_vector(er, v);
-			mine.wall += er->wall_s;
-			mine.bytes += (double)er->io.bytes;
-			mine.ops += (double)er->io.ops;
-			mine.samples += (double)er->io.samples;
-			mine.compute += er->compute_s;
-			mine.step += er->step_s;
-			mine.barrier += er->barrier_s;
-			mine.conf += er->conf_s;
-			mine.wait += (double)er->wait.sum_ns / 1e9;
-			mine.copy += er->copy_s;
-			mine.cpu_user += er->cpu_user_s;
-			mine.cpu_sys += er->cpu_sys_s;
+			rank_total_add(&mine, er);
 			hist_merge(&rank_wait, &er->wait);
 			hist_merge(&rank_lat, &er->io.latency);
 			MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
@@ -880,84 +1017,14 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 			hist_reduce(run, &er->wait, &wait);
 			if (run->rank != 0)
 				continue;
-			struct epoch_total *t = &d.ep[k];
-			struct step_totals *stt = calloc((size_t)run->nranks, sizeof(*stt));
-			t->rep = r;
-			t->epoch = e;
-			for (int q = 0; q < run->nranks; q++) {
-				const double *w = vall + (size_t)q * R_NF;
-				t->wall = fmax(t->wall, w[R_WALL]);
-				t->bytes += w[R_BYTES];
-				t->ops += w[R_OPS];
-				t->samples += w[R_SAMPLES];
-				t->opens += w[R_OPENS];
-				t->open_s += w[R_OPEN_NS] / 1e9;
-				t->decodes += w[R_DECODES];
-				t->decode_s += w[R_DECODE_NS] / 1e9;
-				t->decode_cpu_s += w[R_DECODE_CPU_NS] / 1e9;
-				t->retries += w[R_RETRIES];
-				t->inflight_max = fmax(t->inflight_max, w[R_INFLIGHT]);
-				t->cpu_user += w[R_CPU_USER];
-				t->cpu_sys += w[R_CPU_SYS];
-				t->barrier_s += w[R_BARRIER];
-				t->copy_s += w[R_COPY];
-				t->copy_bytes += w[R_COPYB];
-				if (stt)
-					stt[q] = step_totals_of(w);
-				if (d.rep_rank) {
-					struct step_totals *a =
-					    &d.rep_rank[(size_t)r * (size_t)run->nranks +
-							(size_t)q];
-					a->busy += w[R_COMPUTE];
-					a->conf += w[R_CONF];
-					a->step += w[R_STEP];
-					a->wait += w[R_WAIT];
-					a->copy += w[R_COPY];
-					a->barrier += w[R_BARRIER];
-				}
-				d.min_steps =
-				    fmin(d.min_steps,
-					 fmax(0, w[R_STEPS] -
-						     (double)run->cfg.train.exclude_start_steps));
-			}
-			if (stt)
-				verdict_mean(stt, run->nranks, &t->au, &t->lost, NULL, NULL,
-					     &t->conf_au);
-			free(stt);
-			t->bw = t->wall > 0 ? t->bytes / MIB / t->wall : 0;
-			t->iops = t->wall > 0 ? t->ops / t->wall : 0;
-			t->sps = t->wall > 0 ? t->samples / t->wall : 0;
-			double wall_su = t->wall + (e == 0 ? setup[r] : 0);
-			t->dlio_sps = wall_su > 0 ? t->samples / wall_su : 0;
-			t->lat = lat;
-			t->wait = wait;
-			hist_merge(&d.lat, &lat);
-			hist_merge(&d.wait, &wait);
-			d.tot_bytes += t->bytes;
-			d.tot_ops += t->ops;
-			d.tot_samples += t->samples;
-			d.tot_wall += t->wall;
-			d.tot_cpu_user += t->cpu_user;
-			d.tot_cpu_sys += t->cpu_sys;
+			epoch_total_fold(&d, &d.ep[k], vall, r, e, setup[r], &lat, &wait);
 		}
 	}
 	free(vall);
 	free(setup);
 	d.eval = eval_reduce(run, reps, nreps);
 	d.accel = accel_reduce(run, reps, nreps);
-	/* Per-rank totals. */
-	mine.wait_p99 = hist_quantile(&rank_wait, 0.99);
-	mine.lat_p99 = hist_quantile(&rank_lat, 0.99);
-	snprintf(mine.host, sizeof(mine.host), "%s", run->hostname);
-	mine.node_leader = run->node_leader;
-	mine.local_rank = run->local_rank;
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		mine.peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
-	mine.table_bytes =
-	    (double)(dataset_table_bytes(&run->ds) + dataset_table_bytes(&run->eval_ds));
-	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, d.ranks, (int)sizeof(mine), MPI_BYTE, 0,
-		   run->comm);
+	rank_totals_gather(run, &mine, &rank_wait, &rank_lat, d.ranks);
 
 	struct timeline_event *tl = NULL;
 	int *tlc = run->rank == 0 ? calloc((size_t)run->nranks, sizeof(int)) : NULL;
@@ -965,47 +1032,10 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 	gather_timeline(run, &reps[0], &tl, tlc, tld);
 
 	if (run->rank == 0) {
-		const struct config *cfg = &run->cfg;
-		d.host_mem = (double)results_host_memory();
-		d.cache_resident = !cfg->storage.direct &&
-				   cfg->storage.page_cache == PAGE_CACHE_KEEP &&
-				   (double)run->ds.data_bytes < d.host_mem;
-		if (d.cache_resident)
-			run_warn(run,
-				 "cache-resident: the dataset (%.1f MiB) fits in this node's RAM "
-				 "(%.1f GiB) and neither direct I/O nor page-cache eviction is on; "
-				 "reads may be served from memory",
-				 (double)run->ds.data_bytes / MIB, d.host_mem / (MIB * 1024));
-		if (cfg->train.computation_time == 0)
-			run_warn(run,
-				 "computation_time = 0: no compute is emulated, so AU is 0 %% by "
-				 "definition and the verdict only says so; read the bandwidth and "
-				 "latency figures");
-		d.node_of = calloc((size_t)run->nranks, sizeof(*d.node_of));
-		for (int r = 0; d.node_of && r < run->nranks; r++)
-			d.node_of[r] = (struct node_rank){d.ranks[r].node_leader, d.ranks[r].host,
-							  d.ranks[r].bytes, d.ranks[r].wall};
-		d.nnodes = d.node_of ? nodes_group(d.node_of, run->nranks, &d.nodes) : -ENOMEM;
-		if (d.nnodes < 0) {
-			rc = run_fail(run, -ENOMEM, "out of memory grouping ranks by node");
-			goto out_nodes;
-		}
-		d.bw = d.tot_wall > 0 ? d.tot_bytes / MIB / d.tot_wall : 0;
-		d.iops = d.tot_wall > 0 ? d.tot_ops / d.tot_wall : 0;
-		d.sps = d.tot_wall > 0 ? d.tot_samples / d.tot_wall : 0;
-		verdict_figures(&d);
-		d.rules = mlperf_rules(run, &d);
-		json_t *summary = summary_build(&d, ctx, nreps, reps);
-		if (d.eval)
-			eval_attach(summary, d.eval, nreps, run->cfg.train.au_threshold);
-		if (d.accel)
-			json_object_set(summary, "accelerators", d.accel);
-		struct train_files tf = {&d, summary, tl, tlc, tld};
-		rc = results_folder_write(run, summary, ctx, final_dir, train_fill, &tf, quiet);
-		json_decref(summary);
-		json_decref(d.rules);
+		struct train_files tf = {&d, NULL, tl, tlc, tld};
+		rc = rank0_write(run, &tf, ctx, nreps, reps, final_dir, quiet);
 	}
-out_nodes: /* every rank makes the broadcast, rank 0 also after a failure */
+	/* every rank makes the broadcast, rank 0 also after a failure */
 	MPI_Bcast(&run->rules_broken, 1, MPI_INT, 0, run->comm);
 	free(d.nodes);
 	free(d.node_of);

@@ -370,11 +370,13 @@ static int train_check(const struct config *cfg, int nranks, struct fb_errbuf *e
 {
 	int rc = cfg_validate_dataset(cfg, nranks, err);
 
+	/* accelerators_per_rank first: its message names the K accelerators the samples are
+	 * dealt to, which the sampler's (per rank) does not. */
+	if (rc == 0)
+		rc = accel_check(cfg, nranks, err);
 	/* The steps each rank gets from the dataset the run will lay out (warm-up included). */
 	if (rc == 0)
 		rc = sampler_check_config(cfg, nranks, err);
-	if (rc == 0)
-		rc = accel_check(cfg, nranks, err);
 
 	if (rc == 0)
 		rc = eval_check(cfg, nranks, err);
