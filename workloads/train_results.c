@@ -392,12 +392,96 @@ static void add_repetitions(json_t *summary, const struct report_data *d, int nr
 	free(l99);
 }
 
+/* summary.json "epochs": one object per epoch of every repetition. */
+static json_t *epochs_json(const struct report_data *d)
+{
+	json_t *eps = json_array();
+
+	for (int i = 0; i < d->nep; i++) {
+		const struct epoch_total *e = &d->ep[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "repetition", json_integer(e->rep + 1));
+		json_object_set_new(o, "epoch", json_integer(e->epoch + 1));
+		json_object_set_new(o, "wall_seconds", json_real(e->wall));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)e->bytes));
+		json_object_set_new(o, "read_ops", json_integer((json_int_t)e->ops));
+		json_object_set_new(o, "samples", json_integer((json_int_t)e->samples));
+		json_object_set_new(o, "opens", json_integer((json_int_t)e->opens));
+		json_object_set_new(o, "open_seconds", json_real(e->open_s));
+		json_object_set_new(o, "io_retries", json_integer((json_int_t)e->retries));
+		json_object_set_new(o, "io_inflight_max",
+				    json_integer((json_int_t)e->inflight_max));
+		json_object_set_new(o, "bandwidth_MiB_per_second", json_real(e->bw));
+		json_object_set_new(o, "iops", json_real(e->iops));
+		json_object_set_new(o, "samples_per_second", json_real(e->sps));
+		json_object_set_new(o, "au_percentage", json_real(e->au));
+		json_object_set_new(o, "lost_time", lost_json(&e->lost));
+		json_object_set_new(o, "dlio_au_percentage", json_real(e->conf_au));
+		json_object_set_new(o, "dlio_samples_per_second", json_real(e->dlio_sps));
+		json_object_set_new(o, "step_barrier_seconds", json_real(e->barrier_s));
+		json_object_set_new(o, "copy_seconds", json_real(e->copy_s));
+		json_object_set_new(o, "copy_bytes", json_integer((json_int_t)e->copy_bytes));
+		json_object_set_new(o, "cpu_user_seconds", json_real(e->cpu_user));
+		json_object_set_new(o, "cpu_system_seconds", json_real(e->cpu_sys));
+		json_object_set_new(o, "cpu_seconds_per_GiB",
+				    json_num(cpu_per_gib(e->cpu_user + e->cpu_sys, e->bytes)));
+		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
+		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
+		decode_json(o, e, 1, &e->lost, "");
+		json_array_append_new(eps, o);
+	}
+	return eps;
+}
+
+/* summary.json "ranks": one object per rank; *peak_rss and *table_max: the largest. */
+static json_t *ranks_json(const struct report_data *d, double *peak_rss, double *table_max)
+{
+	json_t *ranks = json_array();
+
+	for (int r = 0; r < d->run->nranks; r++) {
+		const struct rank_total *t = &d->ranks[r];
+		json_t *o = json_object();
+		json_object_set_new(o, "rank", json_integer(r));
+		json_object_set_new(o, "host", json_string(t->host));
+		json_object_set_new(o, "local_rank", json_integer(t->local_rank));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)t->bytes));
+		json_object_set_new(o, "read_ops", json_integer((json_int_t)t->ops));
+		json_object_set_new(o, "samples", json_integer((json_int_t)t->samples));
+		json_object_set_new(o, "wall_seconds", json_real(t->wall));
+		json_object_set_new(o, "bandwidth_MiB_per_second",
+				    json_real(t->wall > 0 ? t->bytes / MIB / t->wall : 0));
+		json_object_set_new(o, "au_percentage",
+				    json_real(t->step > 0 ? 100 * t->compute / t->step : 0));
+		json_object_set_new(o, "compute_seconds", json_real(t->compute));
+		json_object_set_new(o, "step_seconds", json_real(t->step));
+		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
+		struct step_totals rst = rank_step_totals(t);
+		struct lost_time lt;
+		verdict_rank_lost(&rst, &lt);
+		json_object_set_new(o, "lost_time", lost_json(&lt));
+		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
+		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
+		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
+		json_object_set_new(o, "file_table_bytes",
+				    json_integer((json_int_t)t->table_bytes));
+		json_object_set_new(o, "cpu_user_seconds", json_real(t->cpu_user));
+		json_object_set_new(o, "cpu_system_seconds", json_real(t->cpu_sys));
+		json_object_set_new(
+		    o, "cores_busy",
+		    json_num(t->wall > 0 ? (t->cpu_user + t->cpu_sys) / t->wall : NAN));
+		json_array_append_new(ranks, o);
+		*peak_rss = fmax(*peak_rss, t->peak_rss);
+		*table_max = fmax(*table_max, t->table_bytes);
+	}
+	return ranks;
+}
+
 static json_t *summary_build(struct report_data *d, const struct results_ctx *ctx, int nreps,
 			     const struct train_result *reps)
 {
 	struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
-	json_t *s = json_object(), *st, *acc, *eps, *ranks;
+	json_t *s = json_object(), *st, *acc;
 
 	results_summary_head(run, ctx, s);
 	st = json_object();
@@ -451,80 +535,10 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 	checkpoint_train_json(run, s); /* checkpoints inside training, when configured */
 	add_repetitions(s, d, nreps);
 
-	eps = json_array();
-	for (int i = 0; i < d->nep; i++) {
-		const struct epoch_total *e = &d->ep[i];
-		json_t *o = json_object();
-		json_object_set_new(o, "repetition", json_integer(e->rep + 1));
-		json_object_set_new(o, "epoch", json_integer(e->epoch + 1));
-		json_object_set_new(o, "wall_seconds", json_real(e->wall));
-		json_object_set_new(o, "bytes_read", json_integer((json_int_t)e->bytes));
-		json_object_set_new(o, "read_ops", json_integer((json_int_t)e->ops));
-		json_object_set_new(o, "samples", json_integer((json_int_t)e->samples));
-		json_object_set_new(o, "opens", json_integer((json_int_t)e->opens));
-		json_object_set_new(o, "open_seconds", json_real(e->open_s));
-		json_object_set_new(o, "io_retries", json_integer((json_int_t)e->retries));
-		json_object_set_new(o, "io_inflight_max",
-				    json_integer((json_int_t)e->inflight_max));
-		json_object_set_new(o, "bandwidth_MiB_per_second", json_real(e->bw));
-		json_object_set_new(o, "iops", json_real(e->iops));
-		json_object_set_new(o, "samples_per_second", json_real(e->sps));
-		json_object_set_new(o, "au_percentage", json_real(e->au));
-		json_object_set_new(o, "lost_time", lost_json(&e->lost));
-		json_object_set_new(o, "dlio_au_percentage", json_real(e->conf_au));
-		json_object_set_new(o, "dlio_samples_per_second", json_real(e->dlio_sps));
-		json_object_set_new(o, "step_barrier_seconds", json_real(e->barrier_s));
-		json_object_set_new(o, "copy_seconds", json_real(e->copy_s));
-		json_object_set_new(o, "copy_bytes", json_integer((json_int_t)e->copy_bytes));
-		json_object_set_new(o, "cpu_user_seconds", json_real(e->cpu_user));
-		json_object_set_new(o, "cpu_system_seconds", json_real(e->cpu_sys));
-		json_object_set_new(o, "cpu_seconds_per_GiB",
-				    json_num(cpu_per_gib(e->cpu_user + e->cpu_sys, e->bytes)));
-		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
-		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
-		decode_json(o, e, 1, &e->lost, "");
-		json_array_append_new(eps, o);
-	}
-	json_object_set_new(s, "epochs", eps);
+	json_object_set_new(s, "epochs", epochs_json(d));
 
-	ranks = json_array();
 	double peak_rss = 0, table_max = 0;
-	for (int r = 0; r < run->nranks; r++) {
-		const struct rank_total *t = &d->ranks[r];
-		json_t *o = json_object();
-		json_object_set_new(o, "rank", json_integer(r));
-		json_object_set_new(o, "host", json_string(t->host));
-		json_object_set_new(o, "local_rank", json_integer(t->local_rank));
-		json_object_set_new(o, "bytes_read", json_integer((json_int_t)t->bytes));
-		json_object_set_new(o, "read_ops", json_integer((json_int_t)t->ops));
-		json_object_set_new(o, "samples", json_integer((json_int_t)t->samples));
-		json_object_set_new(o, "wall_seconds", json_real(t->wall));
-		json_object_set_new(o, "bandwidth_MiB_per_second",
-				    json_real(t->wall > 0 ? t->bytes / MIB / t->wall : 0));
-		json_object_set_new(o, "au_percentage",
-				    json_real(t->step > 0 ? 100 * t->compute / t->step : 0));
-		json_object_set_new(o, "compute_seconds", json_real(t->compute));
-		json_object_set_new(o, "step_seconds", json_real(t->step));
-		json_object_set_new(o, "step_barrier_seconds", json_real(t->barrier));
-		struct step_totals rst = rank_step_totals(t);
-		struct lost_time lt;
-		verdict_rank_lost(&rst, &lt);
-		json_object_set_new(o, "lost_time", lost_json(&lt));
-		json_object_set_new(o, "data_wait_p99_seconds", json_real(t->wait_p99));
-		json_object_set_new(o, "latency_p99_seconds", json_real(t->lat_p99));
-		json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)t->peak_rss));
-		json_object_set_new(o, "file_table_bytes",
-				    json_integer((json_int_t)t->table_bytes));
-		json_object_set_new(o, "cpu_user_seconds", json_real(t->cpu_user));
-		json_object_set_new(o, "cpu_system_seconds", json_real(t->cpu_sys));
-		json_object_set_new(
-		    o, "cores_busy",
-		    json_num(t->wall > 0 ? (t->cpu_user + t->cpu_sys) / t->wall : NAN));
-		json_array_append_new(ranks, o);
-		peak_rss = fmax(peak_rss, t->peak_rss);
-		table_max = fmax(table_max, t->table_bytes);
-	}
-	json_object_set_new(s, "ranks", ranks);
+	json_object_set_new(s, "ranks", ranks_json(d, &peak_rss, &table_max));
 	nodes_summary(s, d);
 	json_object_set_new(s, "peak_rss_max_bytes", json_integer((json_int_t)peak_rss));
 	json_object_set_new(s, "file_table_max_bytes", json_integer((json_int_t)table_max));
