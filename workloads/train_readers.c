@@ -132,6 +132,42 @@ static int worker_init(struct run *run, struct pool *p, struct worker *w, int id
 	return w->tl ? 0 : run_fail(run, -ENOMEM, "out of memory");
 }
 
+/* The ring's batch buffers (the compute plug-in's host memory), faulted in now, not during
+ * the first epoch. 0 or the failure, reported. */
+static int ring_alloc(struct run *run, struct pool *p, size_t batch_bytes)
+{
+	for (unsigned i = 0; i < p->nslots; i++) {
+		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
+		if (p->slots[i].buf)
+			memset(p->slots[i].buf, 0, batch_bytes);
+		if (!p->slots[i].buf)
+			return run_fail(
+			    run, -ENOMEM,
+			    "cannot allocate batch buffers: %u x %zu bytes (read_threads "
+			    "x prefetch_size, or prefetch_bytes, x batch)",
+			    p->nslots, batch_bytes);
+	}
+	return 0;
+}
+
+/* Collective mode's per-step scratch: batch_size entries, one bit per file. */
+static int coll_scratch_init(struct run *run, struct coll_scratch *c)
+{
+	size_t b = (size_t)run->cfg.reader.batch_size;
+
+	c->words = (run->ds.nfiles + 63) / 64;
+	c->file = calloc(b, sizeof(*c->file));
+	c->index = calloc(b, sizeof(*c->index));
+	c->idx = calloc(b, sizeof(*c->idx));
+	c->lens = calloc(b, sizeof(*c->lens));
+	c->out = calloc(b, sizeof(*c->out));
+	c->mine = calloc(c->words, sizeof(*c->mine));
+	c->all = calloc(c->words, sizeof(*c->all));
+	if (!c->file || !c->index || !c->idx || !c->lens || !c->out || !c->mine || !c->all)
+		return run_fail(run, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int pool_init(struct run *run, struct pool *p, struct train_result *res)
 {
 	const struct config *cfg = &run->cfg;
@@ -183,32 +219,12 @@ int pool_init(struct run *run, struct pool *p, struct train_result *res)
 			 "CPUs per rank (mpirun --bind-to none or --map-by ...:PE=%u, srun "
 			 "--cpus-per-task=%u) or fewer read_threads",
 			 threads, bind.cpus, threads + 1, threads + 1);
-	for (unsigned i = 0; i < nslots; i++) {
-		p->slots[i].buf = run->compute_ops->alloc_host(run->compute, batch_bytes);
-		if (p->slots[i].buf) /* fault the pages in now, not during the first epoch */
-			memset(p->slots[i].buf, 0, batch_bytes);
-		if (!p->slots[i].buf)
-			return run_fail(
-			    run, -ENOMEM,
-			    "cannot allocate batch buffers: %u x %zu bytes (read_threads "
-			    "x prefetch_size, or prefetch_bytes, x batch)",
-			    nslots, batch_bytes);
-	}
+	int arc = ring_alloc(run, p, batch_bytes);
+	if (arc < 0)
+		return arc;
 	res->buffer_bytes = (double)nslots * (double)batch_bytes;
-	if (coll) {
-		struct coll_scratch *c = &p->coll;
-		size_t b = (size_t)cfg->reader.batch_size;
-		c->words = (run->ds.nfiles + 63) / 64;
-		c->file = calloc(b, sizeof(*c->file));
-		c->index = calloc(b, sizeof(*c->index));
-		c->idx = calloc(b, sizeof(*c->idx));
-		c->lens = calloc(b, sizeof(*c->lens));
-		c->out = calloc(b, sizeof(*c->out));
-		c->mine = calloc(c->words, sizeof(*c->mine));
-		c->all = calloc(c->words, sizeof(*c->all));
-		if (!c->file || !c->index || !c->idx || !c->lens || !c->out || !c->mine || !c->all)
-			return run_fail(run, -ENOMEM, "out of memory");
-	}
+	if (coll && (arc = coll_scratch_init(run, &p->coll)) < 0)
+		return arc;
 	for (unsigned i = 0; i < threads; i++) {
 		struct worker *w = &p->workers[i];
 		int rc = worker_init(run, p, w, (int)i + 1, threads);
