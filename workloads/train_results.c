@@ -668,6 +668,37 @@ static json_t *eval_reduce(struct run *run, const struct train_result *reps, int
 	return o;
 }
 
+/* Per repetition, what the metric table's eval rows read: the evaluation passes' bandwidth,
+ * samples/s, AU (mean of its passes) and bytes, in each repetitions[] entry with a pass. */
+static void eval_repetitions(json_t *passes, json_t *reps, int nreps)
+{
+	json_t *p;
+	size_t i;
+
+	for (int r = 0; r < nreps; r++) {
+		double rb = 0, rw = 0, rs = 0, ra = 0;
+		int k = 0;
+		json_array_foreach(passes, i, p)
+		{
+			if ((int)pass_num(p, "repetition") != r + 1)
+				continue;
+			rb += pass_num(p, "bytes_read");
+			rw += pass_num(p, "wall_seconds");
+			rs += pass_num(p, "samples");
+			ra += pass_num(p, "au_percentage");
+			k++;
+		}
+		json_t *o = json_array_get(reps, (size_t)r);
+		if (!o || !k)
+			continue;
+		json_object_set_new(o, "eval_bandwidth_MiB_per_second",
+				    json_real(rw > 0 ? rb / MIB / rw : 0));
+		json_object_set_new(o, "eval_samples_per_second", json_real(rw > 0 ? rs / rw : 0));
+		json_object_set_new(o, "eval_au_percentage", json_real(ra / k));
+		json_object_set_new(o, "eval_bytes_read", json_integer((json_int_t)rb));
+	}
+}
+
 /* The evaluation beside training's figures: each pass under the epoch it followed
  * (epochs[].eval), totals under "eval", DLIO's eval_* names under "metric" (AU and throughput
  * per pass, their mean and deviation), and per repetition the columns of the metric table.
@@ -731,29 +762,7 @@ static void eval_attach(json_t *s, json_t *ev, int nreps, double threshold)
 	json_decref(st_au);
 	json_decref(st_sps);
 	json_decref(st_bw);
-	/* per repetition: what the metric table's eval rows read */
-	for (int r = 0; r < nreps; r++) {
-		double rb = 0, rw = 0, rs = 0, ra = 0;
-		int k = 0;
-		json_array_foreach(passes, i, p)
-		{
-			if ((int)pass_num(p, "repetition") != r + 1)
-				continue;
-			rb += pass_num(p, "bytes_read");
-			rw += pass_num(p, "wall_seconds");
-			rs += pass_num(p, "samples");
-			ra += pass_num(p, "au_percentage");
-			k++;
-		}
-		json_t *o = json_array_get(reps, (size_t)r);
-		if (!o || !k)
-			continue;
-		json_object_set_new(o, "eval_bandwidth_MiB_per_second",
-				    json_real(rw > 0 ? rb / MIB / rw : 0));
-		json_object_set_new(o, "eval_samples_per_second", json_real(rw > 0 ? rs / rw : 0));
-		json_object_set_new(o, "eval_au_percentage", json_real(ra / k));
-		json_object_set_new(o, "eval_bytes_read", json_integer((json_int_t)rb));
-	}
+	eval_repetitions(passes, reps, nreps);
 	free(au);
 	free(sps);
 	free(bw);
