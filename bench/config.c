@@ -18,7 +18,6 @@
 #include "../formats/format.h"
 
 /* libinih as packaged splits lines longer than this silently; we refuse them first. */
-#define CFG_LINE_MAX 199
 
 static void *cfg_field(const struct config *cfg, const struct cfg_key *k)
 {

@@ -280,6 +280,8 @@ int cfg_set(struct config *cfg, const char *assignment, struct fb_errbuf *err);
 /* 0 when value can be written as a config line's value and read back unchanged; otherwise
  * -FB_EUSAGE and why not (a phrase) in why: a line break, a leading ';', or ' ;' (an INI
  * comment). --set and import-dlio share this rule. */
+/* The longest line a config file may hold (a longer one is refused when read). */
+#define CFG_LINE_MAX 199
 int cfg_value_check(const char *value, char *why, size_t len);
 
 /* Checks combinations that cannot be honoured (batch larger than a rank's samples, ...).

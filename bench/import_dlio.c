@@ -185,6 +185,14 @@ static struct imp_set *imp_find(struct imp *im, const char *key)
 	return NULL;
 }
 
+/* The width of the INI line "leaf = value" for key section.leaf and a value of n bytes. */
+static size_t imp_line_width(const char *key, size_t n)
+{
+	const char *leaf = strrchr(key, '.');
+
+	return strlen(leaf ? leaf + 1 : key) + 3 + n;
+}
+
 /* The INI must read back to exactly the values reported: a value --set would refuse
  * (cfg_value_check), one with blanks at either end (the INI drops them) or one longer than
  * IMP_VALUE is the import's error (the first one is kept), never written. */
@@ -199,7 +207,13 @@ static void imp_value_check(struct imp *im, const struct imp_set *s, const char 
 		snprintf(why, sizeof(why), "it is longer than %zu bytes", sizeof(s->value) - 1);
 	else if (n && (isspace((unsigned char)value[0]) || isspace((unsigned char)value[n - 1])))
 		snprintf(why, sizeof(why), "a value cannot begin or end with a blank");
-	else if (cfg_value_check(value, why, sizeof(why)) == 0)
+	else if (cfg_value_check(value, why, sizeof(why)) < 0)
+		;
+	else if (imp_line_width(s->key, n) > CFG_LINE_MAX)
+		snprintf(why, sizeof(why),
+			 "as a config line it is %zu characters; config files hold at most %d",
+			 imp_line_width(s->key, n), CFG_LINE_MAX);
+	else
 		return;
 	if (s->line > 0)
 		snprintf(im->bad, sizeof(im->bad), "%s:%d: %s cannot be written to the INI: %s",
