@@ -387,28 +387,18 @@ int io_rename(struct io *io, const char *from, const char *to)
 	return 0;
 }
 
-/* The POSIX listing: opendir, readdir until the end (errno tells an error from the end),
- * closedir. */
+static int io_fd_list_dir(int dfd, storage_dir_fn fn, void *arg);
+
+/* The POSIX listing: the folder opened, then listed as an open folder (io_fd_list_dir). */
 static int io_posix_list_dir(const char *path, storage_dir_fn fn, void *arg)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int rc = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
 
-	if (!d)
+	if (fd < 0)
 		return -errno;
-	for (;;) {
-		errno = 0;
-		if (!(e = readdir(d))) {
-			rc = errno ? -errno : 0;
-			break;
-		}
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if ((rc = fn(e->d_name, arg)) != 0)
-			break;
-	}
-	closedir(d);
+	rc = io_fd_list_dir(fd, fn, arg);
+	close(fd);
 	return rc;
 }
 
