@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_clean();
 	fuzz_write("data", "input.png", data, size);
+	/* The oracle: the sanitizers, and fuzz_read_dataset's FUZZ_EXPECT that no reader claims
+	 * more bytes than its buffer holds. */
 	fuzz_read_dataset("png", "data");
 	return 0;
 }
