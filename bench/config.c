@@ -336,111 +336,143 @@ static bool out_of_range(const struct cfg_key *k, double v)
 	return k->min <= k->max && (v < k->min || v > k->max);
 }
 
+static int not_a_choice(const struct cfg_key *k, const char *text, char *why, size_t whylen)
+{
+	char list[256];
+
+	choices_list(k->choices, list, sizeof(list));
+	snprintf(why, whylen, "'%s' is not one of: %s", text, list);
+	return -FB_ECONFIG;
+}
+
+static int assign_int(const struct cfg_key *k, const char *text, int64_t *dst, char *why,
+		      size_t whylen)
+{
+	bool can_auto = k->flags & CFG_F_AUTO;
+	int64_t v;
+	int rc;
+
+	if (can_auto && strcasecmp(text, "auto") == 0) {
+		*dst = 0;
+		return 0;
+	}
+	if ((rc = cfg_parse_int(text, &v, why, whylen)) < 0) {
+		if (can_auto && strncmp(why, "expected an integer", 19) == 0)
+			snprintf(why, whylen, "expected auto or an integer, got '%s'", text);
+		return rc;
+	}
+	if (out_of_range(k, (double)v)) {
+		snprintf(why, whylen, "%" PRId64 " is out of range: expected %s%.0f to %.0f", v,
+			 can_auto ? "auto or " : "", k->min, k->max);
+		return -FB_ECONFIG;
+	}
+	*dst = v;
+	return 0;
+}
+
+static int assign_size(const struct cfg_key *k, const char *text, uint64_t *dst, char *why,
+		       size_t whylen)
+{
+	uint64_t v;
+	int rc;
+
+	if ((rc = cfg_parse_size(text, &v, why, whylen)) < 0)
+		return rc;
+	if (out_of_range(k, (double)v)) {
+		snprintf(why, whylen,
+			 "%" PRIu64 " bytes is out of range: expected %.0f to %.0f bytes", v,
+			 k->min, k->max);
+		return -FB_ECONFIG;
+	}
+	*dst = v;
+	return 0;
+}
+
+/* CFG_DOUBLE and CFG_DURATION (a number with a unit of time, in seconds). */
+static int assign_double(const struct cfg_key *k, const char *text, double *dst, char *why,
+			 size_t whylen)
+{
+	double v;
+	int rc = k->type == CFG_DURATION ? cfg_parse_duration(text, &v, why, whylen)
+					 : parse_double(text, &v, why, whylen);
+
+	if (rc < 0)
+		return rc;
+	if (out_of_range(k, v)) {
+		snprintf(why, whylen, "%g is out of range: expected %g to %g%s", v, k->min, k->max,
+			 k->type == CFG_DURATION ? " seconds" : "");
+		return -FB_ECONFIG;
+	}
+	*dst = v;
+	return 0;
+}
+
+/* A string, or one of the key's choices in its canonical spelling. */
+static int assign_string(const struct cfg_key *k, const char *text, char *dst, char *why,
+			 size_t whylen)
+{
+	if (k->choices && find_choice(k->choices, text) < 0)
+		return not_a_choice(k, text, why, whylen);
+	if (strlen(text) >= k->size) {
+		snprintf(why, whylen, "value longer than %zu characters", k->size - 1);
+		return -FB_ECONFIG;
+	}
+	strcpy(dst, text);
+	if (k->choices) /* canonical spelling */
+		strcpy(dst, k->choices[find_choice(k->choices, text)]);
+	return 0;
+}
+
+/* Samples per chunk: none or contiguous (0), sample (-1), or a number >= 1. */
+static int assign_chunk(const char *text, int64_t *dst, char *why, size_t whylen)
+{
+	int64_t v;
+
+	if (strcasecmp(text, "none") == 0 || strcasecmp(text, "contiguous") == 0) {
+		*dst = 0;
+		return 0;
+	}
+	if (strcasecmp(text, "sample") == 0) {
+		*dst = -1;
+		return 0;
+	}
+	if (cfg_parse_int(text, &v, why, whylen) < 0 || v < 1) {
+		snprintf(why, whylen,
+			 "expected none, sample or a number of samples per chunk >= 1, got '%s'",
+			 text);
+		return -FB_ECONFIG;
+	}
+	*dst = v;
+	return 0;
+}
+
 /* Parses text into the key's field. why receives the reason on failure. */
 static int cfg_assign(struct config *cfg, const struct cfg_key *k, const char *text, char *why,
 		      size_t whylen)
 {
 	void *dst = cfg_field(cfg, k);
-	char list[256];
-	int rc = 0;
 
 	switch (k->type) {
 	case CFG_BOOL:
 		return cfg_parse_bool(text, dst, why, whylen);
-	case CFG_INT: {
-		int64_t v;
-		bool can_auto = k->flags & CFG_F_AUTO;
-		if (can_auto && strcasecmp(text, "auto") == 0) {
-			*(int64_t *)dst = 0;
-			return 0;
-		}
-		if ((rc = cfg_parse_int(text, &v, why, whylen)) < 0) {
-			if (can_auto && strncmp(why, "expected an integer", 19) == 0)
-				snprintf(why, whylen, "expected auto or an integer, got '%s'",
-					 text);
-			return rc;
-		}
-		if (out_of_range(k, (double)v)) {
-			snprintf(why, whylen,
-				 "%" PRId64 " is out of range: expected %s%.0f to %.0f", v,
-				 can_auto ? "auto or " : "", k->min, k->max);
-			return -FB_ECONFIG;
-		}
-		*(int64_t *)dst = v;
-		return 0;
-	}
-	case CFG_SIZE: {
-		uint64_t v;
-		if ((rc = cfg_parse_size(text, &v, why, whylen)) < 0)
-			return rc;
-		if (out_of_range(k, (double)v)) {
-			snprintf(why, whylen,
-				 "%" PRIu64 " bytes is out of range: expected %.0f to %.0f bytes",
-				 v, k->min, k->max);
-			return -FB_ECONFIG;
-		}
-		*(uint64_t *)dst = v;
-		return 0;
-	}
+	case CFG_INT:
+		return assign_int(k, text, dst, why, whylen);
+	case CFG_SIZE:
+		return assign_size(k, text, dst, why, whylen);
 	case CFG_DURATION:
-	case CFG_DOUBLE: {
-		double v;
-		rc = k->type == CFG_DURATION ? cfg_parse_duration(text, &v, why, whylen)
-					     : parse_double(text, &v, why, whylen);
-		if (rc < 0)
-			return rc;
-		if (out_of_range(k, v)) {
-			snprintf(why, whylen, "%g is out of range: expected %g to %g%s", v, k->min,
-				 k->max, k->type == CFG_DURATION ? " seconds" : "");
-			return -FB_ECONFIG;
-		}
-		*(double *)dst = v;
-		return 0;
-	}
+	case CFG_DOUBLE:
+		return assign_double(k, text, dst, why, whylen);
 	case CFG_STRING:
-		if (k->choices && find_choice(k->choices, text) < 0) {
-			choices_list(k->choices, list, sizeof(list));
-			snprintf(why, whylen, "'%s' is not one of: %s", text, list);
-			return -FB_ECONFIG;
-		}
-		if (strlen(text) >= k->size) {
-			snprintf(why, whylen, "value longer than %zu characters", k->size - 1);
-			return -FB_ECONFIG;
-		}
-		strcpy(dst, text);
-		if (k->choices) /* canonical spelling */
-			strcpy(dst, k->choices[find_choice(k->choices, text)]);
-		return 0;
+		return assign_string(k, text, dst, why, whylen);
 	case CFG_CHOICE: {
 		int c = find_choice(k->choices, text);
-		if (c < 0) {
-			choices_list(k->choices, list, sizeof(list));
-			snprintf(why, whylen, "'%s' is not one of: %s", text, list);
-			return -FB_ECONFIG;
-		}
+		if (c < 0)
+			return not_a_choice(k, text, why, whylen);
 		*(int *)dst = c;
 		return 0;
 	}
-	case CFG_CHUNK: {
-		int64_t v;
-		if (strcasecmp(text, "none") == 0 || strcasecmp(text, "contiguous") == 0) {
-			*(int64_t *)dst = 0;
-			return 0;
-		}
-		if (strcasecmp(text, "sample") == 0) {
-			*(int64_t *)dst = -1;
-			return 0;
-		}
-		if (cfg_parse_int(text, &v, why, whylen) < 0 || v < 1) {
-			snprintf(why, whylen,
-				 "expected none, sample or a number of samples per chunk >= 1, got "
-				 "'%s'",
-				 text);
-			return -FB_ECONFIG;
-		}
-		*(int64_t *)dst = v;
-		return 0;
-	}
+	case CFG_CHUNK:
+		return assign_chunk(text, dst, why, whylen);
 	}
 	snprintf(why, whylen, "internal: unknown key type");
 	return -FB_EINTERNAL;

@@ -107,26 +107,25 @@ int cfg_check_collective(const struct config *cfg, struct fb_errbuf *err)
 					: ", which has none");
 }
 
-int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err)
+/* A format the registry lists but this build lacks: say what was missing. */
+static int check_format_built(const struct config *cfg, struct fb_errbuf *err)
+{
+	const char *why = NULL;
+
+	for (size_t i = 0; format_registry[i]; i++)
+		if (strcmp(format_registry[i]->name, cfg->dataset.format) == 0)
+			why = format_registry[i]->not_built;
+	return fb_fail(err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench%s%s%s",
+		       cfg->source, cfg->dataset.format, why ? " (" : "", why ? why : "",
+		       why ? ")" : "");
+}
+
+/* The format read through this back-end: queue depth, who does the I/O, sharing, decoding. */
+static int check_format_backend(const struct config *cfg, const struct format_ops *fmt,
+				const struct storage_ops *st, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
-	const struct format_ops *fmt = format_find(cfg->dataset.format);
-	const struct storage_ops *st =
-	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
-	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
 
-	if (!fmt) {
-		const char *why = NULL; /* listed, not built: say what was missing */
-
-		for (size_t i = 0; format_registry[i]; i++)
-			if (strcmp(format_registry[i]->name, cfg->dataset.format) == 0)
-				why = format_registry[i]->not_built;
-		return fb_fail(
-		    err, -FB_ECONFIG, "%s: format '%s' is not built into this feedbench%s%s%s", src,
-		    cfg->dataset.format, why ? " (" : "", why ? why : "", why ? ")" : "");
-	}
-	if (!st)
-		return fb_fail(err, -FB_EINTERNAL, "no storage back-end");
 	if (cfg->storage.io_depth > 1 && !st->queue_open)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "
@@ -137,7 +136,7 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 			       "%s: format %s does its own I/O through its library; backend = %s "
 			       "cannot carry it (use posix or mpiio)",
 			       src, fmt->name, st->name);
-	if (shared && !(fmt->caps & FORMAT_CAP_SHARED))
+	if (cfg->dataset.file_access == FILE_ACCESS_SHARED && !(fmt->caps & FORMAT_CAP_SHARED))
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read with file_access = shared: %s", src,
 			       fmt->name, fmt->shared_note ? fmt->shared_note : "not supported");
@@ -146,78 +145,129 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 			       "%s: verify = true checks the decoded pixels of format %s: set "
 			       "[format.image] decode = true, or verify = false",
 			       src, fmt->name);
-	if (cfg->dataset.record_length_bytes_stdev > 0 && cfg->storage.direct)
+	return 0;
+}
+
+/* direct = true: fixed, aligned records and transfers, and a format and back-end that can. */
+static int check_direct(const struct config *cfg, const struct format_ops *fmt,
+			const struct storage_ops *st, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+
+	if (!cfg->storage.direct)
+		return 0;
+	if (cfg->dataset.record_length_bytes_stdev > 0)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: direct = true needs fixed record sizes (O_DIRECT offsets must "
 			       "stay aligned): set record_length_bytes_stdev = 0",
 			       src);
-	if (cfg->storage.direct) {
-		if (!(fmt->caps & FORMAT_CAP_DIRECT))
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: format %s cannot be read with direct = true: its sample "
-			    "offsets are not aligned to %d bytes%s",
-			    src, fmt->name, DIO_ALIGN,
-			    (fmt->caps & FORMAT_CAP_OWNS_IO)
-				? " and its library has no O_DIRECT driver"
-				: "");
-		if (!(st->caps & STORAGE_CAP_DIRECT))
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: storage back-end %s cannot honour direct = true", src,
-				       st->name);
-		if (cfg->dataset.record_length_bytes % DIO_ALIGN)
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: direct = true needs record_length_bytes to be a multiple "
-			    "of %d (O_DIRECT alignment); %llu is not",
-			    src, DIO_ALIGN, (unsigned long long)cfg->dataset.record_length_bytes);
-		if (cfg->storage.transfer_size % DIO_ALIGN)
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: direct = true needs transfer_size to be a multiple of %d "
-			    "(O_DIRECT alignment); %llu is not",
-			    src, DIO_ALIGN, (unsigned long long)cfg->storage.transfer_size);
+	if (!(fmt->caps & FORMAT_CAP_DIRECT))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s cannot be read with direct = true: its sample "
+			       "offsets are not aligned to %d bytes%s",
+			       src, fmt->name, DIO_ALIGN,
+			       (fmt->caps & FORMAT_CAP_OWNS_IO)
+				   ? " and its library has no O_DIRECT driver"
+				   : "");
+	if (!(st->caps & STORAGE_CAP_DIRECT))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: storage back-end %s cannot honour direct = true", src,
+			       st->name);
+	if (cfg->dataset.record_length_bytes % DIO_ALIGN)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: direct = true needs record_length_bytes to be a multiple "
+			       "of %d (O_DIRECT alignment); %llu is not",
+			       src, DIO_ALIGN,
+			       (unsigned long long)cfg->dataset.record_length_bytes);
+	if (cfg->storage.transfer_size % DIO_ALIGN)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: direct = true needs transfer_size to be a multiple of %d "
+			       "(O_DIRECT alignment); %llu is not",
+			       src, DIO_ALIGN, (unsigned long long)cfg->storage.transfer_size);
+	return 0;
+}
+
+/* [storage.mpiio] collective = true: a format with byte ranges that does not do its own
+ * MPI-IO, shared files, read through the MPI-IO back-end itself. */
+static int check_collective_reads(const struct config *cfg, const struct format_ops *fmt,
+				  const struct storage_ops *st, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	char where[CFG_PATH_MAX + 64];
+	int rc;
+
+	if (fmt->caps & FORMAT_CAP_OWNS_IO)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
+			       "collective instead of [storage.mpiio] collective = true",
+			       src, fmt->name, fmt->name);
+	if ((rc = cfg_check_collective(cfg, err)) < 0)
+		return rc;
+	/* The training workload opens its shared handles through the back-end named in
+	 * [storage] backend (workloads/train.c open_shared), not through one it wraps. */
+	if (st->wraps) {
+		cfg_key_where(cfg, "storage.mpiio", "collective", where, sizeof(where));
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [storage.mpiio] collective = true: the training workload "
+			       "reads collectively through backend = %s itself, not through "
+			       "backend = %s over it (the ior workload can)",
+			       where, st->wraps(cfg), st->name);
 	}
+	if (!fmt->extent)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s cannot be read collectively (it has no byte "
+			       "ranges to hand to MPI-IO)",
+			       src, fmt->name);
+	if (cfg->dataset.file_access != FILE_ACCESS_SHARED)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: collective reads need file_access = shared (ranks must "
+			       "read the same files)",
+			       src);
+	return 0;
+}
+
+/* The emulated step: a spread needs a time, and a step must fit in the watchdog. */
+static int check_step_time(const struct config *cfg, struct fb_errbuf *err)
+{
+	if (cfg->train.computation_time_stdev > 0 && cfg->train.computation_time == 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: computation_time_stdev is set but computation_time is 0",
+			       cfg->source);
+	if (cfg->train.watchdog > 0 &&
+	    cfg->train.computation_time + 4 * cfg->train.computation_time_stdev >=
+		cfg->train.watchdog)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: a step of computation_time (%g s) could outlast [train] watchdog "
+		    "(%g s), which would end the run as hung: raise watchdog or set it to 0",
+		    cfg->source, cfg->train.computation_time, cfg->train.watchdog);
+	return 0;
+}
+
+int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	const struct format_ops *fmt = format_find(cfg->dataset.format);
+	const struct storage_ops *st =
+	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend));
+	bool shared = cfg->dataset.file_access == FILE_ACCESS_SHARED;
+	int rc;
+
+	if (!fmt)
+		return check_format_built(cfg, err);
+	if (!st)
+		return fb_fail(err, -FB_EINTERNAL, "no storage back-end");
+	if ((rc = check_format_backend(cfg, fmt, st, err)) < 0 ||
+	    (rc = check_direct(cfg, fmt, st, err)) < 0)
+		return rc;
 	if (cfg->dataset.record_length_bytes_stdev == 0 &&
 	    cfg->storage.transfer_size > cfg->dataset.record_length_bytes)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: transfer_size (%llu) is larger than a record (%llu bytes)", src,
 			       (unsigned long long)cfg->storage.transfer_size,
 			       (unsigned long long)cfg->dataset.record_length_bytes);
-	if (cfg->mpiio.collective) {
-		if (fmt->caps & FORMAT_CAP_OWNS_IO)
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: format %s does its own MPI-IO: use [format.%s] transfer = "
-			    "collective instead of [storage.mpiio] collective = true",
-			    src, fmt->name, fmt->name);
-		int rc = cfg_check_collective(cfg, err);
-		char where[CFG_PATH_MAX + 64];
-
-		if (rc < 0)
-			return rc;
-		/* The training workload opens its shared handles through the back-end named in
-		 * [storage] backend (workloads/train.c open_shared), not through one it wraps. */
-		if (st->wraps) {
-			cfg_key_where(cfg, "storage.mpiio", "collective", where, sizeof(where));
-			return fb_fail(
-			    err, -FB_ECONFIG,
-			    "%s: [storage.mpiio] collective = true: the training workload "
-			    "reads collectively through backend = %s itself, not through "
-			    "backend = %s over it (the ior workload can)",
-			    where, st->wraps(cfg), st->name);
-		}
-		if (!fmt->extent)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: format %s cannot be read collectively (it has no byte "
-				       "ranges to hand to MPI-IO)",
-				       src, fmt->name);
-		if (!shared)
-			return fb_fail(err, -FB_ECONFIG,
-				       "%s: collective reads need file_access = shared (ranks must "
-				       "read the same files)",
-				       src);
-	}
+	if (cfg->mpiio.collective && (rc = check_collective_reads(cfg, fmt, st, err)) < 0)
+		return rc;
 	if (cfg->hdf5.transfer == HDF5_TRANSFER_COLLECTIVE && strcmp(fmt->name, "hdf5") == 0 &&
 	    !shared)
 		return fb_fail(err, -FB_ECONFIG,
@@ -228,18 +278,7 @@ int cfg_validate_dataset(const struct config *cfg, int nranks, struct fb_errbuf 
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s cannot be read through backend = mpiio", src,
 			       fmt->name);
-	if (cfg->train.computation_time_stdev > 0 && cfg->train.computation_time == 0)
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: computation_time_stdev is set but computation_time is 0", src);
-	if (cfg->train.watchdog > 0 &&
-	    cfg->train.computation_time + 4 * cfg->train.computation_time_stdev >=
-		cfg->train.watchdog)
-		return fb_fail(
-		    err, -FB_ECONFIG,
-		    "%s: a step of computation_time (%g s) could outlast [train] watchdog "
-		    "(%g s), which would end the run as hung: raise watchdog or set it to 0",
-		    src, cfg->train.computation_time, cfg->train.watchdog);
-	return 0;
+	return check_step_time(cfg, err);
 }
 
 int cfg_validate(const struct config *cfg, int nranks, struct fb_errbuf *err)

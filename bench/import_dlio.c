@@ -25,62 +25,8 @@
 #include "cli.h"
 #include "config.h"
 #include "errors.h"
+#include "import_dlio.h"
 #include "safefile.h"
-
-#define IMP_MAX	  256 /* keys of one YAML file */
-#define IMP_VALUE 512
-#define IMP_LIST  64 /* numbers of one YAML list (optimization_groups, layer_parameters) */
-/* Bounds on the input (docs/dlio.md): DLIO's workload YAMLs are a few KiB, 3 levels deep. */
-#define IMP_MAX_BYTES ((size_t)1 << 20)
-#define IMP_MAX_DEPTH 32
-#define IMP_MAX_NODES 20000 /* scalars, lists and mappings */
-
-/* A value for one feedbench key, and where it came from. */
-struct imp_set {
-	char key[CFG_NAME_MAX]; /* "dataset.record_length_bytes" */
-	char value[IMP_VALUE];
-	char from[640]; /* "dataset.record_length: 146600628", or a note */
-	int line;
-};
-
-/* A DLIO key with no feedbench equivalent. */
-struct imp_skip {
-	char dlio[CFG_NAME_MAX];
-	char value[96];
-	const char *why;
-	int line;
-};
-
-struct imp {
-	const char *path;
-	struct imp_set sets[IMP_MAX];
-	int nsets;
-	struct imp_skip skips[IMP_MAX];
-	int nskips;
-	char data_folder[CFG_PATH_MAX];
-	char storage_root[CFG_PATH_MAX];
-	char format[64];
-	int format_line;
-	char compression[32]; /* dataset.compression: parquet pages; other formats ignore it */
-	int compression_line;
-	int generate_data; /* -1 absent, 0, 1 */
-	int evaluation;	   /* workflow.evaluation: -1 absent, 0, 1 */
-	bool train;	   /* workflow.train */
-	char framework[32];
-	char bad[768]; /* the first value the INI cannot hold (imp_value_check) */
-	/* DLIO 2.0.0's checkpoint keys (utils/config.py), DLIO's defaults when absent. */
-	struct {
-		int enabled; /* workflow.checkpoint: -1 absent, 0, 1 */
-		int enabled_line;
-		char folder[CFG_PATH_MAX];
-		double after_epoch, epochs_between, steps_between, model_size, num_layers, tp, pp;
-		double opt[IMP_LIST], layers[IMP_LIST];
-		int nopt, nlayers; /* -1: absent (DLIO's default list) */
-		char type[32];
-		struct imp_skip keys[32]; /* every checkpoint.* key seen: value and line */
-		int nkeys;
-	} ck;
-};
 
 /* DLIO keys (or prefixes ending in '.') that have no feedbench equivalent, and why. The same
  * words are in docs/dlio.md. */
@@ -805,25 +751,22 @@ static void imp_ckpt_skip(struct imp *im, const char *dlio, const char *why)
  * and num_layers (+ tensor_parallelism when > 1) layer files of all layer_parameters, each a
  * file of its own; feedbench writes those bytes as one DCP shard of rank 0 (zero_stage 0,
  * tensor and pipeline 1) plus .metadata. */
-static void imp_ckpt(struct imp *im)
-{
-	static const double dlio_layers[] = {17371, 24740228}; /* DLIO's default layer_parameters */
-	const struct imp_set *ep = imp_find(im, "train.epochs");
-	double epochs = ep ? strtod(ep->value, NULL) : 1, model, opt = 0, osum = 0, per_layer = 0,
-	       files = 0, total;
-	const double *lp = im->ck.nlayers < 0 ? dlio_layers : im->ck.layers;
-	int nlp = im->ck.nlayers < 0 ? 2 : im->ck.nlayers, line = im->ck.enabled_line;
-	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
-	char v[64], lay[96], folder[CFG_PATH_MAX];
-	size_t n;
 
+/* What rank 0 writes per checkpoint, in bytes. */
+struct imp_ckpt_bytes {
+	double model, opt, osum, per_layer, files, total;
+};
+
+/* Whether DLIO writes a checkpoint at all; when not, every checkpoint key is skipped with why. */
+static bool imp_ckpt_written(struct imp *im, double epochs)
+{
 	if (im->ck.enabled != 1 || !im->train) {
 		imp_ckpt_skip_all(
 		    im, im->ck.enabled != 1
 			    ? "workflow.checkpoint is not True: DLIO writes no checkpoint "
 			      "(set it, and the INI checkpoints too)"
 			    : "a generate-only workflow writes no checkpoint");
-		return;
+		return false;
 	}
 	if (im->ck.steps_between == 0 ||
 	    (im->ck.steps_between < 0 && (im->ck.after_epoch < 1 || im->ck.after_epoch > epochs))) {
@@ -833,27 +776,39 @@ static void imp_ckpt(struct imp *im)
 			      "checkpoint step, 0, never comes), and neither does the INI"
 			    : "checkpoint_after_epoch outside 1..train.epochs: DLIO writes no "
 			      "checkpoint, and neither does the INI");
-		return;
+		return false;
 	}
-	/* what rank 0 writes per checkpoint */
-	model = imp_tensor(im, im->ck.model_size);
+	return true;
+}
+
+static struct imp_ckpt_bytes imp_ckpt_size(const struct imp *im)
+{
+	static const double dlio_layers[] = {17371, 24740228}; /* DLIO's default layer_parameters */
+	const double *lp = im->ck.nlayers < 0 ? dlio_layers : im->ck.layers;
+	int nlp = im->ck.nlayers < 0 ? 2 : im->ck.nlayers;
+	struct imp_ckpt_bytes b = {.model = imp_tensor(im, im->ck.model_size)};
+
 	for (int i = 0; i < (im->ck.nopt < 0 ? 0 : im->ck.nopt); i++)
 		if (im->ck.opt[i] > 0) {
-			opt += 2 * imp_tensor(im, im->ck.opt[i]);
-			osum += im->ck.opt[i];
+			b.opt += 2 * imp_tensor(im, im->ck.opt[i]);
+			b.osum += im->ck.opt[i];
 		}
 	if (im->ck.nopt > 0)
-		opt += imp_tensor(im, osum);
+		b.opt += imp_tensor(im, b.osum);
 	for (int i = 0; i < nlp; i++)
-		per_layer += imp_tensor(im, lp[i]);
-	if (per_layer > 0 && im->ck.num_layers > 0)
-		files = im->ck.num_layers + (im->ck.tp > 1 ? im->ck.tp : 0);
-	total = model + opt + files * per_layer;
-	if (total <= 0) {
-		imp_ckpt_skip_all(im, "the checkpoint has 0 bytes (model_size 0, no optimization "
-				      "groups, no layers): nothing to write");
-		return;
-	}
+		b.per_layer += imp_tensor(im, lp[i]);
+	if (b.per_layer > 0 && im->ck.num_layers > 0)
+		b.files = im->ck.num_layers + (im->ck.tp > 1 ? im->ck.tp : 0);
+	b.total = b.model + b.opt + b.files * b.per_layer;
+	return b;
+}
+
+/* The folder, the bytes and who writes them, the layout and the mode. */
+static void imp_ckpt_what(struct imp *im, const struct imp_ckpt_bytes *b)
+{
+	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
+	char v[64], lay[96], folder[CFG_PATH_MAX];
+	size_t n;
 
 	snprintf(folder, sizeof(folder), "%s", im->ck.folder[0] ? im->ck.folder : "./checkpoints");
 	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
@@ -861,7 +816,7 @@ static void imp_ckpt(struct imp *im)
 	imp_set(im, "checkpoint.folder", folder, -1, "checkpoint.checkpoint_folder: %s%s",
 		im->ck.folder[0] ? im->ck.folder : "./checkpoints/",
 		im->ck.folder[0] ? "" : " (DLIO's default)");
-	snprintf(v, sizeof(v), "%.0f", total);
+	snprintf(v, sizeof(v), "%.0f", b->total);
 	if (im->ck.tp > 1)
 		snprintf(lay, sizeof(lay), "%.0f + tensor_parallelism %.0f", im->ck.num_layers,
 			 im->ck.tp);
@@ -874,8 +829,8 @@ static void imp_ckpt(struct imp *im)
 	    "3 x %.0f) + %.0f layer files x %.0f (num_layers %s%s; each file holds all of "
 	    "layer_parameters%s)%s. DLIO writes them as separate %s files; feedbench writes one "
 	    "shard plus .metadata (DCP)",
-	    model, imp_ckpt_has(im, "checkpoint.model_size") ? "" : ": DLIO's default", opt, osum,
-	    files, per_layer, lay,
+	    b->model, imp_ckpt_has(im, "checkpoint.model_size") ? "" : ": DLIO's default", b->opt,
+	    b->osum, b->files, b->per_layer, lay,
 	    imp_ckpt_has(im, "checkpoint.num_layers") ? "" : ": DLIO's default",
 	    im->ck.nlayers < 0 ? ": DLIO's default [17371, 24740228]" : "",
 	    tf ? "; TensorFlow's tensors are int32 of n / 4 elements" : "",
@@ -888,11 +843,18 @@ static void imp_ckpt(struct imp *im)
 		    ? "checkpoint.type: rank_zero"
 		    : "checkpoint.type: rank_zero (DLIO's default when absent)");
 	imp_set(im, "checkpoint.layout", "dcp", -1, "one shard per writing rank plus .metadata");
-	imp_set(im, "checkpoint.mode", "blocking", line,
+	imp_set(im, "checkpoint.mode", "blocking", im->ck.enabled_line,
 		"workflow.checkpoint: True: DLIO saves synchronously inside the training loop and "
 		"never reads a checkpoint back (nor does feedbench inside training). DLIO's AU "
 		"leaves checkpoints out, feedbench's counts the time training waits for them "
 		"(docs/dlio.md)");
+}
+
+/* When: every steps_between_checkpoints steps, or from an epoch on every so many epochs. */
+static void imp_ckpt_when(struct imp *im, double epochs)
+{
+	char v[64];
+
 	if (im->ck.steps_between > 0) {
 		snprintf(v, sizeof(v), "%.0f", im->ck.steps_between);
 		imp_set(im, "checkpoint.checkpoint_every_steps", v, -1,
@@ -906,24 +868,41 @@ static void imp_ckpt(struct imp *im)
 		imp_ckpt_skip(im, "checkpoint.epochs_between_checkpoints",
 			      "steps_between_checkpoints is set: DLIO makes no epoch checkpoints "
 			      "(main.py _train)");
-	} else {
-		/* epochs_between < 1: DLIO's next checkpoint epoch never moves on: one checkpoint
-		 */
-		double every = im->ck.epochs_between >= 1 ? im->ck.epochs_between : epochs;
-		snprintf(v, sizeof(v), "%.0f", every);
-		imp_set(im, "checkpoint.checkpoint_every_epochs", v, -1,
-			"checkpoint.epochs_between_checkpoints: %.0f%s%s", im->ck.epochs_between,
-			imp_ckpt_has(im, "checkpoint.epochs_between_checkpoints")
-			    ? ""
-			    : " (DLIO's default when absent)",
-			im->ck.epochs_between >= 1 ? "" : " (below 1: DLIO checkpoints once)");
-		snprintf(v, sizeof(v), "%.0f", im->ck.after_epoch);
-		imp_set(im, "checkpoint.checkpoint_after_epoch", v, -1,
-			"checkpoint.checkpoint_after_epoch: %s%s", v,
-			imp_ckpt_has(im, "checkpoint.checkpoint_after_epoch")
-			    ? ""
-			    : " (DLIO's default when absent)");
+		return;
 	}
+	/* epochs_between < 1: DLIO's next checkpoint epoch never moves on: one checkpoint */
+	double every = im->ck.epochs_between >= 1 ? im->ck.epochs_between : epochs;
+	snprintf(v, sizeof(v), "%.0f", every);
+	imp_set(im, "checkpoint.checkpoint_every_epochs", v, -1,
+		"checkpoint.epochs_between_checkpoints: %.0f%s%s", im->ck.epochs_between,
+		imp_ckpt_has(im, "checkpoint.epochs_between_checkpoints")
+		    ? ""
+		    : " (DLIO's default when absent)",
+		im->ck.epochs_between >= 1 ? "" : " (below 1: DLIO checkpoints once)");
+	snprintf(v, sizeof(v), "%.0f", im->ck.after_epoch);
+	imp_set(im, "checkpoint.checkpoint_after_epoch", v, -1,
+		"checkpoint.checkpoint_after_epoch: %s%s", v,
+		imp_ckpt_has(im, "checkpoint.checkpoint_after_epoch")
+		    ? ""
+		    : " (DLIO's default when absent)");
+}
+
+static void imp_ckpt(struct imp *im)
+{
+	const struct imp_set *ep = imp_find(im, "train.epochs");
+	double epochs = ep ? strtod(ep->value, NULL) : 1;
+	struct imp_ckpt_bytes b;
+
+	if (!imp_ckpt_written(im, epochs))
+		return;
+	b = imp_ckpt_size(im);
+	if (b.total <= 0) {
+		imp_ckpt_skip_all(im, "the checkpoint has 0 bytes (model_size 0, no optimization "
+				      "groups, no layers): nothing to write");
+		return;
+	}
+	imp_ckpt_what(im, &b);
+	imp_ckpt_when(im, epochs);
 	if (strcmp(im->ck.type, "all_ranks") == 0)
 		imp_ckpt_skip(
 		    im, "checkpoint.type",
@@ -1007,113 +986,6 @@ static void imp_finish(struct imp *im)
 			defaults[i].dlio);
 	imp_eval(im);
 	imp_ckpt(im);
-}
-
-/* A comment, wrapped at 100 columns: the INI parser refuses lines of 200 characters. */
-static void imp_comment(FILE *out, const char *first, const char *raw)
-{
-	const char *lead = first;
-	size_t width = 100 - 2 - strlen(first);
-	char clean[1024], *text = clean;
-
-	/* A YAML value quoted here (a key not mapped) may hold line breaks: never a new line of
-	 * the INI. */
-	snprintf(clean, sizeof(clean), "%s", raw);
-	for (char *c = clean; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = ' ';
-
-	while (strlen(text) > width) {
-		size_t cut = width;
-
-		while (cut > 0 && text[cut] != ' ')
-			cut--;
-		if (cut == 0)
-			cut = width;
-		fprintf(out, "; %s%.*s\n", lead, (int)cut, text);
-		text += cut + (text[cut] == ' ');
-		lead = "    ";
-		width = 100 - 2 - strlen(lead);
-	}
-	fprintf(out, "; %s%s\n", lead, text);
-}
-
-static void imp_write(const struct imp *im, FILE *out)
-{
-	char buf[1024];
-
-	static const char *const sections[] = {
-	    "workload", "dataset", "format.tfrecord", "format.parquet", "storage",
-	    "reader",	"train",   "evaluation",      "checkpoint",	"output"};
-	const char *base = strrchr(im->path, '/');
-
-	fprintf(out,
-		"; imported by `feedbench import-dlio` from the DLIO workload %s\n"
-		"; Each key says which DLIO key it comes from; DLIO keys feedbench has no "
-		"equivalent for\n; are listed at the end (docs/dlio.md).\n",
-		base ? base + 1 : im->path);
-	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++) {
-		size_t sl = strlen(sections[s]);
-		bool header = false;
-
-		for (int i = 0; i < im->nsets; i++) {
-			const struct imp_set *e = &im->sets[i];
-			const char *dot = strrchr(e->key, '.');
-
-			if ((size_t)(dot - e->key) != sl || strncmp(e->key, sections[s], sl))
-				continue;
-			if (!header)
-				fprintf(out, "\n[%s]\n", sections[s]);
-			header = true;
-			if (e->line > 0)
-				snprintf(buf, sizeof(buf), "line %d: %s", e->line, e->from);
-			else
-				snprintf(buf, sizeof(buf), "%s", e->from);
-			imp_comment(out, "", buf);
-			fprintf(out, "%s = %s\n", dot + 1, e->value);
-		}
-	}
-	if (im->nskips)
-		fprintf(out, "\n; DLIO keys with no feedbench equivalent (docs/dlio.md):\n");
-	for (int i = 0; i < im->nskips; i++) {
-		snprintf(buf, sizeof(buf), "%s: %s (line %d): %s", im->skips[i].dlio,
-			 im->skips[i].value, im->skips[i].line, im->skips[i].why);
-		imp_comment(out, "  ", buf);
-	}
-}
-
-/* Writes OUT atomically (safe_write_atomic: an unguessable temporary beside it, fsynced,
- * renamed, the folder fsynced): never half an INI under that name. */
-static int imp_output(const struct imp *im, const char *out_path)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!out_path) {
-		imp_write(im, stdout);
-		return fflush(stdout) == 0 ? 0 : 1;
-	}
-	f = open_memstream(&text, &len);
-	if (!f) {
-		fprintf(stderr, "feedbench: import-dlio: out of memory\n");
-		return 1;
-	}
-	imp_write(im, f);
-	int err = ferror(f);
-	if (fclose(f) != 0 || err) {
-		free(text);
-		fprintf(stderr, "feedbench: import-dlio: out of memory\n");
-		return 1;
-	}
-	int rc = safe_write_atomic(out_path, text, len);
-	free(text);
-	if (rc < 0) {
-		fprintf(stderr, "feedbench: import-dlio: cannot create '%s': %s\n", out_path,
-			fb_strerror(rc));
-		return 1;
-	}
-	return 0;
 }
 
 int import_dlio_main(int argc, char **argv)

@@ -155,32 +155,16 @@ static json_t *ckpt_rep_json(const struct run *run, int r, const struct ckpt_tot
 	return o;
 }
 
-int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
-			     const struct results_ctx *ctx, const char *final_dir, bool quiet)
+/* Every checkpoint of every repetition gathered to rank 0: its record in list, each
+ * repetition's columns in rj, the sums in t. Collective; all, list and rj are rank 0's. */
+static void ckpt_gather(struct run *run, void *const *reps, int nreps, double *all, json_t *list,
+			json_t *rj, struct ckpt_totals *t)
 {
-	struct ckpt_state *st = ckpt_of(run);
-	const struct ckpt_plan *p = &st->plan;
-	struct ckpt_totals t = {0};
-	json_t *s = NULL, *list = NULL, *m;
-	double mine[V_NF], *all = NULL;
-	int rc = 0;
+	double mine[V_NF];
 
-	if (run->rank == 0) {
-		all = calloc((size_t)run->nranks * V_NF, sizeof(double));
-		s = json_object();
-		list = json_array();
-		if (!all)
-			rc = run_fail(run, -ENOMEM, "out of memory");
-	}
-	if ((rc = agree(run, rc)) < 0) {
-		json_decref(s);
-		json_decref(list);
-		return rc;
-	}
-	json_t *rj = run->rank == 0 ? json_array() : NULL;
 	for (int r = 0; r < nreps; r++) {
 		const struct ckpt_rep *rep = reps[r];
-		struct ckpt_totals before = t;
+		struct ckpt_totals before = *t;
 		for (int k = 0; k < rep->n; k++) {
 			const struct ckpt_one *c = &rep->c[k];
 			mine[V_WRITE] = c->write_s;
@@ -192,80 +176,105 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 			mine[V_FILES] = (double)c->files;
 			MPI_Gather(mine, V_NF, MPI_DOUBLE, all, V_NF, MPI_DOUBLE, 0, run->comm);
 			if (run->rank == 0)
-				json_array_append_new(list, ckpt_record(run, c, all, r, &t));
+				json_array_append_new(list, ckpt_record(run, c, all, r, t));
 		}
 		if (run->rank == 0)
-			json_array_append_new(rj, ckpt_rep_json(run, r, &before, &t));
+			json_array_append_new(rj, ckpt_rep_json(run, r, &before, t));
 	}
+}
+
+/* The calls around the transfers, merged on rank 0: write and read latencies; file fsyncs;
+ * namespace calls and folder fsyncs (rank 0's); files created (all ranks'). */
+enum { C_FSYNC, C_FSYNC_NS, C_META, C_META_NS, C_DSYNC, C_DSYNC_NS, C_CREATE, C_CREATE_NS, C_N };
+struct ckpt_calls {
 	struct hist wl, rl;
-	/* file fsyncs; namespace calls and folder fsyncs (rank 0's); files created (all) */
-	uint64_t sync_in[8] = {st->wst->syncs,
-			       st->wst->sync_ns,
-			       st->nst->meta_ops,
-			       st->nst->meta_ns,
-			       st->nst->syncs,
-			       st->nst->sync_ns,
-			       st->wst->creates + st->nst->creates,
-			       st->wst->create_ns + st->nst->create_ns},
-		 sync[8] = {0};
-	ckpt_hist_reduce(run, &st->wst->wlatency, &wl);
-	ckpt_hist_reduce(run, &st->rst->latency, &rl);
-	MPI_Reduce(sync_in, sync, 8, MPI_UINT64_T, MPI_SUM, 0, run->comm);
-	if (run->rank != 0)
-		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
-	json_t *first = json_array_get(list, 0);
-	results_summary_head(run, ctx, s);
-	json_object_set_new(s, "storage", results_storage_json(run));
-	m = json_object();
-	json_object_set_new(m, "checkpoint_count", json_integer(t.n));
+	uint64_t sum[C_N];
+};
+
+static void ckpt_calls_reduce(struct run *run, const struct ckpt_state *st, struct ckpt_calls *c)
+{
+	uint64_t in[C_N] = {
+	    [C_FSYNC] = st->wst->syncs,
+	    [C_FSYNC_NS] = st->wst->sync_ns,
+	    [C_META] = st->nst->meta_ops,
+	    [C_META_NS] = st->nst->meta_ns,
+	    [C_DSYNC] = st->nst->syncs,
+	    [C_DSYNC_NS] = st->nst->sync_ns,
+	    [C_CREATE] = st->wst->creates + st->nst->creates,
+	    [C_CREATE_NS] = st->wst->create_ns + st->nst->create_ns,
+	};
+
+	memset(c->sum, 0, sizeof(c->sum));
+	ckpt_hist_reduce(run, &st->wst->wlatency, &c->wl);
+	ckpt_hist_reduce(run, &st->rst->latency, &c->rl);
+	MPI_Reduce(in, c->sum, C_N, MPI_UINT64_T, MPI_SUM, 0, run->comm);
+}
+
+/* summary.json's metric: the members the metric table, compare and sweep read. first is the
+ * first checkpoint's record (files and per-rank seconds). */
+static json_t *ckpt_metric_json(const struct run *run, const struct ckpt_plan *p,
+				const struct ckpt_totals *t, json_t *first,
+				const struct ckpt_calls *c)
+{
+	json_t *m = json_object();
+
+	json_object_set_new(m, "checkpoint_count", json_integer(t->n));
 	json_object_set_new(m, "checkpoint_size_bytes", json_integer((json_int_t)p->total));
-	json_object_set_new(m, "checkpoint_bytes_written", json_integer((json_int_t)t.wbytes));
-	json_object_set_new(m, "checkpoint_bytes_read", json_integer((json_int_t)t.rbytes));
+	json_object_set_new(m, "checkpoint_bytes_written", json_integer((json_int_t)t->wbytes));
+	json_object_set_new(m, "checkpoint_bytes_read", json_integer((json_int_t)t->rbytes));
 	json_object_set_new(m, "checkpoint_files", json_incref(json_object_get(first, "files")));
 	json_object_set_new(m, "checkpoint_writing_ranks", json_integer(p->writers));
 	if (run->cfg.checkpoint.save) {
 		json_object_set_new(m, "checkpoint_write_bandwidth_MiB_per_second",
-				    json_real(t.n ? t.wbw_sum / t.n : 0));
+				    json_real(t->n ? t->wbw_sum / t->n : 0));
 		json_object_set_new(m, "checkpoint_write_bandwidth_min_MiB_per_second",
-				    json_real(t.wbw_min));
+				    json_real(t->wbw_min));
 		json_object_set_new(m, "checkpoint_write_bandwidth_max_MiB_per_second",
-				    json_real(t.wbw_max));
+				    json_real(t->wbw_max));
 		json_object_set_new(m, "checkpoint_time_to_durable_seconds",
-				    json_real(t.n ? t.durable_sum / t.n : 0));
+				    json_real(t->n ? t->durable_sum / t->n : 0));
 		json_object_set_new(m, "checkpoint_write_seconds_per_rank",
 				    json_incref(json_object_get(first, "write_seconds_per_rank")));
 	}
-	if (t.nread) {
+	if (t->nread) {
 		json_object_set_new(m, "checkpoint_read_bandwidth_MiB_per_second",
-				    json_real(t.rbw_sum / t.nread));
+				    json_real(t->rbw_sum / t->nread));
 		json_object_set_new(m, "checkpoint_read_bandwidth_min_MiB_per_second",
-				    json_real(t.rbw_min));
+				    json_real(t->rbw_min));
 		json_object_set_new(m, "checkpoint_read_bandwidth_max_MiB_per_second",
-				    json_real(t.rbw_max));
+				    json_real(t->rbw_max));
 		json_object_set_new(m, "checkpoint_read_seconds_per_rank",
 				    json_incref(json_object_get(first, "read_seconds_per_rank")));
 		json_object_set_new(m, "checkpoint_restore_verified",
 				    json_boolean(run->cfg.checkpoint.verify));
 	}
-	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t.delete_sum));
+	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t->delete_sum));
 	if (run->cfg.checkpoint.save) {
-		json_object_set_new(m, "checkpoint_write_latency_seconds", ckpt_latency_json(&wl));
-		json_object_set_new(m, "checkpoint_fsync_calls", json_integer((json_int_t)sync[0]));
+		json_object_set_new(m, "checkpoint_write_latency_seconds",
+				    ckpt_latency_json(&c->wl));
+		json_object_set_new(m, "checkpoint_fsync_calls",
+				    json_integer((json_int_t)c->sum[C_FSYNC]));
 		json_object_set_new(m, "checkpoint_fsync_seconds",
-				    json_real(timer_ns_to_s(sync[1])));
+				    json_real(timer_ns_to_s(c->sum[C_FSYNC_NS])));
 		json_object_set_new(m, "checkpoint_create_calls",
-				    json_integer((json_int_t)sync[6]));
+				    json_integer((json_int_t)c->sum[C_CREATE]));
 		json_object_set_new(m, "checkpoint_create_seconds",
-				    json_real(timer_ns_to_s(sync[7])));
+				    json_real(timer_ns_to_s(c->sum[C_CREATE_NS])));
 	}
-	ckpt_namespace_json(m, sync[2], sync[3], sync[4], sync[5]);
-	if (t.nread)
-		json_object_set_new(m, "checkpoint_read_latency_seconds", ckpt_latency_json(&rl));
-	json_object_set(s, "metric", m);
-	json_object_set_new(s, "checkpoints", list);
-	json_object_set_new(s, "repetitions", rj);
+	ckpt_namespace_json(m, c->sum[C_META], c->sum[C_META_NS], c->sum[C_DSYNC],
+			    c->sum[C_DSYNC_NS]);
+	if (t->nread)
+		json_object_set_new(m, "checkpoint_read_latency_seconds",
+				    ckpt_latency_json(&c->rl));
+	return m;
+}
 
+/* summary.json's checkpoint: the plan, its parallelism and each rank's bytes. */
+static json_t *ckpt_plan_json(const struct run *run, const struct ckpt_state *st)
+{
+	const struct ckpt_plan *p = &st->plan;
 	json_t *plan = json_object(), *bytes = json_array();
+
 	for (int r = 0; r < run->nranks; r++)
 		json_array_append_new(bytes, json_integer((json_int_t)p->bytes_of[r]));
 	json_object_set_new(plan, "total_bytes", json_integer((json_int_t)p->total));
@@ -279,11 +288,47 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	json_object_set_new(plan, "zero_stage", json_integer(run->cfg.checkpoint.zero_stage));
 	json_object_set_new(plan, "bytes_per_rank", bytes);
 	json_object_set_new(plan, "folder", json_string(st->folder));
-	json_object_set_new(s, "checkpoint", plan);
+	return plan;
+}
 
-	checkpoint_project(run, s, p->full);
-	json_decref(m);
+int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
+			     const struct results_ctx *ctx, const char *final_dir, bool quiet)
+{
+	struct ckpt_state *st = ckpt_of(run);
+	struct ckpt_totals t = {0};
+	struct ckpt_calls calls;
+	json_t *s = NULL, *list = NULL, *rj = NULL;
+	double *all = NULL;
+	int rc = 0;
+
+	if (run->rank == 0) {
+		all = calloc((size_t)run->nranks * V_NF, sizeof(double));
+		s = json_object();
+		list = json_array();
+		rj = json_array();
+		if (!all)
+			rc = run_fail(run, -ENOMEM, "out of memory");
+	}
+	if ((rc = agree(run, rc)) < 0) {
+		json_decref(s);
+		json_decref(list);
+		json_decref(rj);
+		free(all);
+		return rc;
+	}
+	ckpt_gather(run, reps, nreps, all, list, rj, &t);
 	free(all);
+	ckpt_calls_reduce(run, st, &calls);
+	if (run->rank != 0)
+		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
+	results_summary_head(run, ctx, s);
+	json_object_set_new(s, "storage", results_storage_json(run));
+	json_object_set_new(s, "metric",
+			    ckpt_metric_json(run, &st->plan, &t, json_array_get(list, 0), &calls));
+	json_object_set_new(s, "checkpoints", list);
+	json_object_set_new(s, "repetitions", rj);
+	json_object_set_new(s, "checkpoint", ckpt_plan_json(run, st));
+	checkpoint_project(run, s, st->plan.full);
 	rc = outputs_write_folder(run, s, ctx, final_dir, quiet);
 	json_decref(s);
 	return rc;

@@ -976,11 +976,8 @@ static int rank0_write(struct run *run, struct train_files *tf, const struct res
 	return rc;
 }
 
-int train_results_write(struct run *run, struct train_result *reps, int nreps,
-			const struct results_ctx *ctx, const char *final_dir, bool quiet)
+static void warn_if_stopped(struct run *run)
 {
-	struct report_data d = {.run = run, .min_steps = INFINITY};
-	int nep = 0, rc = 0;
 	uint64_t stopped = __atomic_load_n(&run->stopped_ns, __ATOMIC_RELAXED);
 
 	if (stopped)
@@ -989,62 +986,91 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 			 "for about %.1f s in all: the wall time of the epochs it fell in includes "
 			 "the pause",
 			 (double)stopped / 1e9);
-	results_gather_warnings(run);
-	for (int r = 0; r < nreps; r++)
-		nep += reps[r].epochs;
-	d.nep = nep;
-	if (run->rank == 0) {
-		d.ep = calloc((size_t)nep, sizeof(*d.ep));
-		d.ranks = calloc((size_t)run->nranks, sizeof(*d.ranks));
-		d.rep_rank = calloc((size_t)nreps * (size_t)run->nranks, sizeof(*d.rep_rank));
-	}
+}
+
+/* Every epoch of every repetition, folded on rank 0 into d->ep with the slowest rank's
+ * start-up of its repetition; this rank's own sums into mine, rank_wait and rank_lat.
+ * Collective: every rank leaves together, with the agreed code. */
+static int epochs_reduce(struct run *run, struct train_result *reps, int nreps,
+			 struct report_data *d, struct rank_total *mine, struct hist *rank_wait,
+			 struct hist *rank_lat)
+{
 	double *vall = run->rank == 0 ? calloc((size_t)run->nranks * R_NF, sizeof(double)) : NULL;
 	/* Start-up before the first read (index files, shared handles): the slowest rank's, per
 	 * repetition, for the DLIO-comparable throughput. */
 	double *setup = calloc((size_t)nreps, sizeof(double)),
 	       *setup_in = calloc((size_t)nreps, sizeof(double));
-	/* Every rank leaves together: the reductions below are collectives. */
 	int arc = agree(run, !setup || !setup_in ? run_fail(run, -ENOMEM, "out of memory") : 0);
+
 	if (arc < 0) {
 		free(setup);
 		free(setup_in);
 		free(vall);
-		free(d.ep);
-		free(d.ranks);
-		free(d.rep_rank);
 		return arc;
 	}
 	for (int r = 0; r < nreps; r++)
 		setup_in[r] = reps[r].setup_s;
 	MPI_Reduce(setup_in, setup, nreps, MPI_DOUBLE, MPI_MAX, 0, run->comm);
 	free(setup_in);
-	struct rank_total mine = {0};
-	struct hist rank_wait, rank_lat;
-	hist_reset(&rank_wait);
-	hist_reset(&rank_lat);
-	hist_reset(&d.lat);
-	hist_reset(&d.wait);
-
+	hist_reset(rank_wait);
+	hist_reset(rank_lat);
+	hist_reset(&d->lat);
+	hist_reset(&d->wait);
 	int k = 0;
 	for (int r = 0; r < nreps; r++) {
 		for (int e = 0; e < reps[r].epochs; e++, k++) {
 			const struct epoch_rank *er = &reps[r].per_epoch[e];
 			double v[R_NF];
 			epoch_vector(er, v);
-			rank_total_add(&mine, er);
-			hist_merge(&rank_wait, &er->wait);
-			hist_merge(&rank_lat, &er->io.latency);
+			rank_total_add(mine, er);
+			hist_merge(rank_wait, &er->wait);
+			hist_merge(rank_lat, &er->io.latency);
 			MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
 			struct hist lat, wait;
 			hist_reduce(run, &er->io.latency, &lat);
 			hist_reduce(run, &er->wait, &wait);
 			if (run->rank != 0)
 				continue;
-			epoch_total_fold(&d, &d.ep[k], vall, r, e, setup[r], &lat, &wait);
+			epoch_total_fold(d, &d->ep[k], vall, r, e, setup[r], &lat, &wait);
 		}
 	}
 	free(vall);
 	free(setup);
+	return 0;
+}
+
+static void report_data_free(struct report_data *d)
+{
+	free(d->nodes);
+	free(d->node_of);
+	free(d->ep);
+	free(d->ranks);
+	free(d->rep_rank);
+	json_decref(d->eval);
+	json_decref(d->accel);
+}
+
+int train_results_write(struct run *run, struct train_result *reps, int nreps,
+			const struct results_ctx *ctx, const char *final_dir, bool quiet)
+{
+	struct report_data d = {.run = run, .min_steps = INFINITY};
+	struct rank_total mine = {0};
+	struct hist rank_wait, rank_lat;
+	int rc = 0;
+
+	warn_if_stopped(run);
+	results_gather_warnings(run);
+	for (int r = 0; r < nreps; r++)
+		d.nep += reps[r].epochs;
+	if (run->rank == 0) {
+		d.ep = calloc((size_t)d.nep, sizeof(*d.ep));
+		d.ranks = calloc((size_t)run->nranks, sizeof(*d.ranks));
+		d.rep_rank = calloc((size_t)nreps * (size_t)run->nranks, sizeof(*d.rep_rank));
+	}
+	if ((rc = epochs_reduce(run, reps, nreps, &d, &mine, &rank_wait, &rank_lat)) < 0) {
+		report_data_free(&d);
+		return rc;
+	}
 	d.eval = eval_reduce(run, reps, nreps);
 	d.accel = accel_reduce(run, reps, nreps);
 	rank_totals_gather(run, &mine, &rank_wait, &rank_lat, d.ranks);
@@ -1060,15 +1086,9 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 	}
 	/* every rank makes the broadcast, rank 0 also after a failure */
 	MPI_Bcast(&run->rules_broken, 1, MPI_INT, 0, run->comm);
-	free(d.nodes);
-	free(d.node_of);
 	free(tl);
 	free(tlc);
 	free(tld);
-	free(d.ep);
-	free(d.ranks);
-	free(d.rep_rank);
-	json_decref(d.eval);
-	json_decref(d.accel);
+	report_data_free(&d);
 	return agree(run, rc);
 }

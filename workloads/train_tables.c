@@ -200,25 +200,32 @@ static void table_accel(FILE *f, json_t *arr)
 	}
 }
 
-void train_table_write(FILE *f, const struct report_data *d, const json_t *summary)
+/* The stripe line: what was requested and what the file system reports. */
+static void table_stripe_text(const struct config *cfg, json_t *storage, char *stripe, size_t n)
+{
+	json_t *eff = json_object_get(storage, "stripe_effective");
+
+	if (json_is_string(eff))
+		snprintf(stripe, n, "requested count %" PRId64 ", effective %s",
+			 cfg->storage.stripe_count, json_string_value(eff));
+	else if (json_is_object(eff))
+		stripe_table_text(cfg, eff, stripe, n);
+	else if (cfg->storage.stripe_count == 0 && cfg->storage.stripe_size == 0)
+		snprintf(stripe, n, "not requested (file-system default layout)");
+	else
+		snprintf(stripe, n, "requested count %" PRId64 " (not read back)",
+			 cfg->storage.stripe_count);
+}
+
+/* The run's set-up, a bullet each: ranks, dataset, storage, cache, stripe, binding, compute. */
+static void table_setup(FILE *f, const struct report_data *d, const json_t *summary)
 {
 	const struct run *run = d->run;
 	const struct config *cfg = &run->cfg;
 	json_t *storage = json_object_get(summary, "storage");
-	json_t *eff = json_object_get(storage, "stripe_effective");
 	char stripe[768];
 
-	if (json_is_string(eff))
-		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 ", effective %s",
-			 cfg->storage.stripe_count, json_string_value(eff));
-	else if (json_is_object(eff))
-		stripe_table_text(cfg, eff, stripe, sizeof(stripe));
-	else if (cfg->storage.stripe_count == 0 && cfg->storage.stripe_size == 0)
-		snprintf(stripe, sizeof(stripe), "not requested (file-system default layout)");
-	else
-		snprintf(stripe, sizeof(stripe), "requested count %" PRId64 " (not read back)",
-			 cfg->storage.stripe_count);
-
+	table_stripe_text(cfg, storage, stripe, sizeof(stripe));
 	fprintf(f, "## feedbench %s: %s\n\n", FEEDBENCH_VERSION, cfg->workload.name);
 	fprintf(f,
 		"- run: %d ranks on %d node%s (%s), %" PRId64 " epochs x %" PRId64 " repetitions\n",
@@ -249,7 +256,13 @@ void train_table_write(FILE *f, const struct report_data *d, const json_t *summa
 		", %u read threads (%s), prefetch %" PRId64 "\n\n",
 		run->accel_why, cfg->train.computation_time, cfg->reader.batch_size,
 		run->read_threads, run->read_threads_why, cfg->reader.prefetch_size);
+}
 
+/* The metric table: whole-run figures with their spread over ranks, the verdict and why. */
+static void table_metrics(FILE *f, const struct report_data *d)
+{
+	const struct run *run = d->run;
+	const struct config *cfg = &run->cfg;
 	double rmin_bw = INFINITY, rmax_bw = 0, rsum_bw = 0;
 	for (int r = 0; r < run->nranks; r++) {
 		double bw = d->ranks[r].wall > 0 ? d->ranks[r].bytes / MIB / d->ranks[r].wall : 0;
@@ -257,7 +270,6 @@ void train_table_write(FILE *f, const struct report_data *d, const json_t *summa
 		rmax_bw = fmax(rmax_bw, bw);
 		rsum_bw += bw;
 	}
-	table_accelerator(f, json_object_get(summary, "accelerator"));
 	fprintf(f, "| metric | value | per rank min / mean / max |\n|---|---|---|\n");
 	fprintf(f, "| bandwidth | %.1f MiB/s | %.1f / %.1f / %.1f MiB/s |\n", d->bw, rmin_bw,
 		rsum_bw / run->nranks, rmax_bw);
@@ -294,6 +306,11 @@ void train_table_write(FILE *f, const struct report_data *d, const json_t *summa
 		hist_quantile(&d->lat, 0.5) * 1e3, hist_quantile(&d->lat, 0.9) * 1e3,
 		hist_quantile(&d->lat, 0.99) * 1e3, hist_quantile(&d->lat, 0.999) * 1e3,
 		(double)d->lat.max_ns / 1e6);
+}
+
+/* One row per epoch of every repetition. */
+static void table_epochs(FILE *f, const struct report_data *d)
+{
 	fprintf(f, "| rep | epoch | wall s | MiB/s | IOPS | samples/s | AU %% | wait p99 ms | "
 		   "lost: wait / copy / barrier / other %% |\n"
 		   "|---|---|---|---|---|---|---|---|---|\n");
@@ -307,14 +324,26 @@ void train_table_write(FILE *f, const struct report_data *d, const json_t *summa
 		    d->ep[i].sps, d->ep[i].au, hist_quantile(&d->ep[i].wait, 0.99) * 1e3,
 		    100 * l->data_wait, 100 * l->copy, 100 * l->barrier, 100 * l->other);
 	}
-	table_eval(f, d->eval);
-	table_accel(f, d->accel);
-	json_t *warnings = json_object_get(summary, "warnings");
+}
+
+static void table_warnings(FILE *f, json_t *warnings)
+{
 	if (json_array_size(warnings)) {
 		fprintf(f, "\nWarnings:\n");
 		for (size_t i = 0; i < json_array_size(warnings); i++)
 			fprintf(f, "- %s\n", json_string_value(json_array_get(warnings, i)));
 	}
+}
+
+void train_table_write(FILE *f, const struct report_data *d, const json_t *summary)
+{
+	table_setup(f, d, summary);
+	table_accelerator(f, json_object_get(summary, "accelerator"));
+	table_metrics(f, d);
+	table_epochs(f, d);
+	table_eval(f, d->eval);
+	table_accel(f, d->accel);
+	table_warnings(f, json_object_get(summary, "warnings"));
 }
 
 int train_write_csvs(const char *dir, const struct report_data *d, const struct timeline_event *tl,
