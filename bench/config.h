@@ -220,6 +220,7 @@ struct config {
 		char name[CFG_NAME_MAX];
 		int64_t repetitions;
 		bool plots;
+		bool trace; /* per-operation trace.pfw (bench/trace.h) */
 	} output;
 	struct {
 		int nkeys;

@@ -354,6 +354,10 @@ const struct cfg_key cfg_keys[] = {
      "Times the whole training is repeated; mean, stddev, min and max are reported."},
     {"output", "plots", CFG_BOOL, OFF(output.plots), "true", NOLIM, NULL, N,
      "Render gnuplot plots into the run folder when gnuplot is installed."},
+    {"output", "trace", CFG_BOOL, OFF(output.trace), "false", NOLIM, NULL, N,
+     "Write every open, read, write, fsync, close, compute step and data wait of every rank and "
+     "thread into trace.pfw (Chrome trace events in JSON lines, dftracer's format; "
+     "docs/trace.md)."},
 
     {"sweep", "optimise", CFG_CHOICE, OFF(sweep.optimise), "bandwidth", NOLIM, optimise_choices, N,
      "Metric the sweep recommendation maximises. Other [sweep] keys are section.key = "

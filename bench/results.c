@@ -19,6 +19,7 @@
 #include "report.h"
 #include "run.h"
 #include "safefile.h"
+#include "trace.h"
 #include "../workloads/workload.h"
 #include "util.h"
 #include "verdict.h"
@@ -269,6 +270,8 @@ static int write_files(struct run *run, const char *tmp, json_t *summary,
 	*have_summary = rc == 0;
 	if (rc == 0 && fill)
 		rc = fill(tmp, arg);
+	if (rc == 0)
+		rc = trace_place(run, tmp);
 	if (rc < 0)
 		return rc;
 	if (!(m = open_memstream(&buf, &len)))

@@ -91,6 +91,8 @@ struct run {
 	char results_dir[4096]; /* rank 0: the run folder's name once written (results.c) */
 	int verbose;
 	int rules_broken; /* MLPerf Storage rules the run broke (results.c; every rank) */
+	struct trace
+	    *trace; /* [output] trace: this rank's per-operation trace (trace.h), or NULL */
 };
 
 /* Adds a warning once (same text twice is kept once). Rank 0 prints it when the run ends. */

@@ -16,6 +16,7 @@
 #include "run.h"
 #include "stop.h"
 #include "timer.h"
+#include "trace.h"
 #include "util.h"
 #include "verdict.h"
 #include "storage/fs.h"
@@ -169,23 +170,28 @@ static void run_folder(struct run *run, const struct runner_opts *o, char *dir, 
 
 /* The folder results will go to, made and checked before the first epoch: a typo in --output
  * or a read-only target must not cost the whole run. Collective. */
+static void output_parent(const struct run *run, const struct runner_opts *o, char *parent,
+			  size_t len)
+{
+	if (o->run_dir) {
+		snprintf(parent, len, "%s", o->run_dir);
+		char *slash = strrchr(parent, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(parent, len, ".");
+	} else {
+		snprintf(parent, len, "%s", o->output_dir ? o->output_dir : run->cfg.output.dir);
+	}
+}
+
 static int check_output(struct run *run, const struct runner_opts *o)
 {
 	char parent[4096];
 	int rc = 0;
 
 	if (run->rank == 0) {
-		if (o->run_dir) {
-			snprintf(parent, sizeof(parent), "%s", o->run_dir);
-			char *slash = strrchr(parent, '/');
-			if (slash)
-				*slash = '\0';
-			else
-				snprintf(parent, sizeof(parent), ".");
-		} else {
-			snprintf(parent, sizeof(parent), "%s",
-				 o->output_dir ? o->output_dir : run->cfg.output.dir);
-		}
+		output_parent(run, o, parent, sizeof(parent));
 		struct stat st;
 		rc = util_mkdirs(parent, 0755);
 		/* mkdir -p accepts an existing regular file of that name. */
@@ -231,13 +237,19 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 
 	if (!reps)
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
-	if ((rc = check_output(run, o)) < 0)
+	output_parent(run, o, dir, sizeof(dir));
+	if ((rc = check_output(run, o)) < 0 || (rc = trace_open(run, dir)) < 0)
 		goto out;
 	for (int r = 0; r < nreps && rc == 0; r++, done++)
 		rc = w->run(run, r, &reps[r]);
 	int nkeep = rc == 0 ? nreps : runner_kept(run, reps, done, rc);
 	if (nkeep == 0)
 		goto out;
+	int trc = trace_finish(run);
+	if (trc < 0) { /* a trace asked for and not written fails the run */
+		rc = trc;
+		goto out;
+	}
 	if (run->compute && run->compute_ops->describe)
 		run->compute_ops->describe(run->compute, run->info_accel);
 	util_utc_iso(ctx->end_iso, sizeof(ctx->end_iso));
@@ -269,6 +281,7 @@ out:
 		if (reps[r])
 			w->free_rep(reps[r]);
 	free(reps);
+	trace_close(run);
 	return rc;
 }
 

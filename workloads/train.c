@@ -27,6 +27,7 @@
 #include "../bench/progress.h"
 #include "../bench/run.h"
 #include "../bench/timer.h"
+#include "../bench/trace.h"
 #include "../formats/sample.h"
 #include "batch_window.h"
 #include "sampler.h"
@@ -167,6 +168,10 @@ static void step_account(struct epoch_ctx *e, struct epoch_rank *er, struct epoc
 	       tb + timer_ns_to_s(ss->t_ready - t0));
 	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(ss->t_ready - t0),
 	       tb + timer_ns_to_s(ss->t_done - t0));
+	if (e->run->trace) {
+		trace_step(e->run->trace, "data_wait", ss->prev + ss->pre_ns, ss->t_ready, step);
+		trace_step(e->run->trace, "compute", ss->t_ready, ss->t_done, step);
+	}
 	if (ss->post_ns)
 		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(ss->t_done - t0),
 		       tb + timer_ns_to_s(ss->t_end - t0));

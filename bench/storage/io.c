@@ -16,6 +16,7 @@
 
 #include "../run.h"
 #include "../timer.h"
+#include "../trace.h"
 #include "../dsfile.h"
 #include "fs.h"
 
@@ -39,6 +40,8 @@ int io_open(struct io *io, struct sfile **f, const char *path, int flags)
 		io->stats->opens++;
 		io->stats->open_ns += timer_now_ns() - t0;
 	}
+	if (run->trace)
+		trace_io(run->trace, "open", trace_cat(run->trace), t0, timer_now_ns(), path, 0, 0);
 	return 0;
 }
 
@@ -126,13 +129,18 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 			calls++;
 			pdone += (size_t)n;
 		}
+		uint64_t t1 = timer_now_ns();
 		if (io->stats) {
 			if (calls > 1)
 				io->stats->retries += calls - 1;
 			io->stats->bytes += pdone;
 			io->stats->ops++;
-			hist_add(&io->stats->latency, timer_now_ns() - t0);
+			hist_add(&io->stats->latency, t1 - t0);
 		}
+		if (io->run->trace)
+			trace_io(io->run->trace, "read",
+				 io->queue ? "io_uring" : trace_cat(io->run->trace), t0, t1,
+				 io_path(f), off + done, pdone);
 		done += pdone;
 		if (pdone < piece)
 			break; /* end of file */
@@ -174,11 +182,15 @@ int io_pwrite(struct io *io, struct sfile *f, const void *buf, size_t len, uint6
 			return run_fail(io->run, -EIO,
 					"cannot write '%s' at offset %" PRIu64 ": no progress",
 					io_path(f), off + done);
+		uint64_t t1 = timer_now_ns();
 		if (io->stats) {
 			io->stats->wbytes += (uint64_t)n;
 			io->stats->wops++;
-			hist_add(&io->stats->wlatency, timer_now_ns() - t0);
+			hist_add(&io->stats->wlatency, t1 - t0);
 		}
+		if (io->run->trace)
+			trace_io(io->run->trace, "write", trace_cat(io->run->trace), t0, t1,
+				 io_path(f), off + done, (uint64_t)n);
 		done += (size_t)n;
 	}
 	return 0;
@@ -196,6 +208,9 @@ int io_sync(struct io *io, struct sfile *f)
 		io->stats->syncs++;
 		io->stats->sync_ns += timer_now_ns() - t0;
 	}
+	if (io->run->trace)
+		trace_io(io->run->trace, "fsync", trace_cat(io->run->trace), t0, timer_now_ns(),
+			 io_path(f), 0, 0);
 	return 0;
 }
 
@@ -222,6 +237,8 @@ int io_create(struct io *io, struct sfile **f, const char *path, int flags)
 		io->stats->creates++;
 		io->stats->create_ns += timer_now_ns() - t0;
 	}
+	if (run->trace)
+		trace_io(run->trace, "open", trace_cat(run->trace), t0, timer_now_ns(), path, 0, 0);
 	return 0;
 }
 
@@ -558,9 +575,13 @@ int io_close(struct io *io, struct sfile *f)
 	if (!f)
 		return 0;
 	snprintf(path, sizeof(path), "%s", b->path);
+	uint64_t t0 = timer_now_ns();
 	rc = b->ops->close(f);
 	if (rc < 0)
 		return run_fail(io->run, rc, "cannot close '%s': %s", path, fb_strerror(rc));
+	if (io->run->trace)
+		trace_io(io->run->trace, "close", trace_cat(io->run->trace), t0, timer_now_ns(),
+			 path, 0, 0);
 	return 0;
 }
 
@@ -733,6 +754,9 @@ static void io_queue_complete(struct io *io, const struct io_completion *c, uint
 		io->stats->ops++;
 		hist_add(&io->stats->latency, now - p->t0);
 	}
+	if (io->run->trace)
+		trace_io(io->run->trace, "read", "io_uring", p->t0, now, io_path(p->f), p->off,
+			 p->len);
 }
 
 /* Sends what is queued and handles the completions of at least `min` reads. A read's latency
@@ -893,6 +917,8 @@ static int io_call_all(struct io *io, struct sfile *f, void *buf, size_t len, ui
 				"collective %s of '%s' at offset %" PRIu64
 				" moved %zd of %zu bytes",
 				what, io_path(f), off, n, len);
+	if (io->run->trace && len > 0)
+		trace_io(io->run->trace, what, "MPIIO", t0, t0 + ns, io_path(f), off, len);
 	if (!io->stats || len == 0)
 		return 0;
 	if (write) {
@@ -944,5 +970,7 @@ int io_pread_extents_all(struct io *io, struct sfile *f, void *buf,
 				io_path(f), n, off, got, len);
 	if (io->stats && len > 0)
 		io_account(io, len, ns);
+	if (io->run->trace && len > 0)
+		trace_io(io->run->trace, "read", "MPIIO", t0, t0 + ns, io_path(f), off, len);
 	return 0;
 }
