@@ -32,10 +32,10 @@ struct trace_buf {
 };
 
 struct trace {
-	uint64_t gen;  /* tells a thread's buffer of this trace from one of an earlier run */
-	uint64_t t0;   /* ns: ts 0 of this rank, taken after a barrier of all ranks */
-	int rank, fd;  /* the staging file */
-	int err;       /* first failure to write it (negative errno) */
+	uint64_t gen; /* tells a thread's buffer of this trace from one of an earlier run */
+	uint64_t t0;  /* ns: ts 0 of this rank, taken after a barrier of all ranks */
+	int rank, fd; /* the staging file */
+	int err;      /* first failure to write it (negative errno) */
 	atomic_int done;
 	pthread_mutex_t lock; /* bufs and writes to fd */
 	struct trace_buf *bufs;
@@ -146,7 +146,7 @@ static char *put_json(char *p, const char *s)
 	static const char hex[] = "0123456789abcdef";
 
 	*p++ = '"';
-	for (size_t i = 0; s[i] && i < 1024; i++) {
+	for (size_t i = 0; i < 1024 && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\') {
 			*p++ = '\\';
