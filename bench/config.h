@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../formats/registry.h"
+#include "compute/registry.h"
 #include "errors.h"
+#include "storage/registry.h"
 
 #define CFG_PATH_MAX  1024
 #define CFG_NAME_MAX  128
@@ -40,9 +43,15 @@ enum cfg_type {
 enum { FILE_ACCESS_PER_RANK, FILE_ACCESS_SHARED };
 enum { GENERATE_AUTO, GENERATE_ALWAYS, GENERATE_NEVER };
 enum { SHUFFLE_OFF, SHUFFLE_SEED, SHUFFLE_RANDOM };
-enum { BACKEND_POSIX, BACKEND_MPIIO, BACKEND_NULL, BACKEND_FAULTY, BACKEND_URING };
+/* [storage] backend: BACKEND_<NAME>, one per back-end of the list in storage/registry.h. */
+#define BACKEND_ENUM(name, NAME) BACKEND_##NAME,
+enum { FEEDBENCH_BACKENDS(BACKEND_ENUM) BACKEND_COUNT };
+#undef BACKEND_ENUM
 enum { PAGE_CACHE_KEEP, PAGE_CACHE_EVICT, PAGE_CACHE_DROP };
-enum { ACCEL_AUTO, ACCEL_CPU, ACCEL_CUDA };
+/* [train] accelerator: auto, then ACCEL_<NAME> per plug-in of the list in compute/registry.h. */
+#define ACCEL_ENUM(name, NAME) ACCEL_##NAME,
+enum { ACCEL_AUTO, FEEDBENCH_ACCELERATORS(ACCEL_ENUM) ACCEL_COUNT };
+#undef ACCEL_ENUM
 enum { HDF5_TRANSFER_INDEPENDENT, HDF5_TRANSFER_COLLECTIVE };
 enum { NPZ_READ_SAMPLE, NPZ_READ_WHOLE };
 enum { CKPT_LAYOUT_DCP, CKPT_LAYOUT_SINGLE };

@@ -18,16 +18,19 @@
 static const char *const file_access_choices[] = {"per_rank", "shared", NULL};
 static const char *const generate_choices[] = {"auto", "always", "never", NULL};
 static const char *const shuffle_choices[] = {"off", "seed", "random", NULL};
-static const char *const backend_choices[] = {"posix", "mpiio", "null", "faulty", "uring", NULL};
+/* The plug-in choices come from the registries' lists (storage/registry.h, compute/registry.h,
+ * formats/registry.h), like the workload choices: one list per kind. */
+#define PLUGIN_NAME(name, ...) #name,
+static const char *const backend_choices[] = {FEEDBENCH_BACKENDS(PLUGIN_NAME) NULL};
 static const char *const page_cache_choices[] = {"keep", "evict", "drop", NULL};
-static const char *const accel_choices[] = {"auto", "cpu", "cuda", NULL};
+static const char *const accel_choices[] = {"auto", FEEDBENCH_ACCELERATORS(PLUGIN_NAME) NULL};
 static const char *const transfer_choices[] = {"independent", "collective", NULL};
 static const char *const npz_read_choices[] = {"sample", "whole", NULL};
 static const char *const optimise_choices[] = {"bandwidth", "au", "samples_per_s", NULL};
 static const char *const ckpt_layout_choices[] = {"dcp", "single", NULL};
 static const char *const ckpt_mode_choices[] = {"blocking", "async", NULL};
-static const char *const format_choices[] = {"raw",	"npy",	"npz",	"hdf5", "tfrecord", "wds",
-					     "parquet", "zarr", "jpeg", "png",	"mds",	    NULL};
+static const char *const format_choices[] = {FEEDBENCH_FORMATS(PLUGIN_NAME) NULL};
+#undef PLUGIN_NAME
 static const char *const zarr_codec_choices[] = {"none", "blosc", "zstd", "gzip", NULL};
 static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
 

@@ -1,5 +1,7 @@
-/* The only place that knows which formats exist. One line per format. */
+/* The registry of formats, generated from the one list in registry.h (FEEDBENCH_FORMATS), as are
+ * the choices of [dataset] format: a format is added there, nowhere else. */
 #include "format.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,22 +10,13 @@
 #include "../bench/run.h"
 #include "../bench/storage/storage.h"
 
-extern const struct format_ops raw_format;
-extern const struct format_ops npy_format;
-extern const struct format_ops npz_format;
-extern const struct format_ops wds_format;
-extern const struct format_ops hdf5_format;
-extern const struct format_ops tfrecord_format;
-extern const struct format_ops parquet_format;
-extern const struct format_ops jpeg_format;
-extern const struct format_ops png_format;
-extern const struct format_ops zarr_format;
-extern const struct format_ops mds_format;
+#define FORMAT_DECLARE(name) extern const struct format_ops name##_format;
+FEEDBENCH_FORMATS(FORMAT_DECLARE)
+#undef FORMAT_DECLARE
 
-const struct format_ops *const format_registry[] = {
-    &raw_format,     &npy_format,  &npz_format,	 &wds_format, &hdf5_format, &tfrecord_format,
-    &parquet_format, &zarr_format, &jpeg_format, &png_format, &mds_format,  NULL,
-};
+#define FORMAT_ENTRY(name) &name##_format,
+const struct format_ops *const format_registry[] = {FEEDBENCH_FORMATS(FORMAT_ENTRY) NULL};
+#undef FORMAT_ENTRY
 
 const struct format_ops *format_find(const char *name)
 {

@@ -1,18 +1,20 @@
-/* The only place that knows which storage back-ends exist. One line per back-end. */
+/* The registry of storage back-ends, generated from the one list in registry.h
+ * (FEEDBENCH_BACKENDS), as are the enum BACKEND_* and the choices of [storage] backend: a back-end
+ * is added there, nowhere else. */
 #include "storage.h"
+#include "registry.h"
 
 #include <stdio.h>
 #include <string.h>
 
-extern const struct storage_ops posix_storage;
-extern const struct storage_ops mpiio_storage;
-extern const struct storage_ops null_storage;
-extern const struct storage_ops faulty_storage;
-extern const struct storage_ops uring_storage;
+#define BACKEND_DECLARE(name, NAME) extern const struct storage_ops name##_storage;
+FEEDBENCH_BACKENDS(BACKEND_DECLARE)
+#undef BACKEND_DECLARE
 
-const struct storage_ops *const storage_registry[] = {
-    &posix_storage, &mpiio_storage, &null_storage, &faulty_storage, &uring_storage, NULL,
-};
+/* In the list's order, which is the enum's: storage_registry[BACKEND_<NAME>] is <name>. */
+#define BACKEND_ENTRY(name, NAME) &name##_storage,
+const struct storage_ops *const storage_registry[] = {FEEDBENCH_BACKENDS(BACKEND_ENTRY) NULL};
+#undef BACKEND_ENTRY
 
 const struct storage_ops *storage_find(const char *name)
 {

@@ -222,6 +222,22 @@ list)
 		if (col && c != col) { print "row out of line: " $0; bad = 1 } col = c }
 		/ $/ { print "trailing blank: " $0; bad = 1 } END { exit bad }' "$T/out" ||
 		fail "the columns of feedbench list are not aligned"
+	# Each section lists exactly the choices of its key in `feedbench keys`, in order (one
+	# list per kind: tests/unit/test_plugins.c checks the enums and the parser against it).
+	cp "$T/out" "$T/list"
+	fb keys
+	expect 0
+	for pair in "workloads:type:" "formats:format:" "storage back-ends:backend:" \
+		"accelerators:accelerator:auto, "; do
+		head=${pair%%:*} rest=${pair#*:} key=${rest%%:*} lead=${rest#*:}
+		shown=$(awk -v h="$head" 'index($0, h ":") == 1 || index($0, h " (") == 1 { on = 1; next }
+			/^[a-z]/ { on = 0 } on && /^  [a-z]/ { printf "%s%s", n++ ? ", " : "", $1 }' \
+			"$T/list")
+		choices=$(grep -m1 "^| \`$key\` |" "$T/out" | awk -F' [|] ' '{ print $4 }')
+		[ -n "$shown" ] || fail "feedbench list shows no $head"
+		[ "$lead$shown" = "$choices" ] ||
+			fail "feedbench list shows $head '$shown', feedbench keys $key '$choices'"
+	done
 	;;
 effective_roundtrip)
 	# The effective config that validate prints (and every run folder keeps as config.ini)
