@@ -101,11 +101,12 @@ static void test_enums_are_the_registry(void **state)
 	static const struct {
 		int value;
 		const char *name;
-	} backends[] = {
+	} backends[] =
+	    {
 #define BACKEND_ROW(name, NAME) {BACKEND_##NAME, #name},
-	    FEEDBENCH_BACKENDS(BACKEND_ROW)
+		FEEDBENCH_BACKENDS(BACKEND_ROW)
 #undef BACKEND_ROW
-	},
+	    },
 	  accels[] = {
 #define ACCEL_ROW(name, NAME) {ACCEL_##NAME, #name},
 	      FEEDBENCH_ACCELERATORS(ACCEL_ROW)
