@@ -18,6 +18,7 @@
 #include "agree.h"
 #include "report.h"
 #include "run.h"
+#include "storage/storage.h"
 #include "safefile.h"
 #include "trace.h"
 #include "../workloads/workload.h"

@@ -15,13 +15,16 @@
 #include "config.h"
 #include "errors.h"
 #include "stats.h"
-#include "storage/storage.h"
-#include "compute/compute.h"
-#include "../formats/format.h"
 #include "dsfile.h"
 
+/* The plug-ins a run uses, by pointer: a file that calls one includes its header
+ * (bench/storage/storage.h, formats/format.h, bench/compute/compute.h, workloads/workload.h). */
 struct fs_sys; /* bench/storage/fs_sys.h */
 struct workload_ops;
+struct storage_ops;
+struct format_ops;
+struct compute_ops;
+struct compute;
 
 /* Who can set a layout on the data folder's file system (bench/storage/stripe*.c). */
 enum fs_striper { FS_STRIPER_NONE, FS_STRIPER_LUSTRE, FS_STRIPER_CEPH };

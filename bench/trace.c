@@ -16,6 +16,7 @@
 
 #include "agree.h"
 #include "run.h"
+#include "storage/storage.h"
 #include "timer.h"
 #include "util.h"
 

@@ -29,6 +29,7 @@
 
 #include "../bench/child.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"

@@ -10,6 +10,8 @@
 #include "sample.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
+#include "format.h"
 
 void image_dims(uint64_t len, uint32_t *width, uint32_t *height)
 {

@@ -27,6 +27,7 @@
 #include "sample.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/timer.h"
 
 #define JPEG_TAG     "feedbench"

@@ -24,6 +24,7 @@
 #include "sample.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 #define MDS_MAX_COLS	256
 #define MDS_SIZE_LIMIT	(1u << 26) /* MDSWriter's default size_limit, recorded in the config */

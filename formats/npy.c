@@ -16,6 +16,7 @@
 #include "format.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 /* ---- generation ----------------------------------------------------------------------- */
 

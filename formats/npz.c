@@ -31,6 +31,7 @@
 #include "npy.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 #define NPZ_EOCD_BYTES	     22
 #define NPZ_EOCD64_BYTES     56

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "build_config.h"
 
 static const char *const pq_globs[] = {".parquet", NULL};

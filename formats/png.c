@@ -26,6 +26,7 @@
 #include "sample.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/timer.h"
 
 static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};

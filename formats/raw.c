@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "sample.h"
 
 struct raw_gen {

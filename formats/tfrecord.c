@@ -26,6 +26,7 @@
 
 #include "example.pb-c.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 /* ---- framing ------------------------------------------------------------------------------- */
 

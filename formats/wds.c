@@ -26,6 +26,7 @@
 #include "format.h"
 #include "../bench/errors.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 
 #define WDS_BLOCK	512
 #define WDS_CHUNK	(1u << 20)  /* stream read size when transfer_size = 0 */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "build_config.h"
 
 static const char *const zarr_globs[] = {".zarr", NULL};

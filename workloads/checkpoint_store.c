@@ -17,6 +17,7 @@
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"

@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
+#include "../formats/format.h"
 
 struct coll_range {
 	uint64_t off;

@@ -10,6 +10,8 @@
 
 #include "../bench/agree.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
+#include "../formats/format.h"
 #include "../formats/sample.h"
 
 /* Shared files read in list order (no shuffle) by independent reads: rank r reads the

@@ -16,6 +16,8 @@
 #include "../bench/agree.h"
 #include "../bench/progress.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
+#include "../formats/format.h"
 #include "../bench/storage/fs.h"
 #include "../bench/safefile.h"
 #include "../bench/util.h"

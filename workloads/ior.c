@@ -33,6 +33,7 @@
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/timer.h"
 #include "workload.h"
 

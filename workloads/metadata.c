@@ -23,6 +23,7 @@
 #include "../bench/rng.h"
 #include "../bench/safefile.h"
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "../bench/timer.h"
 #include "workload.h"
 

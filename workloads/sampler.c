@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../bench/run.h"
+#include "../formats/format.h"
 #include "../bench/timer.h"
 #include "../formats/sample.h"
 

@@ -19,6 +19,7 @@
 #include "../bench/cpus.h"
 #include "../bench/progress.h"
 #include "../bench/run.h"
+#include "../formats/format.h"
 #include "../bench/timer.h"
 #include "../formats/sample.h"
 

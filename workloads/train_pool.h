@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "../bench/run.h"
+#include "../bench/storage/storage.h"
 #include "batch_window.h"
 #include "sampler.h"
 #include "workloads.h"

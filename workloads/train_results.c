@@ -10,7 +10,10 @@
 #include <sys/resource.h>
 
 #include "../bench/agree.h"
+#include "../bench/compute/compute.h"
 #include "../bench/outputs.h"
+#include "../bench/storage/storage.h"
+#include "../formats/format.h"
 #include "checkpoint.h"
 #include "dataset.h"
 

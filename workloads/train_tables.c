@@ -8,6 +8,9 @@
 
 #include "build_config.h"
 
+#include "../bench/storage/storage.h"
+#include "../formats/format.h"
+
 static void table_eval(FILE *f, json_t *ev);
 
 void decode_figures_of(const struct epoch_total *ep, int n, const struct lost_time *lost,

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../run.h"
+#include "storage.h"
 #include "../safefile.h"
 
 /* Largest count handed to one MPI call (counts are int); the wrappers loop over the rest. */

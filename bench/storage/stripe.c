@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../run.h"
+#include "../../formats/format.h"
 
 /* Lustre requires stripe sizes in multiples of 64 KiB. */
 #define STRIPE_SIZE_UNIT 65536ull

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../run.h"
+#include "../../formats/format.h"
 
 #define CEPH_XATTR_FILE "ceph.file.layout"
 #define CEPH_XATTR_DIR	"ceph.dir.layout"

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../run.h"
+#include "../../formats/format.h"
 
 #define PFL_ALIGN 65536ull
 

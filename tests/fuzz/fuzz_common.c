@@ -17,6 +17,7 @@
 #include <sanitizer/lsan_interface.h>
 
 #include "run.h"
+#include "../../formats/format.h"
 #include "storage/storage.h"
 #include "../formats/format.h"
 #include "../workloads/dataset.h"

@@ -20,6 +20,7 @@
 
 #include "alloc_count.h"
 #include "bench/run.h"
+#include "formats/format.h"
 #include "workloads/dataset.h"
 
 /* A run as the runner has it before the layout: rank `rank` of `nranks`. */

@@ -28,6 +28,7 @@
 #include <mpi.h>
 
 #include "bench/run.h"
+#include "bench/storage/storage.h"
 #include "bench/storage/mpiio.h"
 
 #define PIECE 4096

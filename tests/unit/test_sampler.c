@@ -22,6 +22,7 @@
 
 #include "alloc_count.h"
 #include "bench/run.h"
+#include "formats/format.h"
 #include "workloads/dataset.h"
 #include "workloads/sampler.h"
 

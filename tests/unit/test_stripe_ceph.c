@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "bench/run.h"
+#include "formats/format.h"
 #include "bench/storage/fs.h"
 #include "bench/storage/fs_sys.h"
 
