@@ -504,8 +504,10 @@ interrupt)
 progress_live)
 	# Under mpiexec with the output to a pipe (a log), the run header and one line per
 	# epoch arrive while the run goes on, not all at the end. Lines are stamped as they arrive;
-	# the header must come before the first epoch line, and the first epoch line must come
-	# at least half an epoch's measured time (summary.json) before the run ends.
+	# the header must come before the first epoch line, and both must come at least half of
+	# the last two epochs' measured time (summary.json) before the run ends: output held back
+	# until exit fails that. (How long before the first epoch line the header arrives depends
+	# on how mpiexec's forwarding is scheduled on a busy machine, so it is not asserted.)
 	fb 2 generate
 	expect_rc 0
 	"$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$BASE" --set "dataset.data_dir=$T/data" \
@@ -527,7 +529,8 @@ def first(text):
 walls = [e["wall_seconds"] for e in json.load(open(sys.argv[2]))["epochs"]]
 head = first("feedbench: tiny: 2 ranks on 1 node, 3 epochs")
 e1, e3, end = first("epoch 1/3 done"), first("epoch 3/3 done"), first("END")
-assert head < e1 - 0.5 * walls[0], (head, e1, walls)
+assert head < e1, (head, e1, walls)
+assert head < end - 0.5 * (walls[1] + walls[2]), (head, end, walls)
 assert e1 < end - 0.5 * (walls[1] + walls[2]), (e1, end, walls)
 assert e1 < e3, (e1, e3)
 assert sum(1 for _, l in lines if "done in" in l) == 3, "one line per epoch, rank 0 only"
