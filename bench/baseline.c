@@ -293,7 +293,7 @@ static int bl_install(const char *tmp, const char *final, const char *dir, const
 		 * the old one the temporary name, then goes. */
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
 			util_remove_tree(tmp);
-			return util_fsync_dir(dir);
+			return safe_sync_dir(dir);
 		}
 		if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
 			return -errno;
@@ -316,7 +316,7 @@ static int bl_install(const char *tmp, const char *final, const char *dir, const
 		/* Another save of the same name since the check: never replaced. */
 		return safe_rename_noreplace(tmp, final);
 	}
-	return util_fsync_dir(dir);
+	return safe_sync_dir(dir);
 }
 
 static void bl_free_sides(struct cmp_side *sides, int n)

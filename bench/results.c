@@ -101,23 +101,13 @@ static json_t *host_json(void)
 static int write_text(const char *dir, const char *name, const char *text)
 {
 	char path[4096];
-	size_t len = strlen(text), done = 0;
-	int fd, rc = 0;
+	int fd, rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
+	rc = safe_write_all(fd, text, strlen(text));
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
@@ -142,10 +132,8 @@ static int sync_folder(const char *dir)
 			rc = -errno;
 		close(fd);
 	}
-	if (rc == 0 && fsync(dirfd(d)) < 0)
-		rc = -errno;
 	closedir(d);
-	return rc;
+	return rc ? rc : safe_sync_dir(dir);
 }
 
 /* Closes an open_memstream (which only then publishes its buffer) and writes it out. */

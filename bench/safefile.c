@@ -55,19 +55,26 @@ const char *safe_kind(unsigned mode)
 	}
 }
 
-static int fsync_parent(const char *path)
+int safe_sync_dir(const char *dir)
 {
-	char dir[4096];
-	int fd, rc = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fsync(fd) < 0 && errno != EINVAL)
 		rc = -errno;
 	close(fd);
 	return rc;
+}
+
+/* The folder holding path, to disk (after a rename into it). */
+static int fsync_parent(const char *path)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	return safe_sync_dir(dirname(dir));
 }
 
 /* Six random characters for a temporary name (from getrandom; the pid when it has none). */
@@ -107,8 +114,7 @@ static int create_temp(const char *path, char *tmp, size_t len)
 	return -EEXIST;
 }
 
-/* Writes all of data to fd; 0 or -errno. */
-static int write_all(int fd, const void *data, size_t len)
+int safe_write_all(int fd, const void *data, size_t len)
 {
 	size_t done = 0;
 
@@ -198,7 +204,7 @@ static int write_stream(const char *path, const void *data, size_t len)
 		return -FB_ENOTREG;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	rc = write_all(fd, data, len);
+	rc = safe_write_all(fd, data, len);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
@@ -217,7 +223,7 @@ int safe_write_atomic(const char *path, const void *data, size_t len)
 	fd = create_temp(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
-	rc = write_all(fd, data, len);
+	rc = safe_write_all(fd, data, len);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)

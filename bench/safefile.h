@@ -48,6 +48,15 @@ int safe_tmpdir(const char *parent, const char *base, char *out, size_t len);
 /* Claims path with mkdir: -EEXIST when anything holds the name. 0 or -errno. */
 int safe_claim_dir(const char *path, unsigned mode);
 
+/* The one folder fsync: fsync(2) of dir, opened O_DIRECTORY (after a rename or a create in
+ * it). A file system that cannot fsync a folder (EINVAL) makes its entries durable otherwise
+ * (or never): no error, as fsync(2) documents. 0 or -errno. */
+int safe_sync_dir(const char *dir);
+
+/* The one full-write loop: write(2) until all of data is written, a short write continued and
+ * EINTR retried; a write of 0 bytes is -EIO. 0 or -errno. */
+int safe_write_all(int fd, const void *data, size_t len);
+
 /* Renames from to to, never replacing what holds the name to (-EEXIST), then fsyncs the
  * folder of to. Works for files and folders. 0 or -errno. */
 int safe_rename_noreplace(const char *from, const char *to);

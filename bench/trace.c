@@ -16,6 +16,7 @@
 
 #include "agree.h"
 #include "run.h"
+#include "safefile.h"
 #include "storage/storage.h"
 #include "timer.h"
 #include "util.h"
@@ -54,25 +55,10 @@ const char *trace_cat(const struct trace *t)
 	return t->cat;
 }
 
-/* Writes all of buf to fd; 0 or a negative errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Under t->lock: the buffer's lines go to the staging file, whole. */
 static void buf_write(struct trace *t, struct trace_buf *b)
 {
-	int rc = b->len ? write_all(t->fd, b->data, b->len) : 0;
+	int rc = b->len ? safe_write_all(t->fd, b->data, b->len) : 0;
 
 	if (rc < 0 && t->err == 0)
 		t->err = rc;
@@ -242,7 +228,7 @@ static void put_process_name(struct trace *t, struct run *run)
 			 run->rank, run->rank, run->hostname);
 
 	if (n > 0 && (size_t)n < sizeof(line))
-		t->err = write_all(t->fd, line, (size_t)n);
+		t->err = safe_write_all(t->fd, line, (size_t)n);
 }
 
 static int trace_make(struct run *run, const char *dir, uint64_t tag)
@@ -332,7 +318,7 @@ static int take_rank(struct trace *t, MPI_Comm comm, int r, int out, char *chunk
 				MPI_Recv(chunk, (int)n, MPI_CHAR, r, 72, comm, MPI_STATUS_IGNORE);
 		}
 		if (n > 0 && rc == 0 && out >= 0)
-			rc = write_all(out, chunk, (size_t)n);
+			rc = safe_write_all(out, chunk, (size_t)n);
 	} while (n > 0);
 	return n < 0 ? (int)n : rc;
 }
@@ -347,14 +333,14 @@ static int gather(struct run *run, struct trace *t, char *chunk)
 		rc = run_fail(run, -errno, "cannot write the trace '%s': %s", t->merged,
 			      strerror(errno));
 	else
-		rc = write_all(out, "[\n", 2);
+		rc = safe_write_all(out, "[\n", 2);
 	for (int r = 0; r < run->nranks; r++) {
 		int rrc = take_rank(t, run->comm, r, out, chunk);
 		if (rrc < 0 && rc == 0)
 			rc = run_fail(run, rrc, "cannot gather the trace of rank %d into '%s': %s",
 				      r, t->merged, strerror(-rrc));
 	}
-	if (rc == 0 && (rc = write_all(out, "]\n", 2)) < 0)
+	if (rc == 0 && (rc = safe_write_all(out, "]\n", 2)) < 0)
 		run_fail(run, rc, "cannot write the trace '%s': %s", t->merged, strerror(-rc));
 	if (out >= 0 && close(out) < 0 && rc == 0)
 		rc = run_fail(run, -errno, "cannot write the trace '%s': %s", t->merged,

@@ -37,19 +37,6 @@ int util_mkdirs(const char *path, unsigned mode)
 	return 0;
 }
 
-int util_fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0 && errno != EINVAL)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;

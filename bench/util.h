@@ -8,8 +8,6 @@
 
 /* mkdir -p; 0 or -errno. */
 int util_mkdirs(const char *path, unsigned mode);
-/* fsync a folder (after renames into it). */
-int util_fsync_dir(const char *dir);
 /* rm -r; 0 or -errno. */
 int util_remove_tree(const char *path);
 /* Current UTC time as ISO-8601 ("2026-11-30T10:41:07Z") and compact ("20261130T104107Z"). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../run.h"
+#include "../safefile.h"
 #include "../timer.h"
 #include "../trace.h"
 #include "../dsfile.h"
@@ -282,20 +283,12 @@ int storage_call_rename(const struct storage_ops *ops, const char *from, const c
 	return rename(from, to) < 0 ? -errno : 0;
 }
 
-/* POSIX: a file system that cannot fsync a folder (EINVAL) makes its entries durable
- * otherwise (or never): no error, as fsync(2) documents. */
+/* POSIX: the folder fsync of safefile.h (EINVAL, a file system that cannot, is no error). */
 int storage_call_sync_dir(const struct storage_ops *ops, const char *path, struct run *run)
 {
-	int fd, rc;
-
 	if (ops->sync_dir)
 		return ops->sync_dir(path, run);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	rc = fsync(fd) < 0 && errno != EINVAL ? -errno : 0;
-	close(fd);
-	return rc;
+	return safe_sync_dir(path);
 }
 
 int io_mkdir(struct io *io, const char *path, unsigned mode)
