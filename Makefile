@@ -28,7 +28,7 @@ DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhd
 
 # The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.
 LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 util-linux \
-	uuid-runtime procps slurmctld slurmd slurm-client
+	uuid-runtime procps slurmctld slurmd slurm-client radosgw curl
 
 # DLIO 2.0 beside feedbench (tests/perf/dlio_side_by_side.sh): CPU torch and mpi4py built against
 # the system Open MPI; DLIO itself goes into build/dlio-venv with pip. Not part of `make deps`.

@@ -5,7 +5,7 @@
 # (ctest fixtures) and by `make lab-up` / `make lab-down`.
 #
 # usage: lab.sh up | down | status | check | env | ceph ARGS... | exec HOST CMD... |
-#               mpirun ARGS... | osd-of-file PATH
+#               mpirun ARGS... | osd-of-file PATH | s3 /BUCKET[/KEY] CURL-ARGS... | rgw-admin ARGS... | rgw-gc
 #
 # All state lives under $FEEDBENCH_LAB_DIR (default /tmp/feedbench-lab-<id>); every network
 # namespace is named fblab-<id>-*, so several labs (two build trees) never meet. Addresses
@@ -19,7 +19,9 @@
 #                               FEEDBENCH_LAB_OSD_MIBS MiB/s by tc tbf
 #   fblab-ID-h1/h2 10.213.0.101/102  emulated hosts labh1, labh2: one ceph-fuse client each,
 #                               mounted at $LAB/mnt/<host>; ranks see it at $LAB/cephfs
-#   fblab-ID-head  10.213.0.100 where mpirun runs (so its daemons reach it over TCP)
+#   fblab-ID-head  10.213.0.100 where mpirun runs (so its daemons reach it over TCP); radosgw
+#                               (Ceph's S3 gateway, port 7480) on the same RADOS cluster, so its
+#                               objects sit behind the same rate-limited OSD links
 #
 # Exit status: 0 done, 1 failed, 77 the lab cannot run here (the reason is printed and kept in
 # $LAB/skip-reason, and the lab tests report SKIPPED with it).
@@ -36,6 +38,10 @@ HOSTS="h1 h2"
 NET=10.213.0
 MON_IP=$NET.1
 CONF=$LAB/ceph.conf
+RGW_ADDR=$NET.100
+RGW_PORT=7480
+RGW_NAME=client.rgw.lab
+RGW_BUCKET=fblab
 SKIP=77
 
 log() { echo "lab: $*" >&2; }
@@ -62,7 +68,7 @@ why_not() {
 		return
 	}
 	for b in ceph-mon ceph-osd ceph-mds ceph-fuse ceph monmaptool ceph-authtool setfattr \
-		getfattr ip tc nsenter unshare uuidgen mpirun; do
+		getfattr ip tc nsenter unshare uuidgen mpirun radosgw radosgw-admin osdmaptool curl; do
 		command -v "$b" >/dev/null 2>&1 || {
 			echo "'$b' is not installed (make lab-deps installs the lab's packages)"
 			return
@@ -255,6 +261,11 @@ debug ms = 0
 client oc = false
 client readahead max bytes = 16777216
 fuse default permissions = false
+[$RGW_NAME]
+rgw frontends = beast endpoint=$RGW_ADDR:$RGW_PORT
+ms mon client mode = crc
+rgw data = $LAB/rgw/data
+rgw gc obj min wait = 0
 EOF
 }
 
@@ -437,6 +448,93 @@ slurm_cli() { # sinfo, srun, ...: from the head node
 
 slurm_idle() { [ "$(slurm_cli sinfo -h -o %t -N | grep -c idle)" = 2 ]; }
 
+# radosgw, Ceph's S3 gateway, in the head namespace on the lab's own RADOS cluster: an object's
+# data lands in the default.rgw.buckets.data pool on the same OSDs, behind the same shaped
+# links. `ms mon client mode = crc` (in its section): with the lab's auth none radosgw cannot
+# log in to the monitor without it (get_initial_auth_request returned -13, then a 300 s hang).
+# Its first start creates its 7 pools. One user with keys made up at each start, one bucket
+# (fblab); what clients need goes into the lab's env (lab.sh env) and $LAB/rgw/credentials
+# (AWS shared credentials file), mode 600. Runs in the background while the hosts mount
+# and Slurm starts; a radosgw that does not come up leaves the rest of the lab up, its reason in
+# $LAB/rgw/failed (the S3 lab tests fail with it).
+start_rgw() {
+	local t0 t1 t2 ak sk
+	trap - EXIT
+	t0=$(date +%s.%N)
+	mkdir -p "$LAB/rgw/data"
+	rgw_data_pool
+	t1=$(date +%s.%N)
+	nsx head radosgw -c "$CONF" -n "$RGW_NAME" >"$LAB/log/start-rgw.log" 2>&1 ||
+		die "radosgw did not start (log/$RGW_NAME.log)"
+	wait_for 90 "radosgw answering at $RGW_ADDR:$RGW_PORT" \
+		nsx head curl -sf -o /dev/null "http://$RGW_ADDR:$RGW_PORT/"
+	t2=$(date +%s.%N)
+	ak=FBLAB$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
+	sk=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
+	(
+		umask 077
+		printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" \
+			>"$LAB/rgw/credentials"
+		printf 'user = "%s:%s"\naws-sigv4 = "aws:amz:default:s3"\nheader = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n' \
+			"$ak" "$sk" >"$LAB/rgw/curl.conf"
+		printf 'S3_ENDPOINT=http://%s:%s\nS3_REGION=default\nS3_BUCKET=%s\nAWS_SHARED_CREDENTIALS_FILE=%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
+			"$RGW_ADDR" "$RGW_PORT" "$RGW_BUCKET" "$LAB/rgw/credentials" "$ak" "$sk" >"$LAB/rgw/env"
+	)
+	# the keys go to radosgw-admin's command line (lab-only keys), its answer (the keys again)
+	# nowhere
+	rgw_admin user create --uid=fblab --display-name="feedbench lab" --access-key="$ak" \
+		--secret-key="$sk" >/dev/null || die "radosgw-admin user create failed"
+	# the first request right after the user is made may still be refused (403)
+	wait_for 20 "the bucket $RGW_BUCKET created" s3 "/$RGW_BUCKET" -sSf -X PUT -o /dev/null
+	# seconds: data pool ready, radosgw answering, user and bucket made (from t0)
+	echo "$t0 $t1 $t2 $(date +%s.%N)" >"$LAB/rgw/start-times"
+	touch "$LAB/rgw/up"
+}
+
+# radosgw-admin as radosgw's own client name (its configuration section), without an admin
+# socket (radosgw's own is at that name's path)
+# rgw's data pool, made before radosgw starts (it would make it at the first PUT) with its PGs
+# spread evenly over the OSDs (tests/lab/s3_lab.py data-pool: pg-upmap entries computed by
+# osdmaptool, as a real cluster's balancer does). CRUSH alone gave the 32 PGs as 9/8/4/11:
+# one OSD held a third of every object, another an eighth.
+rgw_data_pool() {
+	nsx mon timeout 60 /usr/bin/python3 "$HERE/s3_lab.py" data-pool --conf "$CONF" \
+		--dir "$LAB/rgw" >"$LAB/log/rgw-pool.log" 2>&1 ||
+		die "rgw's data pool: $(tail -n 1 "$LAB/log/rgw-pool.log") (log/rgw-pool.log)"
+}
+
+# radosgw-admin as radosgw's own client name (its configuration section), without an admin
+# socket (radosgw's own is at that name's path)
+# rgw's data pool, made before radosgw starts (it would make it at the first PUT) with its PGs
+# spread evenly over the OSDs by pg-upmap entries, as a real cluster's balancer does; osdmaptool
+# computes them (the lab runs no manager). CRUSH alone gave the 32 PGs as 9/8/4/11: one OSD
+# held a third of every object, another an eighth.
+rgw_data_pool() {
+	local pool=default.rgw.buckets.data
+	# several commands through one ceph CLI (it reads them from its input): each start of the
+	# CLI costs about a second on a loaded machine
+	printf '%s\n' "osd pool create $pool 32" "osd pool application enable $pool rgw" \
+		"osd set-require-min-compat-client luminous" |
+		ceph_cli >"$LAB/log/rgw-pool.log" 2>&1 || die "creating $pool failed (log/rgw-pool.log)"
+	ceph_cli osd getmap -o "$LAB/rgw/osdmap" >/dev/null 2>&1 || die "osd getmap failed"
+	osdmaptool "$LAB/rgw/osdmap" --upmap "$LAB/rgw/upmap" --upmap-pool $pool \
+		--upmap-deviation 1 --upmap-max 32 >"$LAB/log/rgw-upmap.log" 2>&1 ||
+		die "osdmaptool --upmap failed (log/rgw-upmap.log)"
+	# its lines are "ceph osd pg-upmap-items PG FROM TO"
+	sed 's/^ceph //' "$LAB/rgw/upmap" | ceph_cli >>"$LAB/log/rgw-pool.log" 2>&1 ||
+		die "pg-upmap-items failed (log/rgw-pool.log)"
+}
+
+rgw_admin() { nsx head timeout 60 radosgw-admin -c "$CONF" -n "$RGW_NAME" --admin-socket '' "$@"; }
+
+# s3 /BUCKET[/KEY] CURL-ARGS...: curl from the head namespace on that path of the lab's
+# endpoint, signed with the lab user's keys (SigV4).
+s3() {
+	local path=$1
+	shift
+	nsx head curl -K "$LAB/rgw/curl.conf" "$@" "http://$RGW_ADDR:$RGW_PORT$path"
+}
+
 mounted() { awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts; }
 
 # watch OWNER TTL: tear the lab down when process OWNER (the ctest that started it) is gone or
@@ -467,7 +565,7 @@ up() {
 		return 0
 	fi
 	down >/dev/null 2>&1 # whatever a killed run left behind
-	mkdir -p "$LAB"/{run,log,mon,osd,mds,mnt,cephfs}
+	mkdir -p "$LAB"/{run,log,mon,osd,mds,mnt,cephfs,rgw}
 	FSID=$(uuidgen)
 	if [ -n "$owner" ]; then
 		touch "$LAB/starting"
@@ -481,15 +579,28 @@ up() {
 	start_mon
 	start_osds
 	start_fs
+	# after the file system's pools, so that they keep their ids (CRUSH places a pool's PGs
+	# by its id: the CephFS placements stay what they were without radosgw)
+	start_rgw >"$LAB/log/rgw-up.log" 2>&1 &
+	local rgw_pid=$!
 	mount_hosts
 	start_slurm
+	if ! wait "$rgw_pid"; then
+		echo "radosgw did not come up: $(tail -n 1 "$LAB/log/rgw-up.log")" >"$LAB/rgw/failed"
+		log "$(cat "$LAB/rgw/failed"); the lab goes on without it"
+		[ -f "$LAB/run/$RGW_NAME.pid" ] && kill "$(cat "$LAB/run/$RGW_NAME.pid")" 2>/dev/null
+	fi
 	trap - EXIT
 	# A root folder with a layout nobody asked for would surprise every test: none is set.
 	date +%s >"$LAB/up"
 	rm -f "$LAB/starting"
-	printf 'FEEDBENCH_LAB_ID=%s\nFEEDBENCH_LAB_DIR=%s\nOSDS=%s\nOSD_MIBS=%s\n' \
-		"$ID" "$LAB" "$OSDS" "$OSD_MIBS" >"$LAB/env"
-	log "up: $OSDS OSDs at $OSD_MIBS MiB/s each, hosts $HOSTS, in" \
+	(
+		umask 077
+		printf 'FEEDBENCH_LAB_ID=%s\nFEEDBENCH_LAB_DIR=%s\nOSDS=%s\nOSD_MIBS=%s\n' \
+			"$ID" "$LAB" "$OSDS" "$OSD_MIBS" >"$LAB/env"
+		[ -f "$LAB/rgw/up" ] && cat "$LAB/rgw/env" >>"$LAB/env"
+	)
+	log "up: $OSDS OSDs at $OSD_MIBS MiB/s each, hosts $HOSTS$(rgw_line), in" \
 		"$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s ($LAB)"
 }
 
@@ -513,7 +624,21 @@ status() {
 		echo "no active MDS"
 		return 1
 	}
-	echo "up: $OSDS OSDs at $OSD_MIBS MiB/s, hosts $HOSTS, mounts under $LAB/mnt$( [ -f "$LAB/slurm/up" ] && echo ", Slurm (labh1, labh2)")"
+	echo "up: $OSDS OSDs at $OSD_MIBS MiB/s, hosts $HOSTS, mounts under $LAB/mnt$( [ -f "$LAB/slurm/up" ] && echo ", Slurm (labh1, labh2)")$(rgw_line)"
+}
+
+# ", radosgw at URL (...)" when it is up, ", no radosgw: why" when it failed.
+rgw_line() {
+	if [ -f "$LAB/rgw/up" ]; then
+		local rss
+		rss=$(awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' \
+			"/proc/$(cat "$LAB/run/$RGW_NAME.pid" 2>/dev/null)/status" 2>/dev/null)
+		awk -v u="http://$RGW_ADDR:$RGW_PORT" -v rss="${rss:-unknown}" '{
+			printf ", radosgw at %s (data pool %.1f s, radosgw answering %.1f s later, user and bucket %.1f s; RSS %s MiB)",
+				u, $2 - $1, $3 - $2, $4 - $3, rss }' "$LAB/rgw/start-times"
+	elif [ -f "$LAB/rgw/failed" ]; then
+		echo ", no radosgw: $(cat "$LAB/rgw/failed")"
+	fi
 }
 
 # osd-of-file PATH: one line per RADOS object of the file: "object osd".
@@ -582,6 +707,20 @@ exec)
 	nsx "$h" "$@"
 	;;
 osd-of-file) osd_of_file "$2" ;;
+s3)
+	shift
+	[ -f "$LAB/rgw/up" ] || die "radosgw is not up in this lab$( [ -f "$LAB/rgw/failed" ] && echo ": $(cat "$LAB/rgw/failed")")"
+	s3 "$@"
+	;;
+rgw-admin)
+	shift
+	rgw_admin "$@"
+	;;
+rgw-gc)
+	# deleted objects' data stays in the OSDs (memstore: in memory) until rgw's garbage
+	# collection runs; tests run this after their deletes
+	rgw_admin gc process --include-all
+	;;
 srun)
 	shift
 	[ -f "$LAB/slurm/up" ] || die "Slurm is not up in this lab (slurmctld/slurmd not installed?)"
@@ -603,7 +742,7 @@ mpirun)
 		-x CEPH_CONF "$@"
 	;;
 *)
-	echo "usage: $0 up|down|status|check|env|ceph ARGS|exec NS CMD|osd-of-file PATH" >&2
+	echo "usage: $0 up|down|status|check|env|ceph ARGS|exec NS CMD|osd-of-file PATH|s3 /BUCKET[/KEY] CURL-ARGS|rgw-admin ARGS|rgw-gc" >&2
 	exit 2
 	;;
 esac

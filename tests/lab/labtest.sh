@@ -4,7 +4,7 @@
 # and stopped by `down` (fixture cleanup, which runs even when a test failed; a watcher also
 # tears the lab down if ctest itself is killed).
 #
-# usage: labtest.sh up|down|stripe|small|hosts|srun|formats
+# usage: labtest.sh up|down|stripe|small|hosts|srun|formats|s3_physics
 # environment (tests/lab/tests.cmake): FEEDBENCH, FEEDBENCH_LAB_ID, FEEDBENCH_LAB_DIR
 # Exit 77 (ctest: SKIPPED) with the reason when the lab cannot run on this machine.
 set -u
@@ -26,6 +26,12 @@ need_lab() {
 	fi
 	echo "FAIL ($CASE): the lab is not up: $st (did lab.up fail? see its output)" >&2
 	exit 1
+}
+
+# The lab's radosgw (S3): up, or the test fails with the reason it did not start.
+need_rgw() {
+	[ ! -f "$LAB/rgw/failed" ] || fail "radosgw did not start in the lab: $(cat "$LAB/rgw/failed")"
+	[ -f "$LAB/rgw/up" ] || fail "the lab runs no radosgw ($LAB/rgw/up missing)"
 }
 
 # A private work folder and a private folder on the file system, both removed at exit.
@@ -87,8 +93,16 @@ formats)
 	python3 "$HERE/formats_lab.py" --feedbench "$FEEDBENCH" --work "$T" --tag "$D" ||
 		fail "formats_lab.py"
 	;;
+s3_physics)
+	# GETs through radosgw against the prediction from the per-OSD limit and the placement
+	# of the object's RADOS pieces read back (tests/lab/s3_lab.py check)
+	need_lab
+	need_rgw
+	work
+	python3 "$HERE/s3_lab.py" check --work "$T" --tag "$D" || fail "s3_lab.py check"
+	;;
 *)
-	echo "usage: $0 up|down|stripe|small|hosts|srun|formats" >&2
+	echo "usage: $0 up|down|stripe|small|hosts|srun|formats|s3_physics" >&2
 	exit 2
 	;;
 esac

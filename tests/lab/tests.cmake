@@ -29,6 +29,9 @@ fb_lab_test(small 120)
 fb_lab_test(hosts 180)
 fb_lab_test(srun 180)
 fb_lab_test(formats 180)
+# S3 on the lab's radosgw: one object over the 4 shaped OSDs read by a whole-object GET and by
+# 8 ranged GETs in flight, against the prediction from the placement read back.
+fb_lab_test(s3_physics 180)
 
 # Multi-host result fields on 2 emulated hosts x 2 ranks (nodes, hosts, local ranks, per-node
 # bandwidth, eviction once per node) and a host dying mid-run (tests/lab/nodes_lab.sh).

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Benchmark (not a test): the same S3 objects read by feedbench and by a boto3 thread pool
+# (and by s3torchconnector where it installs from PyPI) on the same server, the lab's radosgw,
+# from emulated host labh1, with the OSD links unshaped so that the server is as fast as this
+# machine allows. Prints MiB/s of each, the ratios to feedbench, and the CPU seconds per GiB
+# each client spent (getrusage of the client process and its children: user + system).
+#
+# usage (root): tests/perf/s3_vs_boto3.sh [BUILD_DIR]
+#   COUNT=64 SIZE_MIB=4 CONC=8 REPS=3 OUT=/tmp/fb-s3-boto3
+# Starts the lab when it is not up and stops it afterwards (leaves a running lab running).
+set -u
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-$SRC/build}
+LAB_SH=$SRC/tests/lab/lab.sh
+OUT=${OUT:-/tmp/fb-s3-boto3-$$}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+[ -x "$BUILD/feedbench" ] || {
+	echo "no $BUILD/feedbench: build first (make build)" >&2
+	exit 2
+}
+# a Python with boto3: the test venv's (tests/interop/setup_venv.sh), else the one on PATH
+PY=python3
+[ -x "$BUILD/venv/bin/python" ] && "$BUILD/venv/bin/python" -c 'import boto3' 2>/dev/null &&
+	PY=$BUILD/venv/bin/python
+"$PY" -c 'import boto3' 2>/dev/null || {
+	echo "boto3 is not installed for $PY (pip install boto3, or tests/interop/setup_venv.sh)" >&2
+	exit 2
+}
+if ! "$LAB_SH" status >/dev/null 2>&1; then
+	"$LAB_SH" up || exit $?
+	trap '"$LAB_SH" down' EXIT
+fi
+mkdir -p "$OUT"
+"$PY" "$SRC/tests/lab/s3_clients.py" --feedbench "$BUILD/feedbench" --work "$OUT" \
+	--count "${COUNT:-64}" --size-mib "${SIZE_MIB:-4}" --concurrency "${CONC:-8}" --reps "${REPS:-3}"
