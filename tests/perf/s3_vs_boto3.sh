@@ -26,10 +26,27 @@ PY=python3
 	echo "boto3 is not installed for $PY (pip install boto3, or tests/interop/setup_venv.sh)" >&2
 	exit 2
 }
+# s3torchconnector from PyPI (it and its client, without dependencies) in a venv over Debian's
+# python3-torch (make dlio-deps): pip's torch would be gigabytes for one benchmark
+S3TC=$BUILD/s3tc-venv
+s3tc=()
+if [ ! -x "$S3TC/bin/python" ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	/usr/bin/python3 -m venv --system-site-packages "$S3TC" &&
+		"$S3TC/bin/pip" install --quiet --no-deps s3torchconnector s3torchconnectorclient ||
+		rm -rf "$S3TC"
+fi
+if [ -x "$S3TC/bin/python" ] && "$S3TC/bin/python" -c 'import s3torchconnector' 2>/dev/null; then
+	s3tc=(--s3tc-python "$S3TC/bin/python")
+elif /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	s3tc=(--s3tc-why "pip install --no-deps s3torchconnector s3torchconnectorclient into $S3TC failed")
+else
+	s3tc=(--s3tc-why "it needs torch: Debian's python3-torch is not installed (make dlio-deps)")
+fi
 if ! "$LAB_SH" status >/dev/null 2>&1; then
 	"$LAB_SH" up || exit $?
 	trap '"$LAB_SH" down' EXIT
 fi
 mkdir -p "$OUT"
 "$PY" "$SRC/tests/lab/s3_clients.py" --feedbench "$BUILD/feedbench" --work "$OUT" \
-	--count "${COUNT:-64}" --size-mib "${SIZE_MIB:-4}" --concurrency "${CONC:-8}" --reps "${REPS:-3}"
+	--count "${COUNT:-64}" --size-mib "${SIZE_MIB:-4}" --concurrency "${CONC:-8}" \
+	--reps "${REPS:-3}" "${s3tc[@]}"
