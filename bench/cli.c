@@ -65,6 +65,8 @@ static void usage(FILE *f)
 	       "                   change points per metric (E-divisive means)\n"
 	       "  import-dlio FILE.yaml [-o OUT.ini]\n"
 	       "                   a DLIO workload YAML as a feedbench config (docs/dlio.md)\n"
+	       "  import-trace TRACE... [-o OUT.ini]\n"
+	       "                   a config reproducing a traced job's I/O (docs/trace.md)\n"
 	       "  keys             every config key (Markdown)\n"
 	       "  list             plug-ins built and not built\n"
 	       "  help [COMMAND], COMMAND --help   a command's own help\n"
@@ -138,6 +140,7 @@ static const struct cli_cmd {
     {"baseline", CLI_BASELINE, NULL},
     {"history", CLI_HISTORY, NULL},
     {"import-dlio", CLI_IMPORT_DLIO, NULL},
+    {"import-trace", CLI_IMPORT_TRACE, NULL},
     {"keys", CLI_KEYS,
      "usage: feedbench keys\n"
      "\n"
@@ -539,6 +542,8 @@ int cli_dispatch(struct cli *c)
 		return history_main(c->argc, c->argv);
 	case CLI_IMPORT_DLIO:
 		return import_dlio_main(c->argc, c->argv);
+	case CLI_IMPORT_TRACE:
+		return import_trace_main(c->argc, c->argv);
 	case CLI_RUN:
 		if (config_has_sweep(c))
 			return sweep_main(c->argc, c->argv, &world);

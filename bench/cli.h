@@ -20,6 +20,7 @@ enum cli_command {
 	CLI_BASELINE,
 	CLI_HISTORY,
 	CLI_IMPORT_DLIO,
+	CLI_IMPORT_TRACE,
 	CLI_HELP,
 	CLI_VERSION
 };
@@ -50,6 +51,8 @@ int cli_check_same_command(int argc, char **argv);
 int cli_dispatch(struct cli *c);
 /* `feedbench import-dlio FILE.yaml [-o OUT.ini]` (import_dlio.c); argv[0] is the command. */
 int import_dlio_main(int argc, char **argv);
+/* `feedbench import-trace TRACE... [-o OUT.ini]` (import_trace.c). */
+int import_trace_main(int argc, char **argv);
 /* The exit status of an MPI command: status, or 128 + the signal when one came (130 SIGINT,
  * 143 SIGTERM), even when the command had finished. MPI must be initialised. */
 int cli_exit_status(int status);

@@ -181,6 +181,7 @@ struct config {
 		int file_shuffle;
 		int sample_shuffle;
 		bool drop_last;
+		double preprocess_time; /* s of CPU per sample after its read (DLIO's) */
 	} reader;
 	struct {
 		int64_t epochs;

@@ -244,6 +244,10 @@ const struct cfg_key cfg_keys[] = {
      shuffle_choices, 0, "Shuffle sample order every epoch: off, seed (repeatable), random."},
     {"reader", "drop_last", CFG_BOOL, OFF(reader.drop_last), "false", NOLIM, NULL, 0,
      "Drop a rank's last partial batch."},
+    {"reader", "preprocess_time", CFG_DURATION, OFF(reader.preprocess_time), "0", 0, 3600, NULL, 0,
+     "CPU time a reader thread spends on each sample after reading it, busy on its CPU (DLIO's "
+     "preprocess_time: decoding, augmentation). Samples read one at a time; not queued "
+     "(io_depth > 1) or collective reads."},
 
     {"train", "epochs", CFG_INT, OFF(train.epochs), "1", 1, 1e6, NULL, 0, "Epochs per repetition."},
     {"train", "computation_time", CFG_DURATION, OFF(train.computation_time), "0", 0, 3600, NULL, 0,

@@ -45,8 +45,7 @@ static const struct {
     {"reader.shuffle_size", "feedbench shuffles the whole sample order (no shuffle buffer)"},
     {"reader.dont_use_mmap", "feedbench always reads with pread (or MPI-IO), never mmap"},
     {"reader.read_type", "feedbench always reads on demand"},
-    {"reader.preprocess_time", "no preprocessing step: add it to train.computation_time"},
-    {"reader.preprocess_time_stdev", "no preprocessing step"},
+    {"reader.preprocess_time_stdev", "preprocess_time is the same for every sample"},
     {"reader.transfer_size", "TensorFlow's read-ahead buffer, not a read size: feedbench reads a "
 			     "record per call ([storage] transfer_size splits reads)"},
     {"reader.pin_memory", "DLIO 2.0.0 does not read it (its PyTorch loader always pins "

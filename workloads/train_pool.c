@@ -275,7 +275,13 @@ static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *byte
 		return rc;
 	w->stats.samples++;
 	*bytes += len;
-	return verify ? pool_verify_sample(run, file, index, dst, len) : 0;
+	rc = verify ? pool_verify_sample(run, file, index, dst, len) : 0;
+	if (rc == 0 && run->cfg.reader.preprocess_time > 0) { /* busy, as decoding is */
+		uint64_t end = timer_now_ns() + (uint64_t)(run->cfg.reader.preprocess_time * 1e9);
+		while (timer_now_ns() < end)
+			cpu_relax();
+	}
+	return rc;
 }
 
 /* The epoch ended early (a failure) or the run was interrupted. */

@@ -4,8 +4,14 @@
 # what a user sees: trace.pfw in the run folder, every line a valid Chrome trace event
 # (check_trace.py) whose reads, bytes, opens and steps are those of summary.json; io_uring reads
 # (backend = uring, io_depth 8) traced as such; no trace and no staging file left with trace off.
+# import: the round trip of `feedbench import-trace`: a small training job (job.py: PyTorch's
+# DataLoader with 2 worker processes where Debian's python3-torch is installed, else Python
+# threads) reads 64 npy files traced in dftracer's format; the imported config validates, says
+# what the job did (npy, 64 files, batch 8, 2 readers, shuffled, 2 epochs, compute and preprocess
+# at least what the job slept and spun), and feedbench run with it on the same files reads the
+# same bytes, read calls and samples per epoch; bad traces exit 2 naming file and line.
 #
-# usage: trace.sh run
+# usage: trace.sh run|import
 set -u
 
 CASE=$1
@@ -39,6 +45,58 @@ check() {
 	rm -rf "$T/results"
 }
 
+# The python that runs the job: Debian's, where its torch is, else the first python3.
+job_python() {
+	if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+		echo /usr/bin/python3
+	else
+		echo python3
+	fi
+}
+
+import_case() {
+	local py run
+	py=$(job_python)
+	python3 "$HERE/job.py" make "$T/data" 64 32768 || fail "cannot make the npy files"
+	"$py" "$HERE/job.py" run "$T/data" "$T/job.pfw" --epochs 2 --batch 8 --workers 2 \
+		--compute-ms 5 --preprocess-ms 1 --shuffle >"$T/job.json" 2>>"$T/err" ||
+		fail "the traced job failed"
+	"$FEEDBENCH" import-trace "$T/job.pfw" -o "$T/job.ini" >"$T/out" 2>"$T/err" ||
+		fail "import-trace exited $?"
+	"$FEEDBENCH" validate "$T/job.ini" >"$T/out" 2>"$T/err" || fail "the imported config is invalid"
+	fb_mpi 1 run "$T/job.ini" --set "output.dir=$T/results" --set output.plots=false </dev/null
+	[ "$RC" -eq 0 ] || fail "feedbench run of the imported config exited $RC"
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	python3 "$HERE/check_import.py" "$T/job.ini" "$T/job.json" "$run" >>"$T/out" 2>>"$T/err" ||
+		fail "the imported config does not reproduce the job"
+	# Bad input: exit 2, one message naming the file and line; no config written.
+	printf '[\n{"name":"read","ph":"X","ts":1,"dur":1,"args":{"fname":"/a","size":4}}\n{"name":\n' \
+		>"$T/bad.pfw"
+	bad "$T/bad.pfw" "'$T/bad.pfw' line 3: not a JSON event"
+	printf '[\n{"name":"read","ph":"X","ts":"soon","dur":1}\n' >"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 2: event 'read' has no number ts"
+	head -c 70000 /dev/zero | tr '\0' x >"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 1: longer than 65536 bytes"
+	printf '# DXT, file_id: 1, file_name: /d/f\n X_POSIX 0 read 0 zero 4 0.1 0.2\n' >"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 2: not a darshan-dxt-parser segment line"
+	printf '[\n]\n' >"$T/bad.pfw"
+	bad "$T/bad.pfw" "no read naming a file"
+	printf '# DXT, file_id: 1, file_name: /d/f.bin\n# DXT, rank: 0, hostname: h\n X_POSIX 0 read 0 0 4096 0.1 0.2\n X_POSIX 0 read 1 4096 4096 0.2 0.3\n' >"$T/dxt.txt"
+	"$FEEDBENCH" import-trace "$T/dxt.txt" >"$T/out" 2>"$T/err" || fail "a DXT trace exited $?"
+	grep -qx "record_length_bytes = 4096" "$T/out" || fail "DXT: record_length_bytes is not 4096"
+	grep -qx "num_samples_per_file = 2" "$T/out" || fail "DXT: num_samples_per_file is not 2"
+}
+
+# bad TRACE MESSAGE: import-trace refuses TRACE with exit 2, MESSAGE once, no config.
+bad() {
+	rm -f "$T/bad.ini"
+	"$FEEDBENCH" import-trace "$1" -o "$T/bad.ini" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -eq 2 ] || fail "import-trace of a bad trace exited $RC, not 2"
+	[ "$(grep -c -- "$2" "$T/err")" -eq 1 ] || fail "the message does not say '$2' once"
+	[ ! -e "$T/bad.ini" ] || fail "a config was written from a bad trace"
+}
+
 case $CASE in
 run)
 	check -- --cat POSIX
@@ -49,6 +107,9 @@ run)
 	[ "$RC" -eq 0 ] || fail "untraced run exited $RC"
 	[ -z "$(find "$T/results" -name 'trace.pfw' -o -name '.feedbench-trace*')" ] ||
 		fail "a trace was written with trace off"
+	;;
+import)
+	import_case
 	;;
 *)
 	echo "unknown case $CASE" >&2

@@ -1,0 +1,94 @@
+/* import-trace's state, shared by its files: import_trace_read.c reads traces into it,
+ * import_trace.c derives the workload and writes the config (docs/trace.md). */
+#ifndef FEEDBENCH_IMPORT_TRACE_H
+#define FEEDBENCH_IMPORT_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounds on the input (docs/trace.md): a line, the files and threads a trace may name. */
+#define IT_MAX_LINE    65536
+#define IT_MAX_FILES   (1 << 22)
+#define IT_MAX_THREADS 65536
+#define IT_MAX_RANKS   4096
+#define IT_MAX_SIZES   64
+#define IT_MAX_INPUTS  4096
+#define IT_NPY_HEADER  128 /* numpy's header of a 1-D array: magic, version, dict, padding */
+
+struct it_file {
+	char *path;
+	uint64_t hash;
+	uint64_t opens, reads, head_reads; /* head_reads: reads at offset 0 */
+	uint64_t bytes, end;		   /* bytes read; the furthest byte read */
+	uint64_t cursor;		   /* where a read() without offset starts */
+};
+
+struct it_thread {
+	int64_t pid, tid;
+	uint64_t reads;
+	uint64_t pairs, back; /* consecutive reads; those that went back in file or name order */
+	int last;	      /* the file of its last read (-1: none) */
+	uint64_t last_off;
+	double io_us, io_mark; /* I/O time so far; at its last per-sample event */
+};
+
+struct it_size {
+	uint64_t size, count;
+};
+
+struct it_fh { /* dftracer's file hash -> name (an "FH" metadata event) */
+	char *path;
+	char hash[40];
+};
+
+struct it {
+	struct it_file *files;
+	int *slots;
+	size_t nfiles, cap, nread;
+	struct it_thread *threads;
+	size_t nthreads;
+	struct it_size sizes[IT_MAX_SIZES];
+	int nsizes;
+	uint64_t sizes_other;
+	int64_t ranks[IT_MAX_RANKS]; /* pids with compute events */
+	int nranks;
+	struct it_fh *fh;
+	size_t nfh, fhcap;
+	uint64_t reads, bytes, writes, write_bytes, computes, samples, events, skipped;
+	uint64_t step0;	  /* compute events of step 0 (args.step): epochs begun, over all ranks */
+	uint64_t unnamed; /* reads that named no file */
+	double compute_sum, compute_sq, sample_cpu_us;
+	double t_first, t_last; /* µs */
+	int dxt_inputs, json_inputs;
+	char err[1024]; /* the first bad input: file, line, what */
+};
+
+/* What the trace says, derived (it_derive). */
+struct it_workload {
+	char dir[4096];
+	uint64_t files, file_min, file_max, file_mean;
+	bool npy;
+	uint64_t read_size, read_size_count, record, samples_per_file;
+	uint64_t samples, samples_per_epoch, epochs, steps_per_epoch, batch;
+	uint64_t ranks, threads, readers, pairs, back;
+	bool shuffled, epochs_from_steps;
+	double compute_s, compute_stdev_s, preprocess_s, wall_s;
+};
+
+struct it_file *it_file_get(struct it *t, const char *path);
+int it_read(struct it *t, int64_t pid, int64_t tid, const char *path, uint64_t off, uint64_t size,
+	    double ts, double dur);
+int it_open(struct it *t, int64_t pid, int64_t tid, const char *path, double dur);
+void it_compute(struct it *t, int64_t pid, double dur_us, int64_t step);
+int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us);
+void it_derive(struct it *t, struct it_workload *d);
+void it_derive_loader(struct it *t, struct it_workload *d);
+void it_free(struct it *t);
+/* Reads one trace file (Chrome trace JSON lines or darshan-dxt-parser text) into t: 0, or -1
+ * with t->err naming the file and line. */
+int it_read_file(struct it *t, const char *path);
+/* The same from a buffer (fuzz target): name is for messages. */
+int it_read_buffer(struct it *t, const char *name, const char *data, size_t len);
+
+#endif

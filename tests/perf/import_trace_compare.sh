@@ -1,0 +1,60 @@
+#!/bin/bash
+# A benchmark, not a test: how close a config made by `feedbench import-trace` comes to the
+# traced job it was made from, on this machine (docs/trace.md; target: samples/s within 15 %).
+#
+#   tests/perf/import_trace_compare.sh [FEEDBENCH] [DIR]
+#   FEEDBENCH  default build/feedbench
+#   DIR        default /tmp/feedbench-import-trace (files, traces, runs; emptied first)
+# Environment: ROUNDS (default 3: job, import, feedbench, alternated), FILES and BYTES (default
+# 128 npy files of 128 KiB), EPOCHS (3), BATCH (8), WORKERS (2), COMPUTE_MS (5),
+# PREPROCESS_MS (1), LOADER (auto: PyTorch's DataLoader where /usr/bin/python3 imports torch).
+#
+# Each round runs tests/trace/job.py (traced), imports its trace, runs feedbench on one rank
+# with the imported config on the same files (page-cached for both), and prints a row: bytes,
+# read calls, samples per epoch and samples/s of the job and of feedbench. Then the median ratio
+# of samples/s and the load average before and after. Exit 0 always: a measurement.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+fb=${1:-$SRC/build/feedbench}
+dir=${2:-/tmp/feedbench-import-trace}
+py=python3
+/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 && py=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+rm -rf "$dir"
+mkdir -p "$dir"
+echo "load before: $(uptime)"
+python3 "$SRC/tests/trace/job.py" make "$dir/data" "${FILES:-128}" "${BYTES:-131072}"
+cat "$dir"/data/* >/dev/null
+echo "| round | loader | bytes job / feedbench | read calls job / feedbench | samples per epoch job / feedbench | samples/s job | samples/s feedbench | feedbench / job |"
+echo "|---|---|---|---|---|---|---|---|"
+ratios=()
+for r in $(seq 1 "${ROUNDS:-3}"); do
+	rm -rf "$dir/results" "$dir/job.pfw"
+	"$py" "$SRC/tests/trace/job.py" run "$dir/data" "$dir/job.pfw" --epochs "${EPOCHS:-3}" \
+		--batch "${BATCH:-8}" --workers "${WORKERS:-2}" --compute-ms "${COMPUTE_MS:-5}" \
+		--preprocess-ms "${PREPROCESS_MS:-1}" --shuffle --loader "${LOADER:-auto}" \
+		>"$dir/job.json"
+	"$fb" import-trace "$dir/job.pfw" -o "$dir/job.ini"
+	"$fb" run "$dir/job.ini" --set "output.dir=$dir/results" --set output.plots=false \
+		>/dev/null 2>&1
+	row=$(python3 - "$dir/job.json" "$dir"/results/*/summary.json "$r" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+m = s["metric"]
+ratio = m["train_samples_per_second"] / j["samples_per_second"]
+print(f"| {sys.argv[3]} | {j['loader']} | {j['bytes_read']} / {m['train_bytes_read']} | "
+      f"{j['read_calls']} / {m['train_read_ops']} | {j['samples'] // j['epochs']} / "
+      f"{m['train_samples'] // len(s['epochs'])} | {j['samples_per_second']:.1f} | "
+      f"{m['train_samples_per_second']:.1f} | {ratio:.3f} |")
+PY
+)
+	echo "$row"
+	ratios+=("$(echo "$row" | awk -F'|' '{ print $9 }')")
+done
+python3 -c "import statistics, sys; m = statistics.median(map(float, sys.argv[1:])); print(f'median feedbench / job {m:.3f} ({100 * abs(1 - m):.1f} % apart; target within 15 %)')" "${ratios[@]}"
+grep -E '^(batch_size|read_threads|preprocess_time|computation_time|epochs) =' "$dir/job.ini"
+echo "load after: $(uptime)"
