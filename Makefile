@@ -24,7 +24,7 @@ DEB_PACKAGES = build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhd
 	libarchive-dev libzip-dev nettle-dev libyaml-dev libcmocka-dev gnuplot-nox python3 python3-venv \
 	python3-pip fio strace clang-format cppcheck liburing-dev clang libclang-rt-14-dev libzstd-dev \
 	libsnappy-dev zlib1g-dev libblosc-dev \
-	libturbojpeg0-dev libspng-dev
+	libturbojpeg0-dev libspng-dev libcurl4-openssl-dev
 
 # The lab (tests/lab/): a one-machine CephFS and emulated hosts, used by the `lab` tests.
 LAB_PACKAGES = ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common attr iproute2 util-linux \

@@ -47,6 +47,7 @@ enum { SHUFFLE_OFF, SHUFFLE_SEED, SHUFFLE_RANDOM };
 #define BACKEND_ENUM(name, NAME) BACKEND_##NAME,
 enum { FEEDBENCH_BACKENDS(BACKEND_ENUM) BACKEND_COUNT };
 #undef BACKEND_ENUM
+enum { S3_ADDR_PATH, S3_ADDR_VIRTUAL };
 enum { PAGE_CACHE_KEEP, PAGE_CACHE_EVICT, PAGE_CACHE_DROP };
 /* [train] accelerator: auto, then ACCEL_<NAME> per plug-in of the list in compute/registry.h. */
 #define ACCEL_ENUM(name, NAME) ACCEL_##NAME,
@@ -154,6 +155,18 @@ struct config {
 		double read_latency;  /* s: every read takes at least this long (emulated device) */
 		bool shared_device;   /* read_latency serialised over the ranks of a node */
 	} faulty;
+	struct {
+		char endpoint[256]; /* http(s)://host[:port]; empty: AWS's for the region */
+		char region[64];    /* empty: AWS_REGION, the profile's, us-east-1 */
+		char bucket[64];    /* empty: data_dir = s3://bucket/prefix */
+		int addressing;	    /* path, virtual */
+		bool verify_tls;
+		int64_t connections;	/* per reader thread (queued reads) */
+		double request_timeout; /* s: connect, and without a byte */
+		int64_t retries;	/* on 429, 500, 502, 503, 504 */
+		uint64_t part_size;	/* multipart part; one PUT below it */
+		char profile[64];	/* empty: AWS_PROFILE or default */
+	} s3;
 	struct {
 		uint64_t block_size;	/* bytes each rank writes per segment */
 		uint64_t transfer_size; /* bytes per write or read call */

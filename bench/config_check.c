@@ -11,6 +11,38 @@
 
 #define DIO_ALIGN 4096
 
+/* Objects (s3) have no page cache, no O_DIRECT, no file-system layout and no MPI-IO: keys
+ * asking for them are refused with the reason rather than ignored. */
+static int cfg_check_object(const struct config *cfg, struct fb_errbuf *err)
+{
+	const char *src = cfg->source, *why = NULL, *key = NULL;
+
+	if (!storage_is_object(cfg))
+		return 0;
+	if (cfg->storage.direct) {
+		key = "[storage] direct = true";
+		why = "O_DIRECT bypasses a local page cache, and objects are read over the network "
+		      "without one";
+	} else if (cfg->storage.page_cache != PAGE_CACHE_KEEP) {
+		key = "[storage] page_cache = evict or drop";
+		why = "no object is in the local page cache: every read is a request to the server";
+	} else if (cfg->storage.stripe_count || cfg->storage.stripe_size ||
+		   cfg->storage.stripe_offset >= 0 || cfg->storage.object_size ||
+		   cfg->storage.stripe_layout[0]) {
+		key = "[storage] stripe_count, stripe_size, stripe_offset, object_size or "
+		      "stripe_layout";
+		why = "an object's placement is the server's (radosgw cuts objects into 4 MiB "
+		      "RADOS pieces itself)";
+	} else if (cfg->mpiio.collective) {
+		key = "[storage.mpiio] collective = true";
+		why = "MPI-IO reads files, not objects";
+	}
+	if (!key)
+		return 0;
+	return fb_fail(err, -FB_ECONFIG, "%s: %s cannot apply to backend = %s: %s", src, key,
+		       cfg_choice_name("storage", "backend", cfg->storage.backend), why);
+}
+
 /* What every workload needs: names that make a results folder, folders, a back-end. */
 static int cfg_validate_common(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
@@ -37,6 +69,8 @@ static int cfg_validate_common(const struct config *cfg, int nranks, struct fb_e
 		return fb_fail(err, -FB_ECONFIG, "%s: storage back-end '%s' is not built%s%s%s",
 			       src, cfg_choice_name("storage", "backend", cfg->storage.backend),
 			       st ? " (" : "", st ? st->not_built : "", st ? ")" : "");
+	if (cfg_check_object(cfg, err) < 0)
+		return err->code;
 	if (cfg->storage.stripe_layout[0]) {
 		struct stripe_comp c[STRIPE_MAX_COMPS];
 		char bad[256];
@@ -135,6 +169,12 @@ static int check_format_backend(const struct config *cfg, const struct format_op
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s does its own I/O through its library; backend = %s "
 			       "cannot carry it (use posix or mpiio)",
+			       src, fmt->name, st->name);
+	if ((st->caps & STORAGE_CAP_OBJECT) && (fmt->caps & FORMAT_CAP_OWNS_IO))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s reads through its own library, which cannot read S3 "
+			       "objects (no read-only S3 driver in this build); backend = %s needs "
+			       "raw, npy, tfrecord, wds or another format read through feedbench",
 			       src, fmt->name, st->name);
 	if (cfg->dataset.file_access == FILE_ACCESS_SHARED && !(fmt->caps & FORMAT_CAP_SHARED))
 		return fb_fail(err, -FB_ECONFIG,

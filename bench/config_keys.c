@@ -22,6 +22,7 @@ static const char *const shuffle_choices[] = {"off", "seed", "random", NULL};
  * formats/registry.h), like the workload choices: one list per kind. */
 #define PLUGIN_NAME(name, ...) #name,
 static const char *const backend_choices[] = {FEEDBENCH_BACKENDS(PLUGIN_NAME) NULL};
+static const char *const s3_addressing_choices[] = {"path", "virtual", NULL};
 static const char *const page_cache_choices[] = {"keep", "evict", "drop", NULL};
 static const char *const accel_choices[] = {"auto", FEEDBENCH_ACCELERATORS(PLUGIN_NAME) NULL};
 static const char *const transfer_choices[] = {"independent", "collective", NULL};
@@ -128,7 +129,8 @@ const struct cfg_key cfg_keys[] = {
 
     {"storage", "backend", CFG_CHOICE, OFF(storage.backend), "posix", NOLIM, backend_choices, 0,
      "I/O back-end: posix, mpiio (MPI-IO), null (no I/O, tests the harness), faulty (tests), "
-     "uring (io_uring: io_depth reads in flight per reader thread)."},
+     "uring (io_uring: io_depth reads in flight per reader thread), s3 (object storage: "
+     "[storage.s3])."},
     {"storage", "direct", CFG_BOOL, OFF(storage.direct), "false", NOLIM, NULL, 0,
      "O_DIRECT reads (aligned buffers; bypasses the page cache)."},
     {"storage", "page_cache", CFG_CHOICE, OFF(storage.page_cache), "keep", NOLIM,
@@ -187,6 +189,39 @@ const struct cfg_key cfg_keys[] = {
      "Tests: the reads of all ranks of a node queue for one emulated device (a lock file beside "
      "data_dir), each holding it read_latency: a fixed capacity of 1/read_latency reads/s per "
      "node, what feedbench search needs to find a known answer."},
+
+    {"storage.s3", "endpoint", CFG_STRING, OFF(s3.endpoint), "", NOLIM, NULL, 0,
+     "S3 endpoint, http(s)://host[:port] (radosgw, MinIO, moto); empty: "
+     "https://s3.REGION.amazonaws.com.",
+     SZ(s3.endpoint)},
+    {"storage.s3", "region", CFG_STRING, OFF(s3.region), "", NOLIM, NULL, 0,
+     "Region signed into every request; empty: AWS_REGION, AWS_DEFAULT_REGION, the profile's "
+     "region, us-east-1.",
+     SZ(s3.region)},
+    {"storage.s3", "bucket", CFG_STRING, OFF(s3.bucket), "", NOLIM, NULL, 0,
+     "Bucket of paths that do not name one; empty: data_dir names it (s3://bucket/prefix).",
+     SZ(s3.bucket)},
+    {"storage.s3", "addressing", CFG_CHOICE, OFF(s3.addressing), "path", NOLIM,
+     s3_addressing_choices, 0,
+     "path: ENDPOINT/bucket/key (radosgw, MinIO, moto); virtual: bucket.HOST/key (AWS)."},
+    {"storage.s3", "verify_tls", CFG_BOOL, OFF(s3.verify_tls), "true", NOLIM, NULL, 0,
+     "Check the server's TLS certificate and name; false only for a test server (recorded in "
+     "summary.json)."},
+    {"storage.s3", "connections", CFG_INT, OFF(s3.connections), "8", 1, 1024, NULL, 0,
+     "Connections each reader thread keeps open to the endpoint for queued reads (io_depth "
+     "GETs in flight share them)."},
+    {"storage.s3", "request_timeout", CFG_DURATION, OFF(s3.request_timeout), "30", 0.1, 3600, NULL,
+     0, "A request that cannot connect, or receives no byte, for this long fails (no hang)."},
+    {"storage.s3", "retries", CFG_INT, OFF(s3.retries), "4", 0, 100, NULL, 0,
+     "Retries of a request answered 429, 500, 502, 503 (SlowDown) or 504, or whose connection "
+     "failed, after an exponential backoff (or the server's Retry-After)."},
+    {"storage.s3", "part_size", CFG_SIZE, OFF(s3.part_size), "8MiB", 5242880.0, 5368709120.0, NULL,
+     0,
+     "Objects written above this size go up as a multipart upload of parts this size; below "
+     "it, one PUT."},
+    {"storage.s3", "profile", CFG_STRING, OFF(s3.profile), "", NOLIM, NULL, 0,
+     "Profile of the AWS shared credentials and config files; empty: AWS_PROFILE, default.",
+     SZ(s3.profile)},
 
     {"ior", "block_size", CFG_SIZE, OFF(ior.block_size), "1MiB", 1, 1099511627776.0, NULL, 0,
      "[workload] type = ior: bytes each rank writes per segment (IOR -b)."},

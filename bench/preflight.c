@@ -101,6 +101,13 @@ int preflight_data_dir(const struct config *cfg, struct preflight *pf, struct fb
 	int werr;
 
 	memset(pf, 0, sizeof(*pf));
+	if (storage_is_object(cfg)) {
+		/* Objects (s3): no local folder to look at; the run finds out on the storage. */
+		pf->writable = true;
+		pf->writes = true;
+		pf->host_memory = (double)results_host_memory();
+		return 0;
+	}
 	pf->fs_known = fs_detect(dir, &pf->fs) == 0;
 	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
 		return fb_fail(err, -FB_ECONFIG, "%s: [dataset] data_dir '%s' is not a folder",

@@ -339,7 +339,11 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 	if (run->rank == 0 && !o->generate_only && run->compute_ops &&
 	    (run->verbose >= 0 || o->say_accelerator))
 		fprintf(stderr, "feedbench: accelerator: %s\n", run->accel_why);
-	rc = fs_detect(run->cfg.dataset.data_dir, &run->fs);
+	rc = 0;
+	if (storage_is_object(&run->cfg)) /* objects: no local file system under data_dir */
+		snprintf(run->fs.type, sizeof(run->fs.type), "%s", run->storage->name);
+	else
+		rc = fs_detect(run->cfg.dataset.data_dir, &run->fs);
 	if (rc < 0)
 		rc = run_fail(run, rc, "cannot inspect the file system of '%s': %s",
 			      run->cfg.dataset.data_dir, fb_strerror(rc));

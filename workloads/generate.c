@@ -63,6 +63,42 @@ static void manifest_foreign_files(struct run *run)
 			 foreign, run->cfg.dataset.data_dir);
 }
 
+/* The manifest of a dataset of objects (s3), through the back-end: read whole (NULL when
+ * there is none or it cannot be read: the dataset is then regenerated), written as one
+ * object (it appears whole or not at all). */
+static json_t *manifest_load_object(struct run *run, const char *path, json_error_t *jerr)
+{
+	struct io io = {.run = run};
+	struct storage_stat st;
+	struct sfile *f = NULL;
+	char *text = NULL;
+	json_t *m = NULL;
+
+	if (io_stat(&io, path, &st) < 0 || !st.is_reg || st.size > (64u << 20))
+		return NULL;
+	text = malloc(st.size + 1);
+	if (text && io_open(&io, &f, path, STORAGE_O_READ) == 0) {
+		if (io_pread(&io, f, text, st.size, 0) == 0)
+			m = json_loadb(text, st.size, 0, jerr);
+		io_close(&io, f);
+	}
+	free(text);
+	return m;
+}
+
+static int manifest_store_object(struct run *run, const char *path, const char *text)
+{
+	struct io io = {.run = run};
+	struct sfile *f;
+	int rc = io_create(&io, &f, path, 0);
+
+	if (rc < 0)
+		return rc;
+	rc = io_pwrite(&io, f, text, strlen(text), 0);
+	int crc = io_close(&io, f);
+	return rc < 0 ? rc : crc;
+}
+
 /* Rank 0: 0 when the manifest exists and was written for this config; 1 with a reason when
  * not. *sizes receives a copy of its file sizes (one per file; NULL in older manifests). */
 static int manifest_read(struct run *run, char *why, size_t len, uint64_t **sizes)
@@ -73,7 +109,8 @@ static int manifest_read(struct run *run, char *why, size_t len, uint64_t **size
 
 	*sizes = NULL;
 	manifest_path(run, path, sizeof(path));
-	m = safe_json_load(path, 0, &jerr);
+	m = storage_is_object(&run->cfg) ? manifest_load_object(run, path, &jerr)
+					 : safe_json_load(path, 0, &jerr);
 	if (!m) {
 		snprintf(why, len, "no dataset manifest in '%s'", run->cfg.dataset.data_dir);
 		return 1;
@@ -305,6 +342,11 @@ static int manifest_write(struct run *run)
 	if (!text)
 		return run_fail(run, -ENOMEM, "out of memory");
 	manifest_path(run, path, sizeof(path));
+	if (storage_is_object(&run->cfg)) {
+		rc = manifest_store_object(run, path, text);
+		free(text);
+		return rc; /* recorded with the object */
+	}
 	rc = safe_write_atomic(path, text, strlen(text));
 	free(text);
 	if (rc < 0)
@@ -324,7 +366,7 @@ static int generate_file(struct run *run, struct ds_file *file, unsigned flags, 
 
 	/* A link, FIFO or device planted under a dataset file's name is never written through
 	 * (the posix back-end also opens with O_NOFOLLOW; HDF5 and MPI-IO open by name). */
-	if (safe_check_owned(file->path, &what) < 0)
+	if (!storage_is_object(&run->cfg) && safe_check_owned(file->path, &what) < 0)
 		return run_fail(
 		    run, -FB_ENOTREG,
 		    "refusing to write '%s': it is %s, and feedbench writes only regular "
@@ -354,8 +396,10 @@ static int generate_file(struct run *run, struct ds_file *file, unsigned flags, 
 
 static bool file_collective(const struct run *run)
 {
+	/* Objects are written front to back by one writer: a shared object is written whole
+	 * by one rank. */
 	return run->cfg.dataset.file_access == FILE_ACCESS_SHARED &&
-	       (run->format->caps & FORMAT_CAP_PARALLEL_WRITE);
+	       (run->format->caps & FORMAT_CAP_PARALLEL_WRITE) && !storage_is_object(&run->cfg);
 }
 
 static int generate_files(struct run *run)

@@ -943,7 +943,8 @@ static int rank0_write(struct run *run, struct train_files *tf, const struct res
 	int rc;
 
 	d->host_mem = (double)results_host_memory();
-	d->cache_resident = !cfg->storage.direct && cfg->storage.page_cache == PAGE_CACHE_KEEP &&
+	d->cache_resident = !storage_is_object(cfg) && !cfg->storage.direct &&
+			    cfg->storage.page_cache == PAGE_CACHE_KEEP &&
 			    (double)run->ds.data_bytes < d->host_mem;
 	if (d->cache_resident)
 		run_warn(run,

@@ -4,6 +4,8 @@
 #include "storage.h"
 #include "registry.h"
 
+#include "../config.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +35,14 @@ const struct storage_ops *storage_effective(const struct storage_ops *ops, const
 		ops = inner ? storage_find(inner) : NULL;
 	}
 	return ops;
+}
+
+bool storage_is_object(const struct config *cfg)
+{
+	const struct storage_ops *ops = storage_effective(
+	    storage_find(cfg_choice_name("storage", "backend", cfg->storage.backend)), cfg);
+
+	return ops && (ops->caps & STORAGE_CAP_OBJECT);
 }
 
 void storage_collective_names(char *buf, size_t len)

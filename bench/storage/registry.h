@@ -11,6 +11,7 @@
 	X(mpiio, MPIIO)                                                                            \
 	X(null, NULL)                                                                              \
 	X(faulty, FAULTY)                                                                          \
-	X(uring, URING)
+	X(uring, URING)                                                                            \
+	X(s3, S3)
 
 #endif

@@ -39,6 +39,9 @@ struct storage_stat;
 #define STORAGE_CAP_DIRECT     0x1
 #define STORAGE_CAP_COLLECTIVE 0x2
 #define STORAGE_CAP_SHARED     0x4
+/* Objects, not files (s3): paths name objects of the back-end's own namespace, not local
+ * files; the page cache, O_DIRECT and file-system layouts do not apply. */
+#define STORAGE_CAP_OBJECT 0x8
 
 #define STORAGE_OPS_VERSION 1
 
@@ -322,6 +325,9 @@ bool storage_has_collective(const struct storage_ops *ops);
  * (storage_ops.wraps, followed to the end); NULL when a wrapped name is not a back-end. */
 const struct storage_ops *storage_effective(const struct storage_ops *ops,
 					    const struct config *cfg);
+/* Whether cfg's back-end (or the one it wraps) keeps objects, not files (STORAGE_CAP_OBJECT):
+ * data_dir is then no local path (no file-system detection, no local manifest). */
+bool storage_is_object(const struct config *cfg);
 /* Into buf: the built back-ends with collective transfers, "a or b" ("" when none). */
 void storage_collective_names(char *buf, size_t len);
 

@@ -1,0 +1,566 @@
+/* S3 back-end: the dataset, checkpoints and IOR files as objects of an S3 bucket (AWS, Ceph's
+ * radosgw, MinIO), over libcurl with SigV4 (the requests: s3_http.c). A path is
+ * "s3://bucket/key" ([dataset] data_dir = s3://bucket/prefix) or, with [storage.s3] bucket,
+ * a key of that bucket.
+ *
+ * Reads are ranged GETs (a sample inside a shard) on one connection per thread, reused from
+ * request to request; with queued reads ([storage] io_depth) a reader thread keeps that many
+ * GETs in flight through libcurl's multi interface on up to [storage.s3] connections
+ * connections. Opening an object sends nothing: the first GET finds a missing object (404).
+ *
+ * Writes go front to back (every format and workload writes so): the bytes are kept until
+ * part_size of them are there, then each part goes up as a part of a multipart upload; close
+ * sends what is left as one PUT (small objects) or the last part and completes the upload.
+ * An object appears under its key whole or not at all: a failure, or a run that failed
+ * meanwhile, aborts the upload instead of completing it. sync has nothing to flush (S3 has
+ * no durable state short of a completed object) and is a no-op.
+ *
+ * The namespace: HEAD (stat), DELETE (unlink), ListObjectsV2 with '/' as delimiter and its
+ * pages (list_dir), CopyObject + DELETE (rename). Folders do not exist in S3: mkdir and rmdir
+ * succeed without a request, and a "folder" is there when a key begins with it.
+ */
+#include "storage.h"
+
+#include "build_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../run.h"
+
+extern const struct storage_ops s3_storage;
+
+#if FEEDBENCH_HAVE_S3
+#include "s3_http.h"
+
+struct sfile {
+	struct sfile_base base;
+	struct run *run;
+	char bucket[64];
+	const char *key; /* in base.path */
+	uint64_t size;	 /* from a HEAD or a Content-Range; have_size */
+	bool have_size;
+	/* writing */
+	char *wbuf;
+	size_t wlen;
+	uint64_t wend;	  /* bytes written so far: the next write's offset */
+	char upload[512]; /* multipart upload id, "" before the first part */
+	char (*etags)[128];
+	unsigned parts, etcap;
+	int werr;
+};
+
+static const struct s3_conf *s3_conf_of(const struct run *run)
+{
+	return run->storage_priv;
+}
+
+static int s3_run_setup(struct run *run)
+{
+	struct s3_conf *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	if (s3_global_init() < 0) {
+		free(c);
+		return run_fail(run, -EIO, "libcurl cannot start (curl_global_init)");
+	}
+	rc = s3_conf_load(c, run);
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	run->storage_priv = c;
+	return 0;
+}
+
+static void s3_run_teardown(struct run *run)
+{
+	(void)run;
+	s3_thread_release(); /* the main thread's connection */
+}
+
+static void s3_thread_teardown(struct io *io)
+{
+	(void)io;
+	s3_thread_release();
+}
+
+/* A request on bucket/key of path; -EINVAL (recorded) when the path names no bucket. */
+static int s3_req_for(struct run *run, const char *path, struct s3_req *r, char *bucket,
+		      size_t blen)
+{
+	const struct s3_conf *c = s3_conf_of(run);
+
+	memset(r, 0, sizeof(*r));
+	if (s3_split(c, path, bucket, blen, &r->key) < 0)
+		return run_fail(run, -EINVAL,
+				"'%s' names no S3 bucket: use s3://bucket/key, or set "
+				"[storage.s3] bucket",
+				path);
+	r->bucket = bucket;
+	return 0;
+}
+
+static int s3_open(struct sfile **out, const char *path, int flags, struct run *run)
+{
+	struct sfile *f = calloc(1, sizeof(*f));
+	struct s3_req r;
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	f->base.ops = &s3_storage;
+	f->base.flags = flags;
+	f->run = run;
+	snprintf(f->base.path, sizeof(f->base.path), "%s", path);
+	rc = s3_req_for(run, f->base.path, &r, f->bucket, sizeof(f->bucket));
+	if (rc < 0) {
+		free(f);
+		return rc;
+	}
+	f->key = r.key;
+	*out = f;
+	return 0;
+}
+
+static ssize_t s3_pread(struct sfile *f, void *buf, size_t len, uint64_t off)
+{
+	static const long quiet[] = {416, 0};
+	const struct s3_conf *c = s3_conf_of(f->run);
+	struct s3_req r = {.method = "GET", .bucket = f->bucket, .key = f->key};
+	char range[64];
+	int rc;
+
+	if (len == 0 || (f->have_size && off >= f->size))
+		return 0;
+	snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)off,
+		 (unsigned long long)(off + len - 1));
+	r.range = range;
+	r.buf = buf;
+	r.cap = len;
+	rc = s3_perform(f->run, c, &r, quiet);
+	if (r.cc == CURLE_WRITE_ERROR && r.overflow && r.status == 200 && off == 0)
+		rc = 0; /* the whole object came: its first len bytes are the range */
+	if (rc == -ERANGE && r.status == 416)
+		return 0; /* at or past the end of the object */
+	if (rc == 0 && r.status == 200 && off > 0) {
+		r.overflow = true;
+		return s3_req_fail(f->run, c, &r, -EPROTO);
+	}
+	if (rc < 0)
+		return rc;
+	if (r.total) {
+		f->size = r.total;
+		f->have_size = true;
+	}
+	return (ssize_t)r.len;
+}
+
+/* HEAD of bucket/key: 0 with the size, -ENOENT (not recorded) when there is none. */
+static int s3_head(struct run *run, const char *bucket, const char *key, uint64_t *size)
+{
+	static const long quiet[] = {404, 0};
+	struct s3_req r = {.method = "HEAD", .bucket = bucket, .key = key};
+	int rc = s3_perform(run, s3_conf_of(run), &r, quiet);
+
+	if (rc == 0)
+		*size = r.clen;
+	return rc;
+}
+
+static int s3_size(struct sfile *f, uint64_t *size)
+{
+	int rc;
+
+	if (f->base.flags & STORAGE_O_WRITE) {
+		*size = f->wend;
+		return 0;
+	}
+	if (!f->have_size) {
+		rc = s3_head(f->run, f->bucket, f->key, &f->size);
+		if (rc < 0)
+			return rc == -ENOENT ? run_fail(f->run, rc,
+							"s3 HEAD of '%s/%s' failed on rank %d: "
+							"HTTP 404 (no such object)",
+							f->bucket, f->key, s3_conf_of(f->run)->rank)
+					     : rc;
+		f->have_size = true;
+	}
+	*size = f->size;
+	return 0;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+/* The id of a new multipart upload of f's key. */
+static int s3_mpu_start(struct sfile *f)
+{
+	struct s3_req r = {.method = "POST", .bucket = f->bucket, .key = f->key};
+	const char *from;
+	int rc;
+
+	r.query = "uploads=";
+	r.grow = true;
+	rc = s3_perform(f->run, s3_conf_of(f->run), &r, NULL);
+	from = r.buf ? r.buf : "";
+	if (rc == 0 && !s3_xml_next(from, "UploadId", &from, f->upload, sizeof(f->upload)))
+		rc = run_fail(f->run, -EPROTO,
+			      "s3 POST ?uploads of '%s/%s' on rank %d: no UploadId in the answer",
+			      f->bucket, f->key, f->run->rank);
+	free(r.buf);
+	return rc;
+}
+
+/* Uploads wbuf as the next part (starting the upload first). */
+static int s3_mpu_part(struct sfile *f)
+{
+	struct s3_req r = {.method = "PUT", .bucket = f->bucket, .key = f->key};
+	char q[1200], id[1024];
+	int rc;
+
+	if (!f->upload[0] && (rc = s3_mpu_start(f)) < 0)
+		return rc;
+	if (f->parts == f->etcap) {
+		unsigned cap = f->etcap ? f->etcap * 2 : 16;
+		void *n = realloc(f->etags, cap * sizeof(*f->etags));
+		if (!n)
+			return run_fail(f->run, -ENOMEM,
+					"out of memory for multipart upload parts");
+		f->etags = n;
+		f->etcap = cap;
+	}
+	s3_encode(f->upload, true, id, sizeof(id));
+	snprintf(q, sizeof(q), "partNumber=%u&uploadId=%s", f->parts + 1, id);
+	r.query = q;
+	r.body = f->wbuf;
+	r.blen = f->wlen;
+	rc = s3_perform(f->run, s3_conf_of(f->run), &r, NULL);
+	if (rc < 0)
+		return rc;
+	snprintf(f->etags[f->parts++], sizeof(f->etags[0]), "%s", r.etag);
+	f->wlen = 0;
+	return 0;
+}
+
+/* CompleteMultipartUpload with every part's ETag; an <Error> in a 200 answer is a failure. */
+static int s3_mpu_complete(struct sfile *f)
+{
+	struct s3_req r = {.method = "POST", .bucket = f->bucket, .key = f->key};
+	size_t cap = 128 + (size_t)f->parts * 200, at;
+	char *xml = malloc(cap), q[1100], id[1024];
+	int rc;
+
+	if (!xml)
+		return run_fail(f->run, -ENOMEM, "out of memory completing an upload");
+	at = (size_t)snprintf(xml, cap, "<CompleteMultipartUpload>");
+	for (unsigned i = 0; i < f->parts; i++)
+		at += (size_t)snprintf(xml + at, cap - at,
+				       "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
+				       i + 1, f->etags[i]);
+	at += (size_t)snprintf(xml + at, cap - at, "</CompleteMultipartUpload>");
+	s3_encode(f->upload, true, id, sizeof(id));
+	snprintf(q, sizeof(q), "uploadId=%s", id);
+	r.query = q;
+	r.body = xml;
+	r.blen = at;
+	r.grow = true;
+	rc = s3_perform(f->run, s3_conf_of(f->run), &r, NULL);
+	if (rc == 0 && r.buf && strstr(r.buf, "<Error>")) {
+		const char *from = r.buf;
+		s3_xml_next(r.buf, "Code", &from, r.code, sizeof(r.code));
+		rc = s3_req_fail(f->run, s3_conf_of(f->run), &r, -EIO);
+	}
+	free(r.buf);
+	free(xml);
+	return rc;
+}
+
+/* AbortMultipartUpload: the parts go, no object appears. Best effort (the failure that led
+ * here is the one reported). */
+static void s3_mpu_abort(struct sfile *f)
+{
+	struct s3_req r = {.method = "DELETE", .bucket = f->bucket, .key = f->key};
+	char q[1100], id[1024];
+	CURL *h = s3_thread_handle();
+
+	if (!f->upload[0])
+		return;
+	s3_encode(f->upload, true, id, sizeof(id));
+	snprintf(q, sizeof(q), "uploadId=%s", id);
+	r.query = q;
+	/* performed without recording: the run's first failure stays the one it reports */
+	if (h && s3_req_setup(h, s3_conf_of(f->run), &r) == 0) {
+		r.cc = curl_easy_perform(h);
+		s3_req_done(h, &r);
+	}
+	f->upload[0] = '\0';
+}
+
+static ssize_t s3_pwrite(struct sfile *f, const void *buf, size_t len, uint64_t off)
+{
+	const struct s3_conf *c = s3_conf_of(f->run);
+	size_t done = 0;
+
+	if (!(f->base.flags & STORAGE_O_WRITE))
+		return -EBADF;
+	if (f->werr)
+		return f->werr;
+	if (off != f->wend)
+		return f->werr = run_fail(f->run, -ESPIPE,
+					  "'%s': S3 objects are written front to back; a write at "
+					  "offset %llu after %llu bytes cannot be sent",
+					  f->base.path, (unsigned long long)off,
+					  (unsigned long long)f->wend);
+	if (!f->wbuf && !(f->wbuf = malloc(c->part_size)))
+		return f->werr = run_fail(f->run, -ENOMEM, "out of memory for a %llu-byte part",
+					  (unsigned long long)c->part_size);
+	while (done < len) {
+		size_t n = c->part_size - f->wlen;
+		if (n > len - done)
+			n = len - done;
+		memcpy(f->wbuf + f->wlen, (const char *)buf + done, n);
+		f->wlen += n;
+		done += n;
+		if (f->wlen == c->part_size && done < len) {
+			int rc = s3_mpu_part(f);
+			if (rc < 0)
+				return f->werr = rc;
+		}
+	}
+	f->wend += len;
+	return (ssize_t)len;
+}
+
+static int s3_sync(struct sfile *f)
+{
+	return f->werr;
+}
+
+/* The end of a write: one PUT, or the last part and the completion; an abort after any
+ * failure of this object or of the run. */
+static int s3_finish_write(struct sfile *f)
+{
+	struct s3_req r = {.method = "PUT", .bucket = f->bucket, .key = f->key};
+	int rc = f->werr;
+
+	if (rc == 0 && f->run->err.code)
+		rc = -ECANCELED; /* the run failed: no object from it */
+	if (rc == 0 && !f->upload[0]) {
+		r.body = f->wbuf;
+		r.blen = f->wlen;
+		return s3_perform(f->run, s3_conf_of(f->run), &r, NULL);
+	}
+	if (rc == 0 && f->wlen)
+		rc = s3_mpu_part(f);
+	if (rc == 0)
+		rc = s3_mpu_complete(f);
+	if (rc < 0)
+		s3_mpu_abort(f);
+	return rc;
+}
+
+static int s3_close(struct sfile *f)
+{
+	int rc = 0;
+
+	if (f->base.flags & STORAGE_O_WRITE)
+		rc = s3_finish_write(f);
+	free(f->wbuf);
+	free(f->etags);
+	free(f);
+	return rc;
+}
+
+/* ---- namespace --------------------------------------------------------------------------- */
+
+static int s3_mkdir(const char *path, unsigned mode, struct run *run)
+{
+	(void)path;
+	(void)mode;
+	(void)run;
+	return 0; /* no folders in S3: a key's prefix is its folder */
+}
+
+static int s3_rmdir(const char *path, struct run *run)
+{
+	(void)path;
+	(void)run;
+	return 0;
+}
+
+static int s3_sync_dir(const char *path, struct run *run)
+{
+	(void)path;
+	(void)run;
+	return 0;
+}
+
+static int s3_unlink(const char *path, struct run *run)
+{
+	struct s3_req r;
+	char bucket[64];
+	int rc = s3_req_for(run, path, &r, bucket, sizeof(bucket));
+
+	if (rc < 0)
+		return rc;
+	r.method = "DELETE";
+	return s3_perform(run, s3_conf_of(run), &r, NULL);
+}
+
+/* One page of ListObjectsV2 under prefix (delimiter '/'): fn(name) for each key and common
+ * prefix, the prefix taken off. token: in, the page to ask for ("" first); out, the next. */
+static int s3_list_page(struct run *run, struct s3_req *r, const char *prefix, char *token,
+			size_t tlen, storage_dir_fn fn, void *arg)
+{
+	char q[3000], ep[2100], et[1100], item[1100];
+	const char *from;
+	size_t plen = strlen(prefix);
+	int rc;
+
+	s3_encode(prefix, true, ep, sizeof(ep));
+	s3_encode(token, true, et, sizeof(et));
+	snprintf(q, sizeof(q), "%s%s%sdelimiter=%%2F&list-type=2&max-keys=1000&prefix=%s",
+		 token[0] ? "continuation-token=" : "", token[0] ? et : "", token[0] ? "&" : "",
+		 ep);
+	r->method = "GET";
+	r->key = "";
+	r->query = q;
+	r->grow = true;
+	r->len = 0;
+	if ((rc = s3_perform(run, s3_conf_of(run), r, NULL)) < 0)
+		return rc;
+	static const char *const tags[] = {"Key", "Prefix"};
+	for (int t = 0; t < 2 && r->buf; t++) {
+		from = t == 0 ? r->buf : strstr(r->buf, "<CommonPrefixes>");
+		if (!from)
+			break;
+		while (s3_xml_next(r->buf, tags[t], &from, item, sizeof(item))) {
+			size_t n = strlen(item);
+			if (n <= plen || strncmp(item, prefix, plen) != 0)
+				continue;
+			if (item[n - 1] == '/')
+				item[n - 1] = '\0';
+			if ((rc = fn(item + plen, arg)) != 0)
+				return rc;
+		}
+	}
+	token[0] = '\0';
+	from = r->buf ? r->buf : "";
+	if (r->buf && strstr(r->buf, "<IsTruncated>true</IsTruncated>"))
+		s3_xml_next(r->buf, "NextContinuationToken", &from, token, tlen);
+	return 0;
+}
+
+static int s3_list_dir(const char *path, storage_dir_fn fn, void *arg, struct run *run)
+{
+	struct s3_req r;
+	char bucket[64], prefix[2048], token[1024] = "";
+	int rc = s3_req_for(run, path, &r, bucket, sizeof(bucket));
+
+	if (rc < 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), "%s%s", r.key, r.key[0] ? "/" : "");
+	do {
+		struct s3_req page = {.bucket = bucket};
+		rc = s3_list_page(run, &page, prefix, token, sizeof(token), fn, arg);
+		free(page.buf);
+	} while (rc == 0 && token[0]);
+	return rc;
+}
+
+static int s3_has_child(const char *name, void *arg)
+{
+	(void)name;
+	*(bool *)arg = true;
+	return 1;
+}
+
+static int s3_stat(const char *path, struct storage_stat *st, struct run *run)
+{
+	struct s3_req r;
+	char bucket[64];
+	bool any = false;
+	int rc = s3_req_for(run, path, &r, bucket, sizeof(bucket));
+
+	if (rc < 0)
+		return rc;
+	if (r.key[0] && (rc = s3_head(run, bucket, r.key, &st->size)) == 0) {
+		st->is_reg = true;
+		st->mode = S_IFREG | 0644;
+		return 0;
+	}
+	if (r.key[0] && rc != -ENOENT)
+		return rc;
+	/* a "folder": some key begins with path/ (the bucket itself always is one) */
+	rc = r.key[0] ? s3_list_dir(path, s3_has_child, &any, run) : 1;
+	if (rc < 0)
+		return rc;
+	if (!any && r.key[0])
+		return -ENOENT;
+	st->is_dir = true;
+	st->mode = S_IFDIR | 0755;
+	return 0;
+}
+
+/* Server-side copy, then DELETE of the source: S3 has no rename. */
+static int s3_rename(const char *from, const char *to, struct run *run)
+{
+	struct s3_req src, dst;
+	char sb[64], db[64], esrc[2200], hdr[2300];
+	int rc;
+
+	if ((rc = s3_req_for(run, from, &src, sb, sizeof(sb))) < 0 ||
+	    (rc = s3_req_for(run, to, &dst, db, sizeof(db))) < 0)
+		return rc;
+	s3_encode(src.key, false, esrc, sizeof(esrc));
+	snprintf(hdr, sizeof(hdr), "x-amz-copy-source: /%s/%s", sb, esrc);
+	dst.method = "PUT";
+	dst.extra_hdr = hdr;
+	dst.grow = true;
+	rc = s3_perform(run, s3_conf_of(run), &dst, NULL);
+	if (rc == 0 && dst.buf && strstr(dst.buf, "<Error>"))
+		rc = s3_req_fail(run, s3_conf_of(run), &dst, -EIO);
+	free(dst.buf);
+	if (rc < 0)
+		return rc;
+	src.method = "DELETE";
+	return s3_perform(run, s3_conf_of(run), &src, NULL);
+}
+
+const struct storage_ops s3_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "s3",
+    .caps = STORAGE_CAP_SHARED | STORAGE_CAP_OBJECT,
+    .open = s3_open,
+    .pread = s3_pread,
+    .pwrite = s3_pwrite,
+    .sync = s3_sync,
+    .close = s3_close,
+    .size = s3_size,
+    .mkdir = s3_mkdir,
+    .unlink = s3_unlink,
+    .stat = s3_stat,
+    .rmdir = s3_rmdir,
+    .list_dir = s3_list_dir,
+    .sync_dir = s3_sync_dir,
+    .rename = s3_rename,
+    .run_setup = s3_run_setup,
+    .run_teardown = s3_run_teardown,
+    .thread_teardown = s3_thread_teardown,
+};
+
+#else
+
+const struct storage_ops s3_storage = {
+    .version = STORAGE_OPS_VERSION,
+    .name = "s3",
+    .caps = STORAGE_CAP_OBJECT,
+    .not_built = "libcurl with SigV4 (7.75 or later, Debian libcurl4-openssl-dev) not found",
+};
+
+#endif
