@@ -603,78 +603,139 @@ static int hy_changes(const struct hy *h, const char *const files[3])
 	return status;
 }
 
-int history_main(int argc, char **argv)
-{
-	const char *folder = NULL, *outdir = NULL;
-	struct hy h = {.metric = metric_find("bandwidth")};
-	char csv[PATH_MAX], out[PATH_MAX], why[512];
-	bool plot = true, changes = false;
-	const char *files[3] = {NULL, NULL, NULL}; /* --markdown, --json, --junit */
-	struct stat sb;
-	int rc, status = 0;
+/* The command line of `feedbench history`. */
+struct hy_args {
+	const char *folder, *outdir;
+	const char *files[3]; /* --markdown, --json, --junit */
+	bool plot, changes;
+};
 
+/* Reads the options into a and h->metric: -1 to go on, else the exit status (0 after --help). */
+static int hy_parse_args(int argc, char **argv, struct hy *h, struct hy_args *a)
+{
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
 			history_usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--no-plot") == 0) {
-			plot = false;
-		} else if (strcmp(a, "--allow-unfinished") == 0) {
+		} else if (strcmp(o, "--no-plot") == 0) {
+			a->plot = false;
+		} else if (strcmp(o, "--allow-unfinished") == 0) {
 			cmp_allow_unfinished(true);
-		} else if (strcmp(a, "--metric") == 0 && v) {
-			h.metric = metric_find(v);
-			if (h.metric < 0) {
+		} else if (strcmp(o, "--metric") == 0 && v) {
+			h->metric = metric_find(v);
+			if (h->metric < 0) {
 				fprintf(stderr, "feedbench history: unknown metric '%s'\n", v);
 				history_usage(stderr);
 				return 2;
 			}
 			i++;
-		} else if (strcmp(a, "--output") == 0 && v) {
-			outdir = argv[++i];
-		} else if (strcmp(a, "--changes") == 0) {
-			changes = true;
-		} else if ((strcmp(a, "--markdown") == 0 || strcmp(a, "--json") == 0 ||
-			    strcmp(a, "--junit") == 0) &&
+		} else if (strcmp(o, "--output") == 0 && v) {
+			a->outdir = argv[++i];
+		} else if (strcmp(o, "--changes") == 0) {
+			a->changes = true;
+		} else if ((strcmp(o, "--markdown") == 0 || strcmp(o, "--json") == 0 ||
+			    strcmp(o, "--junit") == 0) &&
 			   v) {
-			files[a[2] == 'm' ? 0 : a[3] == 's' ? 1 : 2] = argv[++i];
-		} else if (a[0] == '-') {
+			a->files[o[2] == 'm' ? 0 : o[3] == 's' ? 1 : 2] = argv[++i];
+		} else if (o[0] == '-') {
 			fprintf(stderr, "feedbench history: unknown or incomplete option '%s'\n",
-				a);
+				o);
 			return 2;
-		} else if (!folder) {
-			folder = a;
+		} else if (!a->folder) {
+			a->folder = o;
 		} else {
-			fprintf(stderr, "feedbench history: unexpected argument '%s'\n", a);
+			fprintf(stderr, "feedbench history: unexpected argument '%s'\n", o);
 			return 2;
 		}
 	}
-	if (!folder) {
+	return -1;
+}
+
+/* The folder is a folder and every output can be written, before any work: 0, or 2 said. */
+static int hy_check_args(const struct hy *h, struct hy_args *a)
+{
+	char why[512];
+	struct stat sb;
+
+	if (!a->folder) {
 		history_usage(stderr);
 		return 2;
 	}
-	if (stat(folder, &sb) < 0) {
-		fprintf(stderr, "feedbench history: cannot read '%s': %s\n", folder,
+	if (stat(a->folder, &sb) < 0) {
+		fprintf(stderr, "feedbench history: cannot read '%s': %s\n", a->folder,
 			strerror(errno));
 		return 2;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		fprintf(stderr, "feedbench history: '%s' is not a folder\n", folder);
+		fprintf(stderr, "feedbench history: '%s' is not a folder\n", a->folder);
 		return 2;
 	}
-	outdir = outdir ? outdir : folder;
+	a->outdir = a->outdir ? a->outdir : a->folder;
 	for (int i = 0; i < 3; i++)
-		if (files[i] && (!changes || safe_output_check(files[i], why, sizeof(why)) < 0)) {
+		if (a->files[i] &&
+		    (!a->changes || safe_output_check(a->files[i], why, sizeof(why)) < 0)) {
 			fprintf(stderr, "feedbench history: %s\n",
-				changes ? why : "--markdown, --json and --junit go with --changes");
+				a->changes ? why
+					   : "--markdown, --json and --junit go with --changes");
 			return 2;
 		}
-	if (hy_check_outputs(outdir, metric_table[h.metric].name, plot) < 0)
+	if (hy_check_outputs(a->outdir, metric_table[h->metric].name, a->plot) < 0)
 		return 2;
-	rc = util_walk_files(folder, "summary.json", HY_MAX_DEPTH, hy_walk_one, &h);
+	return 0;
+}
+
+/* The trend of the runs read: printed, history.csv, the changes and the plot. */
+static int hy_report(struct hy *h, const struct hy_args *a)
+{
+	char csv[PATH_MAX], out[PATH_MAX], why[512];
+	int rc, status = 0;
+
+	hy_stats(h);
+	hy_print(h, a->folder);
+	snprintf(csv, sizeof(csv), "%s/history.csv", a->outdir);
+	rc = util_mkdirs(a->outdir, 0755);
+	if (rc == 0)
+		rc = hy_write_csv(h, csv);
+	if (rc < 0) {
+		fprintf(stderr, "feedbench history: cannot write '%s': %s\n", csv, fb_strerror(rc));
+		return 1;
+	}
+	printf("\nhistory: %s\n", csv);
+	if (a->changes && hy_changes(h, a->files) != 0)
+		status = 1;
+	if (a->plot) {
+		snprintf(out, sizeof(out), "%s/history_%s", a->outdir,
+			 metric_table[h->metric].name);
+		rc = hy_plot(h, csv, out, why, sizeof(why));
+		if (rc == 0)
+			printf("plot: %s.png %s.svg\n", out, out);
+		else
+			fprintf(stderr, "feedbench history: warning: no plot: %s\n", why);
+		if (rc < 0)
+			status = 1;
+	}
+	if (h->skipped)
+		fprintf(stderr, "feedbench history: %d summary.json file%s skipped (see above)\n",
+			h->skipped, h->skipped == 1 ? "" : "s");
+	if (h->impossible && status == 0)
+		status = 3; /* the trend left out results it cannot compare: say so */
+	return status;
+}
+
+int history_main(int argc, char **argv)
+{
+	struct hy h = {.metric = metric_find("bandwidth")};
+	struct hy_args a = {.plot = true};
+	int rc, status;
+
+	if ((status = hy_parse_args(argc, argv, &h, &a)) >= 0 ||
+	    (status = hy_check_args(&h, &a)) != 0)
+		return status;
+	rc = util_walk_files(a.folder, "summary.json", HY_MAX_DEPTH, hy_walk_one, &h);
 	if (rc == 0 && h.nruns == 0) {
 		fprintf(stderr, "feedbench history: no run below '%s' (no readable summary.json)\n",
-			folder);
+			a.folder);
 		hy_free(&h);
 		return h.impossible ? 3 : 1;
 	}
@@ -687,35 +748,7 @@ int history_main(int argc, char **argv)
 		hy_free(&h);
 		return 1;
 	}
-	hy_stats(&h);
-	hy_print(&h, folder);
-	snprintf(csv, sizeof(csv), "%s/history.csv", outdir);
-	rc = util_mkdirs(outdir, 0755);
-	if (rc == 0)
-		rc = hy_write_csv(&h, csv);
-	if (rc < 0) {
-		fprintf(stderr, "feedbench history: cannot write '%s': %s\n", csv, fb_strerror(rc));
-		hy_free(&h);
-		return 1;
-	}
-	printf("\nhistory: %s\n", csv);
-	if (changes && hy_changes(&h, files) != 0)
-		status = 1;
-	if (plot) {
-		snprintf(out, sizeof(out), "%s/history_%s", outdir, metric_table[h.metric].name);
-		rc = hy_plot(&h, csv, out, why, sizeof(why));
-		if (rc == 0)
-			printf("plot: %s.png %s.svg\n", out, out);
-		else
-			fprintf(stderr, "feedbench history: warning: no plot: %s\n", why);
-		if (rc < 0)
-			status = 1;
-	}
-	if (h.skipped)
-		fprintf(stderr, "feedbench history: %d summary.json file%s skipped (see above)\n",
-			h.skipped, h.skipped == 1 ? "" : "s");
-	if (h.impossible && status == 0)
-		status = 3; /* the trend left out results it cannot compare: say so */
+	status = hy_report(&h, &a);
 	hy_free(&h);
 	return status;
 }

@@ -248,18 +248,13 @@ static int npz_pick_member(struct run *run, const char *path, const unsigned cha
 	return 0;
 }
 
-/* Checks the member's local header and its NPY header; fills the sample geometry. */
-static int npz_read_member(struct run *run, struct io *io, struct sfile *f, const char *path,
-			   const struct npz_entry *e, struct npz_meta *m)
+/* The member must be stored (not encrypted, not compressed) and lie inside the file: its
+ * local header is read, and *data set to the offset of its bytes (the NPY header). */
+static int npz_member_data(struct run *run, struct io *io, struct sfile *f, const char *path,
+			   const struct npz_entry *e, const struct npz_meta *m, uint64_t *data)
 {
 	unsigned char local[NPZ_LOCAL_BYTES];
-	char first[NPY_PREFIX_BYTES], why[256], shape[200];
-	char *big = NULL;
-	const char *hdr = first;
-	struct npy_header h;
-	uint64_t data;
-	size_t got;
-	int rc, ndims_over1;
+	int rc;
 
 	if (e->flags & 0x1)
 		return run_fail(run, -FB_EFORMAT,
@@ -276,21 +271,64 @@ static int npz_read_member(struct run *run, struct io *io, struct sfile *f, cons
 				"truncated npz member '%s' in '%s': local header at offset %" PRIu64
 				" is past the end of the file (%" PRIu64 " bytes)",
 				e->name, path, e->local, m->file_size);
-	rc = io_pread(io, f, local, sizeof(local), e->local);
-	if (rc)
+	if ((rc = io_pread(io, f, local, sizeof(local), e->local)))
 		return rc;
 	if (npz_le32(local) != 0x04034b50)
 		return run_fail(run, -FB_EFORMAT,
 				"bad npz member '%s' in '%s': no local header signature at offset "
 				"%" PRIu64,
 				e->name, path, e->local);
-	data = e->local + NPZ_LOCAL_BYTES + npz_le16(local + 26) + npz_le16(local + 28);
-	if (data > m->file_size || m->file_size - data < e->csize)
+	*data = e->local + NPZ_LOCAL_BYTES + npz_le16(local + 26) + npz_le16(local + 28);
+	if (*data > m->file_size || m->file_size - *data < e->csize)
 		return run_fail(run, -FB_EFORMAT,
 				"truncated npz member '%s' in '%s': %" PRIu64
 				" data bytes at offset %" PRIu64
 				" end past the end of the file (%" PRIu64 " bytes)",
-				e->name, path, e->csize, data, m->file_size);
+				e->name, path, e->csize, *data, m->file_size);
+	return 0;
+}
+
+/* The sample geometry from the member's NPY header: samples along the last axis. */
+static void npz_geometry(struct npz_meta *m, const struct npz_entry *e, const struct npy_header *h,
+			 uint64_t data)
+{
+	char shape[200];
+	int ndims_over1 = 0;
+
+	m->x_off = data + h->data_off;
+	m->n = h->shape[h->ndim - 1];
+	m->itemsize = h->itemsize;
+	m->elems = m->n ? h->nelem / m->n : 0;
+	m->L = m->elems * h->itemsize;
+	m->sdims = h->ndim - 1;
+	memcpy(m->shape, h->shape, sizeof(m->shape));
+	/* In C order a sample is strided unless it is one element or the whole array (n == 1,
+	 * DLIO's files); its elements are in another order than Fortran's when two of its
+	 * dimensions are longer than 1. */
+	for (int d = 0; d < m->sdims; d++)
+		ndims_over1 += m->shape[d] > 1;
+	m->range = h->fortran || m->elems <= 1 || m->n == 1;
+	m->c_order = !h->fortran && ndims_over1 > 1;
+	snprintf(m->member, sizeof(m->member), "%.63s", e->name);
+	npy_shape_str(h, shape, sizeof(shape));
+	snprintf(m->detail, sizeof(m->detail), "npz %.63s v%u.%u %.40s %.100s %s order, stored",
+		 e->name, h->major, h->minor, h->descr, shape, h->fortran ? "fortran" : "C");
+}
+
+/* Checks the member's local header and its NPY header; fills the sample geometry. */
+static int npz_read_member(struct run *run, struct io *io, struct sfile *f, const char *path,
+			   const struct npz_entry *e, struct npz_meta *m)
+{
+	char first[NPY_PREFIX_BYTES], why[256], shape[200];
+	char *big = NULL;
+	const char *hdr = first;
+	struct npy_header h;
+	uint64_t data = 0;
+	size_t got;
+	int rc;
+
+	if ((rc = npz_member_data(run, io, f, path, e, m, &data)))
+		return rc;
 	got = e->csize < sizeof(first) ? e->csize : sizeof(first);
 	rc = io_pread(io, f, first, got, data);
 	if (rc)
@@ -334,25 +372,7 @@ static int npz_read_member(struct run *run, struct io *io, struct sfile *f, cons
 			     e->name, path, h.ndim < 1 ? "0-d" : "zero-size item", data);
 		goto out_free;
 	}
-	m->x_off = data + h.data_off;
-	m->n = h.shape[h.ndim - 1];
-	m->itemsize = h.itemsize;
-	m->elems = m->n ? h.nelem / m->n : 0;
-	m->L = m->elems * h.itemsize;
-	m->sdims = h.ndim - 1;
-	memcpy(m->shape, h.shape, sizeof(m->shape));
-	/* In C order a sample is strided unless it is one element or the whole array (n == 1,
-	 * DLIO's files); its elements are in another order than Fortran's when two of its
-	 * dimensions are longer than 1. */
-	ndims_over1 = 0;
-	for (int d = 0; d < m->sdims; d++)
-		ndims_over1 += m->shape[d] > 1;
-	m->range = h.fortran || m->elems <= 1 || m->n == 1;
-	m->c_order = !h.fortran && ndims_over1 > 1;
-	snprintf(m->member, sizeof(m->member), "%.63s", e->name);
-	npy_shape_str(&h, shape, sizeof(shape));
-	snprintf(m->detail, sizeof(m->detail), "npz %.63s v%u.%u %.40s %.100s %s order, stored",
-		 e->name, h.major, h.minor, h.descr, shape, h.fortran ? "fortran" : "C");
+	npz_geometry(m, e, &h, data);
 	goto out_free;
 out_bad:
 	rc = run_fail(run, -FB_EFORMAT, "bad NPY header in '%s' of '%s': %s", e->name, path, why);

@@ -149,6 +149,64 @@ static double fs_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Writes input to the child's stdin (in[1]) while draining its stdout (o[0]) and stderr
+ * (e[0]) until both close, each closed and set to -1 when done; kills the child past the
+ * deadline. 0, -ETIMEDOUT or a negative errno of poll. */
+static int fs_exchange(pid_t pid, const char *input, double deadline, int in[2], int o[2], int e[2],
+		       struct fs_outbuf *ob, struct fs_outbuf *eb)
+{
+	size_t inlen = input ? strlen(input) : 0, inoff = 0;
+	int rc = 0, open_fds;
+
+	if (!inlen) {
+		close(in[1]);
+		in[1] = -1;
+	}
+	open_fds = 2;
+	while (open_fds > 0) {
+		struct pollfd p[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+		double left = deadline - fs_now();
+		int n;
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		n = poll(p, in[1] >= 0 ? 3 : 2, (int)(left * 1000) + 1);
+		if (n < 0 && errno != EINTR) {
+			rc = -errno;
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int i = 0; i < 2 && n > 0; i++) {
+			int *fd = i == 0 ? &o[0] : &e[0];
+
+			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (fs_outbuf_read(*fd, i == 0 ? ob : eb) <= 0) {
+				close(*fd);
+				*fd = -1;
+				p[i].fd = -1;
+				open_fds--;
+			}
+		}
+		if (in[1] >= 0 && n > 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = (p[2].revents & POLLOUT)
+					? write(in[1], input + inoff, inlen - inoff)
+					: -1;
+
+			if (w > 0)
+				inoff += (size_t)w;
+			if (w < 0 || inoff == inlen) {
+				close(in[1]);
+				in[1] = -1;
+			}
+		}
+	}
+	return rc;
+}
+
 /* fork/exec through posix_spawnp with three pipes; input is written while the outputs are
  * drained (poll), so a large command list cannot dead-lock against a chatty child. */
 static int fs_real_run_cmd(char *const argv[], const char *input, double timeout_s, char **out,
@@ -156,10 +214,9 @@ static int fs_real_run_cmd(char *const argv[], const char *input, double timeout
 {
 	int in[2] = {-1, -1}, o[2] = {-1, -1}, e[2] = {-1, -1};
 	struct fs_outbuf ob = {0}, eb = {0};
-	size_t inlen = input ? strlen(input) : 0, inoff = 0;
 	posix_spawn_file_actions_t fa;
 	double deadline = fs_now() + timeout_s;
-	int rc = 0, status = 0, open_fds;
+	int rc = 0, status = 0;
 	sigset_t pipe_set, old_set, pending;
 	bool pipe_was_pending;
 	pid_t pid;
@@ -191,52 +248,7 @@ static int fs_real_run_cmd(char *const argv[], const char *input, double timeout
 	close(o[1]);
 	close(e[1]);
 	in[0] = o[1] = e[1] = -1;
-	if (!inlen) {
-		close(in[1]);
-		in[1] = -1;
-	}
-	open_fds = 2;
-	while (open_fds > 0) {
-		struct pollfd p[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
-		double left = deadline - fs_now();
-		int n;
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		n = poll(p, in[1] >= 0 ? 3 : 2, (int)(left * 1000) + 1);
-		if (n < 0 && errno != EINTR) {
-			rc = -errno;
-			kill(pid, SIGKILL);
-			break;
-		}
-		for (int i = 0; i < 2 && n > 0; i++) {
-			int *fd = i == 0 ? &o[0] : &e[0];
-
-			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (fs_outbuf_read(*fd, i == 0 ? &ob : &eb) <= 0) {
-				close(*fd);
-				*fd = -1;
-				p[i].fd = -1;
-				open_fds--;
-			}
-		}
-		if (in[1] >= 0 && n > 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = (p[2].revents & POLLOUT)
-					? write(in[1], input + inoff, inlen - inoff)
-					: -1;
-
-			if (w > 0)
-				inoff += (size_t)w;
-			if (w < 0 || inoff == inlen) {
-				close(in[1]);
-				in[1] = -1;
-			}
-		}
-	}
+	rc = fs_exchange(pid, input, deadline, in, o, e, &ob, &eb);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (rc == 0)
