@@ -768,10 +768,14 @@ text = [",".join(r) for r in body]
 for i, c in enumerate(("1a2b3c4", "2b3c4d5", "3c4d5e6")):
     assert c in text[i], (c, text[i])
 PY
+	# The picture shows history.csv: one line per series, a point per run at its mean, in
+	# time order (read from gnuplot's SVG; the PNG's size), not only a file that exists.
 	if command -v gnuplot >/dev/null 2>&1; then
 		for ext in png svg; do
 			[ -s "$T/h/history_bandwidth.$ext" ] || fail "no history_bandwidth.$ext (gnuplot is installed)"
 		done
+		python3 "$HERE/check_history_plot.py" "$T/h/history.csv" "$T/h/history_bandwidth" \
+			bandwidth 2>>"$T/err" || fail "the history plot does not show history.csv"
 	fi
 	# --output elsewhere, --no-plot.
 	fb history "$T/h" --metric bandwidth --output "$T/o" --no-plot

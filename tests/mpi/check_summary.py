@@ -9,7 +9,8 @@ usage: check_summary.py RUN_DIR [--ranks N] [--epochs E] [--reps R] [--bytes B]
                         [--samples S] [--ops O] [--rank-samples a,b,c] [--direct] [--page-cache M]
     --bytes, --samples, --ops: totals over all epochs and repetitions.
     --rank-samples: samples each rank read over the whole run.
-Exit 0 when everything holds; otherwise prints every failed check and exits 1.
+Exit 0 when everything holds; otherwise prints every failed check and exits 1. Every member a
+check reads must be there: a missing one fails (KeyError), it never defaults.
 """
 import argparse
 import csv
@@ -67,7 +68,7 @@ def main():
     ranks = s["ranks"]
     walk_numbers(s)
 
-    check(s.get("schema") == 1, f"schema {s.get('schema')}")
+    check(s["schema"] == 1, f"schema {s['schema']}")
     for k in ("feedbench_version", "workload", "run_id", "start", "end", "hostname",
               "config", "config_hash", "storage", "accelerator", "verdict", "warnings"):
         check(k in s, f"summary.json lacks '{k}'")
@@ -109,8 +110,7 @@ def main():
     check(close(m["train_iops"], m["train_read_ops"] / wall), "train_iops != ops / wall")
     check(close(m["train_samples_per_second"], m["train_samples"] / wall),
           "train_samples_per_second != samples / wall")
-    if "train_wall_seconds" in m:
-        check(close(m["train_wall_seconds"], wall), "train_wall_seconds != sum of epochs")
+    check(close(m["train_wall_seconds"], wall), "train_wall_seconds != sum of epochs")
     for e in eps:
         tag = f"epoch {e['repetition']}.{e['epoch']}"
         check(e["wall_seconds"] > 0, f"{tag}: zero wall time")
@@ -123,8 +123,8 @@ def main():
         lat = e["latency_seconds"]
         check(0 <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"],
               f"{tag}: latency quantiles out of order {lat}")
-        check(lat.get("count") == e["read_ops"],
-              f"{tag}: latency count {lat.get('count')} != read_ops {e['read_ops']}")
+        check(lat["count"] == e["read_ops"],
+              f"{tag}: latency count {lat['count']} != read_ops {e['read_ops']}")
     # DLIO-style per-epoch lists follow the epochs.
     check([round(x, 6) for x in m["train_au_percentage"]] ==
           [round(e["au_percentage"], 6) for e in eps], "train_au_percentage != epochs")
@@ -185,21 +185,21 @@ def main():
     # Peak RSS per rank (getrusage): a real process holds MiBs, never more than the host has.
     host_mem = s["storage"]["host_memory_bytes"]
     for r in ranks:
-        rss = r.get("peak_rss_bytes")
+        rss = r["peak_rss_bytes"]
         check(isinstance(rss, int) and (1 << 20) < rss and (not host_mem or rss < host_mem),
               f"rank {r['rank']}: peak_rss_bytes {rss}")
-    check(s.get("peak_rss_max_bytes") == max(r.get("peak_rss_bytes", 0) for r in ranks),
-          f"peak_rss_max_bytes {s.get('peak_rss_max_bytes')} is not the ranks' largest")
+    check(s["peak_rss_max_bytes"] == max(r["peak_rss_bytes"] for r in ranks),
+          f"peak_rss_max_bytes {s['peak_rss_max_bytes']} is not the ranks' largest")
 
     # Nodes: every rank on exactly one node, listed under it with its host; the nodes' bytes
     # add up to the total; local ranks 0..n-1 on each node; the spread is over the nodes.
-    nodes = s.get("nodes", [])
-    check(s.get("num_nodes") == len(nodes), f"num_nodes {s.get('num_nodes')} != {len(nodes)} nodes")
+    nodes = s["nodes"]
+    check(s["num_nodes"] == len(nodes), f"num_nodes {s['num_nodes']} != {len(nodes)} nodes")
     if a.nodes is not None:
         check(len(nodes) == a.nodes, f"{len(nodes)} nodes, want {a.nodes}")
     listed = sorted(r for n in nodes for r in n["ranks"])
     check(listed == list(range(len(ranks))), f"ranks listed under nodes: {listed}")
-    check(s.get("hosts") == [n["host"] for n in nodes], f"hosts {s.get('hosts')}")
+    check(s["hosts"] == [n["host"] for n in nodes], f"hosts {s['hosts']}")
     for k, n in enumerate(nodes):
         check(n["node"] == k, f"node {k} numbered {n['node']}")
         mine = [ranks[r] for r in n["ranks"]]
@@ -217,27 +217,27 @@ def main():
         check(sum(n["bytes_read"] for n in nodes) == m["train_bytes_read"],
               "the nodes' bytes do not add up to train_bytes_read")
         per = [len(n["ranks"]) for n in nodes]
-        check(s.get("ranks_per_node") == {"min": min(per), "max": max(per)},
-              f"ranks_per_node {s.get('ranks_per_node')}, nodes hold {per}")
+        check(s["ranks_per_node"] == {"min": min(per), "max": max(per)},
+              f"ranks_per_node {s['ranks_per_node']}, nodes hold {per}")
         bw = [n["bandwidth_MiB_per_second"] for n in nodes]
-        nb = s.get("node_bandwidth_MiB_per_second", {})
-        check(close(nb.get("min", -1), min(bw)) and close(nb.get("max", -1), max(bw)) and
-              close(nb.get("mean", -1), sum(bw) / len(bw)),
+        nb = s["node_bandwidth_MiB_per_second"]
+        check(close(nb["min"], min(bw)) and close(nb["max"], max(bw)) and
+              close(nb["mean"], sum(bw) / len(bw)),
               f"node_bandwidth_MiB_per_second {nb} over {bw}")
     if a.evictions is not None:
-        got = s["storage"].get("page_cache_evictions_per_epoch")
+        got = s["storage"]["page_cache_evictions_per_epoch"]
         check(got == a.evictions, f"page_cache_evictions_per_epoch {got}, want {a.evictions}")
 
     # Repetitions: n, and never NaN for a repetition that did not run.
-    rs = s.get("repetition_stats")
-    if check(rs is not None, "no repetition_stats"):
+    rs = s["repetition_stats"]
+    if check(rs is not None, "repetition_stats is null"):
         for k, st in rs.items():
             check(st["n"] == a.reps, f"repetition_stats.{k}.n = {st['n']}, want {a.reps}")
             if a.reps > 1:
                 check(st["stddev"] is not None and st["stddev"] >= 0,
                       f"repetition_stats.{k}.stddev {st['stddev']}")
                 check(st["min"] <= st["mean"] <= st["max"], f"repetition_stats.{k} min/mean/max")
-        check(len(s.get("repetitions", [])) == a.reps, "repetitions array length")
+        check(len(s["repetitions"]) == a.reps, "repetitions array length")
         if a.reps >= 1:
             rb = sum(r["bytes_read"] for r in s["repetitions"])
             check(rb == m["train_bytes_read"], "repetitions' bytes do not add up")
@@ -266,8 +266,8 @@ def main():
 
     # Binding: CPUs per rank from the affinity mask and the cgroup limit, every rank listed,
     # and the warning exactly when the reader threads outnumber the rank's CPUs.
-    b = s.get("binding")
-    if check(b is not None, "summary.json lacks 'binding'"):
+    b = s["binding"]
+    if check(b is not None, "binding is null"):
         check(len(b["ranks"]) == s["num_ranks"], "binding.ranks length")
         check(0 < b["cpus_per_rank"] <= b["affinity_cpus"] <= b["cpus_online"],
               f"binding CPUs {b['cpus_per_rank']} / {b['affinity_cpus']} / {b['cpus_online']}")
@@ -361,5 +361,17 @@ def main():
     return 0
 
 
+def run():
+    """A member the checks read and summary.json lacks fails the check (never a default)."""
+    try:
+        return main()
+    except KeyError as e:
+        for f in failures:
+            print("summary check failed:", f, file=sys.stderr)
+        print(f"summary check failed: a member is missing: {e} (summary.json, epochs.csv, "
+              "ranks.csv, timeline.csv or latency.csv)", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
