@@ -28,6 +28,7 @@
 #include "child.h"
 #include "config.h"
 #include "errors.h"
+#include "plot_trace.h"
 #include "safefile.h"
 #include "sweep.h"
 
@@ -335,18 +336,28 @@ static void plot_run_folder(struct plot_env *env, const char *dir, json_t *s)
 		plot_run_script(env, "latency.gp", vars, path);
 	}
 
-	snprintf(path, sizeof(path), "%s/timeline.csv", dir);
+	/* Every event from trace.pfw when the run was traced, else timeline.csv's sample. */
+	char trace[PATH_MAX + 64], csv[PATH_MAX + 64];
+	snprintf(trace, sizeof(trace), "%s/trace.pfw", dir);
+	snprintf(csv, sizeof(csv), "%s/.timeline-trace.csv", dir);
+	bool traced = plot_trace_timeline(trace, csv, PLOT_TIMELINE_ROWS) == 1;
+	snprintf(path, sizeof(path), "%s", traced ? csv : "");
+	if (!traced)
+		snprintf(path, sizeof(path), "%s/timeline.csv", dir);
 	if (plot_has_rows(path)) {
 		f = open_memstream(&vars, &len);
 		plot_var(f, "csv", path);
 		snprintf(path, sizeof(path), "%s/timeline", dir);
 		plot_var(f, "out", path);
-		snprintf(title, sizeof(title), "Timeline of the first repetition: %s", subject);
+		snprintf(title, sizeof(title), "Timeline of %s: %s",
+			 traced ? "every repetition (trace.pfw)" : "the first repetition", subject);
 		plot_var(f, "title_text", title);
 		fprintf(f, "maxrows = %d", PLOT_TIMELINE_ROWS);
 		fclose(f);
 		plot_run_script(env, "timeline.gp", vars, path);
 	}
+	if (traced)
+		unlink(csv);
 }
 
 static int plot_run_dir(struct plot_env *env, const char *dir)

@@ -274,9 +274,13 @@ int trace_open(struct run *run, const char *dir)
 	}
 	MPI_Bcast(&tag, 1, MPI_UINT64_T, 0, run->comm);
 	rc = agree(run, trace_make(run, dir, tag));
-	if (rc == 0) {
+	if (rc == 0) { /* one clock on rank 0's node; elsewhere the barrier's end lines them up */
+		uint64_t t0;
 		MPI_Barrier(run->comm);
-		run->trace->t0 = timer_now_ns();
+		t0 = run->trace->t0 = timer_now_ns();
+		MPI_Bcast(&t0, 1, MPI_UINT64_T, 0, run->comm);
+		if (run->node_leader == 0)
+			run->trace->t0 = t0;
 	}
 	return rc;
 }

@@ -42,6 +42,13 @@ check() {
 		2>>"$T/err" || fail "trace.pfw does not match the run"
 	left=$(find "$T/results" -maxdepth 1 -name '.feedbench-trace*')
 	[ -z "$left" ] || fail "staging files left: $left"
+	# The timeline plot draws the trace's events (where gnuplot is installed).
+	if [ "$*" = "--cat POSIX" ] && command -v gnuplot >/dev/null; then
+		"$FEEDBENCH" plot "$run" >"$T/out" 2>"$T/err" || fail "feedbench plot exited $?"
+		grep -q 'every repetition (trace.pfw)' "$run/timeline.svg" ||
+			fail "timeline.svg is not drawn from trace.pfw"
+		[ ! -e "$run/.timeline-trace.csv" ] || fail "the plot left .timeline-trace.csv"
+	fi
 	rm -rf "$T/results"
 }
 
