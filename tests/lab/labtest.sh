@@ -4,7 +4,7 @@
 # and stopped by `down` (fixture cleanup, which runs even when a test failed; a watcher also
 # tears the lab down if ctest itself is killed).
 #
-# usage: labtest.sh up|down|stripe|small|hosts|srun|formats|s3_physics
+# usage: labtest.sh up|down|stripe|small|hosts|srun|formats|s3_physics|s3_train
 # environment (tests/lab/tests.cmake): FEEDBENCH, FEEDBENCH_LAB_ID, FEEDBENCH_LAB_DIR
 # Exit 77 (ctest: SKIPPED) with the reason when the lab cannot run on this machine.
 set -u
@@ -101,8 +101,21 @@ s3_physics)
 	work
 	python3 "$HERE/s3_lab.py" check --work "$T" --tag "$D" || fail "s3_lab.py check"
 	;;
+s3_train)
+	# feedbench with backend = s3 on radosgw from both emulated hosts (tests/lab/s3_train_lab.py)
+	need_lab
+	need_rgw
+	"$FEEDBENCH" list | grep -qE '^ +s3 +built' || {
+		why=$("$FEEDBENCH" list | grep -E '^ +s3 ' | sed 's/^ *//')
+		echo "SKIPPED: the s3 back-end is not built: ${why:-feedbench list does not name it}"
+		exit $SKIP
+	}
+	work
+	python3 "$HERE/s3_train_lab.py" --feedbench "$FEEDBENCH" --work "$T" --tag "$D" ||
+		fail "s3_train_lab.py"
+	;;
 *)
-	echo "usage: $0 up|down|stripe|small|hosts|srun|formats|s3_physics" >&2
+	echo "usage: $0 up|down|stripe|small|hosts|srun|formats|s3_physics|s3_train" >&2
 	exit 2
 	;;
 esac

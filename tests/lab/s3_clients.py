@@ -24,6 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import s3_lab  # noqa: E402
+import s3_train_lab  # noqa: E402
 
 MIB = 1 << 20
 
@@ -105,6 +106,65 @@ def python_client(lab_, work, kind, keys, conc, python):
     return out["bytes"], out["bytes"] / out["seconds"], out["cpu"]
 
 
+FB_CONFIG = """[workload]
+name = s3_vs_boto3
+[dataset]
+data_dir = s3://{bucket}/{prefix}
+format = raw
+num_files_train = {count}
+num_samples_per_file = 1
+record_length_bytes = {size}
+file_access = per_rank
+verify = false
+seed = 11
+[reader]
+batch_size = {batch}
+read_threads = {conc}
+prefetch_size = 2
+[train]
+epochs = 1
+computation_time = 0
+[storage]
+backend = s3
+[storage.s3]
+endpoint = {endpoint}
+region = {region}
+[output]
+dir = {out}
+plots = false
+"""
+
+
+def feedbench_dataset(lab_, work, args):
+    """feedbench generates the dataset (one object per sample, verify on) and reads it once:
+    the keys of its objects, for the other clients to read the same."""
+    cfg = os.path.join(work, "fb.ini")
+    with open(cfg, "w") as f:
+        f.write(FB_CONFIG.format(bucket=lab_.bucket, prefix=args.tag, count=args.count,
+                                 size=args.size_mib * MIB, batch=min(8, args.count),
+                                 conc=args.concurrency, endpoint=lab_.endpoint,
+                                 region=lab_.env["S3_REGION"], out=os.path.join(work, "fb")))
+    in_host(lab_, [args.feedbench, "run", cfg, "--set", "dataset.verify=true", "--quiet"])
+    keys = [k for k in s3_train_lab.listing(lab_, args.tag + "/")
+            if not os.path.basename(k).startswith("feedbench-")]
+    if len(keys) != args.count:
+        raise SystemExit(f"feedbench generated {len(keys)} objects, expected {args.count}")
+    return cfg, sorted(keys)
+
+
+def feedbench_client(lab_, work, cfg, fb):
+    """One feedbench run (1 rank, as many reader threads as the others have GETs in flight,
+    one GET at a time each): bytes, bytes/s and CPU seconds from its summary.json."""
+    out = os.path.join(work, "fb")
+    before = set(os.listdir(out))
+    in_host(lab_, [fb, "run", cfg, "--set", "dataset.generate=never", "--quiet"])
+    run = (set(os.listdir(out)) - before).pop()
+    with open(os.path.join(out, run, "summary.json")) as f:
+        m = json.load(f)["metric"]
+    return (m["train_bytes_read"], m["train_bandwidth_MiB_per_second"] * MIB,
+            m["train_cpu_user_seconds"] + m["train_cpu_system_seconds"])
+
+
 def feedbench_has_s3(fb):
     r = subprocess.run([fb, "list"], capture_output=True, text=True)
     return any(line.split()[:2] == ["s3", "built"] for line in r.stdout.splitlines())
@@ -114,16 +174,20 @@ def bench_main(args):
     lab_ = s3_lab.Lab()
     work = tempfile.mkdtemp(prefix="fb_s3clients_", dir=args.work)
     size = args.size_mib * MIB
-    keys = [f"{args.tag}/obj{i:05d}" for i in range(args.count)]
-    path = s3_lab.make_files(work, {"obj": size})["obj"]
-    lab_.put({k: path for k in keys})
+    fb = args.feedbench and feedbench_has_s3(args.feedbench)
+    if fb:
+        cfg, keys = feedbench_dataset(lab_, work, args)
+    else:
+        keys = [f"{args.tag}/obj{i:05d}" for i in range(args.count)]
+        path = s3_lab.make_files(work, {"obj": size})["obj"]
+        lab_.put({k: path for k in keys})
     clients = [("boto3", lambda: python_client(lab_, work, "boto3-read", keys,
                                                args.concurrency, sys.executable))]
     if args.s3tc_python:
         clients.append(("s3torchconnector", lambda: python_client(
             lab_, work, "s3tc-read", keys, args.concurrency, args.s3tc_python)))
-    if args.feedbench and feedbench_has_s3(args.feedbench):
-        clients.insert(0, ("feedbench", lambda: feedbench_client(lab_, work, args, keys)))
+    if fb:
+        clients.insert(0, ("feedbench", lambda: feedbench_client(lab_, work, cfg, args.feedbench)))
     else:
         print(f"feedbench: {args.feedbench or '(none given)'} has no s3 back-end built "
               "(feedbench list): not measured")
@@ -137,7 +201,7 @@ def bench_main(args):
                 got[name].append(fn())
     finally:
         s3_lab.lab("shape", lab_.env["OSD_MIBS"])
-        lab_.delete(keys)
+        lab_.delete(list(s3_train_lab.listing(lab_, args.tag + "/")))
         lab_.gc()
     return print_table(args, got, size)
 

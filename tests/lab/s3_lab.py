@@ -28,6 +28,7 @@ import argparse
 import heapq
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,43 +48,54 @@ DATA_POOL = "default.rgw.buckets.data"
 
 # ---------------------------------------------------------------- placement (inside the lab)
 
-def piece_order(name, marker, prefix):
-    """Sort key of a tail piece of the object whose manifest prefix is prefix. Plain objects:
-    <marker>__shadow_<prefix><n>; multipart: <marker>__multipart_<prefix>.<part> (the part's
-    first piece), <marker>__shadow_<prefix>.<part>_<n>."""
-    mp = f"{marker}__multipart_{prefix}."
-    if name.startswith(mp):
-        return (int(name[len(mp):]), 0)
-    rest = name[len(f"{marker}__shadow_{prefix}"):]
-    if rest.startswith("."):
-        part, _, n = rest[1:].partition("_")
-        return (int(part), int(n))
-    return (0, int(rest))
+def tail_prefix(name, marker):
+    """(prefix, sort key) of a tail piece named <marker>__shadow_<prefix><n> (plain objects),
+    <marker>__multipart_<prefix>.<part> (a part's first piece) or
+    <marker>__shadow_<prefix>.<part>_<n> (multipart); None for other names."""
+    for kind in ("multipart", "shadow"):
+        start = f"{marker}__{kind}_"
+        if not name.startswith(start):
+            continue
+        rest = name[len(start):]
+        m = re.search(r"\.(\d+)(?:_(\d+))?$", rest)
+        if kind == "multipart" and m and m.group(2) is None:
+            return rest[:m.start()], (int(m.group(1)), 0)
+        if kind == "shadow" and m and m.group(2) is not None:
+            return rest[:m.start()], (int(m.group(1)), int(m.group(2)))
+        m = re.search(r"(\d+)$", rest)
+        if kind == "shadow" and m:
+            return rest[:m.start()], (0, int(m.group(1)))
+    return None
 
 
 def placement_main(args):
+    """The pieces of each object and their OSDs. The head is <marker>_<key>; its tail pieces
+    share a prefix that the object's manifest (the head's user.rgw.manifest attribute) holds,
+    so one listing of the data pool and one attribute read per object place them all."""
     import rados  # Debian python3-rados: only in the lab's namespaces, with Debian's python3
 
+    marker = json.loads(subprocess.run(
+        ["radosgw-admin", "-c", args.conf, "-n", "client.rgw.lab", "--admin-socket", "",
+         "bucket", "stats", "--bucket", args.bucket],
+        check=True, capture_output=True, text=True).stdout)["marker"]
     cluster = rados.Rados(conffile=args.conf)
     cluster.connect(timeout=30)
     ioctx = cluster.open_ioctx(DATA_POOL)
-    names = [o.key for o in ioctx.list_objects()]
+    tails = {}
+    for o in ioctx.list_objects():
+        t = tail_prefix(o.key, marker)
+        if t:
+            tails.setdefault(t[0], []).append((t[1], o.key))
     out = {}
     for key in args.keys:
-        st = json.loads(subprocess.run(
-            ["radosgw-admin", "-c", args.conf, "-n", "client.rgw.lab", "--admin-socket", "",
-             "object", "stat", "--bucket", args.bucket, "--object", key],
-            check=True, capture_output=True, text=True).stdout)
-        man = st["manifest"]
-        marker = man["tail_placement"]["bucket"]["marker"]
         head = f"{marker}_{key}"
-        tails = [n for n in names
-                 if n.startswith(f"{marker}__shadow_{man['prefix']}")
-                 or n.startswith(f"{marker}__multipart_{man['prefix']}")]
-        pieces = []
-        off = 0
-        for i, n in enumerate([head] + sorted(
-                tails, key=lambda n: piece_order(n, marker, man["prefix"]))):
+        manifest = ioctx.get_xattr(head, "user.rgw.manifest")
+        mine = [p for p in tails if p.encode() in manifest]
+        if len(mine) > 1:
+            raise SystemExit(f"{args.bucket}/{key}: its manifest names several tail prefixes")
+        names = [head] + [n for _, n in sorted(tails[mine[0]])] if mine else [head]
+        pieces, off = [], 0
+        for i, n in enumerate(names):
             size = ioctx.stat(n)[0]
             r, outb, errs = cluster.mon_command(json.dumps(
                 {"prefix": "osd map", "pool": DATA_POOL, "object": n, "format": "json"}), b"")
@@ -92,9 +104,6 @@ def placement_main(args):
             pieces.append({"name": n, "off": off, "len": size, "head": i == 0,
                            "osd": json.loads(outb)["acting_primary"]})
             off += size
-        if off != man["obj_size"]:
-            raise SystemExit(f"placement of {args.bucket}/{key}: pieces hold {off} bytes, the "
-                             f"object {man['obj_size']} (pool listing incomplete?)")
         out[key] = {"size": off, "pieces": pieces}
     ioctx.close()
     cluster.shutdown()

@@ -32,6 +32,9 @@ fb_lab_test(formats 180)
 # S3 on the lab's radosgw: one object over the 4 shaped OSDs read by a whole-object GET and by
 # 8 ranged GETs in flight, against the prediction from the placement read back.
 fb_lab_test(s3_physics 180)
+# feedbench with backend = s3 on radosgw: training reads generated, verified and read again
+# from 2 hosts x 2 ranks (tests/lab/s3_train_lab.py); SKIPPED where s3 is not built.
+fb_lab_test(s3_train 240)
 
 # Multi-host result fields on 2 emulated hosts x 2 ranks (nodes, hosts, local ranks, per-node
 # bandwidth, eviction once per node) and a host dying mid-run (tests/lab/nodes_lab.sh).
