@@ -12,6 +12,7 @@
 #include "build_config.h"
 #include "compare.h"
 #include "config.h"
+#include "mlperf.h"
 #include "preflight.h"
 #include "report.h"
 #include "stop.h"
@@ -67,6 +68,9 @@ static void usage(FILE *f)
 	       "                   a DLIO workload YAML as a feedbench config (docs/dlio.md)\n"
 	       "  import-trace TRACE... [-o OUT.ini]\n"
 	       "                   a config reproducing a traced job's I/O (docs/trace.md)\n"
+	       "  mlperf datasize|run|check ...\n"
+	       "                   size, run (warm-up + 5) and check an MLPerf Storage v3.0\n"
+	       "                   training submission (docs/mlperf.md)\n"
 	       "  keys             every config key (Markdown)\n"
 	       "  list             plug-ins built and not built\n"
 	       "  help [COMMAND], COMMAND --help   a command's own help\n"
@@ -141,6 +145,7 @@ static const struct cli_cmd {
     {"history", CLI_HISTORY, NULL},
     {"import-dlio", CLI_IMPORT_DLIO, NULL},
     {"import-trace", CLI_IMPORT_TRACE, NULL},
+    {"mlperf", CLI_MLPERF, NULL},
     {"keys", CLI_KEYS,
      "usage: feedbench keys\n"
      "\n"
@@ -371,7 +376,8 @@ int cli_check_same_command(int argc, char **argv)
 bool cli_needs_mpi(const struct cli *c)
 {
 	return c->cmd == CLI_RUN || c->cmd == CLI_GENERATE || c->cmd == CLI_VALIDATE ||
-	       c->cmd == CLI_SWEEP || c->cmd == CLI_SEARCH;
+	       c->cmd == CLI_SWEEP || c->cmd == CLI_SEARCH ||
+	       (c->cmd == CLI_MLPERF && mlperf_needs_mpi(c->argc, c->argv));
 }
 
 static const char *caps_modes(unsigned caps)
@@ -452,6 +458,7 @@ static void list_plugins(void)
 			list_row(w, c->name, "not built", d);
 		}
 	}
+	mlperf_presets_print(stdout, false);
 }
 
 static int validate_preflight(const struct config *cfg, struct fb_errbuf *err)
@@ -522,6 +529,7 @@ int cli_dispatch(struct cli *c)
 		return 0;
 	case CLI_KEYS:
 		cfg_write_keys_markdown(stdout);
+		mlperf_presets_print(stdout, true);
 		return 0;
 	case CLI_LIST:
 		list_plugins();
@@ -544,6 +552,8 @@ int cli_dispatch(struct cli *c)
 		return import_dlio_main(c->argc, c->argv);
 	case CLI_IMPORT_TRACE:
 		return import_trace_main(c->argc, c->argv);
+	case CLI_MLPERF:
+		return mlperf_main(c->argc, c->argv);
 	case CLI_RUN:
 		if (config_has_sweep(c))
 			return sweep_main(c->argc, c->argv, &world);

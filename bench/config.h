@@ -195,6 +195,7 @@ struct config {
 		int sample_shuffle;
 		bool drop_last;
 		double preprocess_time; /* s of CPU per sample after its read (DLIO's) */
+		int64_t shuffle_seed; /* seed of the shuffles; 0: [dataset] seed */
 	} reader;
 	struct {
 		int64_t epochs;
@@ -208,6 +209,8 @@ struct config {
 		int64_t accelerators_per_rank; /* emulated accelerators (loaders) per rank */
 		double au_threshold;
 		double watchdog;
+		int model;	      /* MLPerf Storage workload (mlperf_model_choices), 0: none */
+		int accelerator_type; /* emulated accelerator (mlperf_accel_choices), 0: none */
 	} train;
 	struct {
 		double eval_time; /* emulated compute per evaluation step */

@@ -6,6 +6,7 @@
 
 #include <float.h>
 
+#include "mlperf.h"		   /* mlperf_model_choices, mlperf_accel_choices */
 #include "../workloads/workload.h" /* workload_choices: one per registered workload */
 
 /* Rows give .size only for strings; the other rows leave it zero on purpose. */
@@ -283,6 +284,9 @@ const struct cfg_key cfg_keys[] = {
      "CPU time a reader thread spends on each sample after reading it, busy on its CPU (DLIO's "
      "preprocess_time: decoding, augmentation). Samples read one at a time; not queued "
      "(io_depth > 1) or collective reads."},
+    {"reader", "shuffle_seed", CFG_INT, OFF(reader.shuffle_seed), "0", 0, 9.2e18, NULL, N,
+     "Seed of the file and sample shuffles; 0: [dataset] seed. Changing it reorders the reads "
+     "without regenerating the dataset (`feedbench mlperf run` gives each run its own)."},
 
     {"train", "epochs", CFG_INT, OFF(train.epochs), "1", 1, 1e6, NULL, 0, "Epochs per repetition."},
     {"train", "computation_time", CFG_DURATION, OFF(train.computation_time), "0", 0, 3600, NULL, 0,
@@ -309,6 +313,14 @@ const struct cfg_key cfg_keys[] = {
      "AU at or above which the storage keeps up (DLIO: 0.90)."},
     {"train", "watchdog", CFG_DURATION, OFF(train.watchdog), "300s", 0, 86400, NULL, N,
      "End the job when a rank makes no progress for this long (a peer died); 0 disables."},
+    {"train", "model", CFG_CHOICE, OFF(train.model), "none", NOLIM, mlperf_model_choices, 0,
+     "MLPerf Storage workload this config emulates (DLIO's model.name); with accelerator_type "
+     "it selects a preset (docs/mlperf.md)."},
+    {"train", "accelerator_type", CFG_CHOICE, OFF(train.accelerator_type), "none", NOLIM,
+     mlperf_accel_choices, 0,
+     "Emulated accelerator of MLPerf Storage: fills computation_time, batch_size, read_threads "
+     "and au_threshold from the preset of [train] model and this accelerator where the config "
+     "leaves them at their defaults (`feedbench list` shows the presets)."},
 
     {"evaluation", "eval_time", CFG_DURATION, OFF(evaluation.eval_time), "0", 0, 3600, NULL, 0,
      "Emulated compute per evaluation step (DLIO's evaluation.eval_time); needs "

@@ -11,6 +11,7 @@
 
 #include "agree.h"
 #include "preflight.h"
+#include "mlperf.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
@@ -67,6 +68,8 @@ int runner_load_config(struct config *cfg, const struct runner_opts *o, MPI_Comm
 	free(text);
 	for (int i = 0; rc == 0 && i < o->nsets; i++)
 		rc = cfg_set(cfg, o->sets[i], err);
+	if (rc == 0)
+		rc = mlperf_preset_apply(cfg, err);
 	if (rc == 0) {
 		int nranks;
 		MPI_Comm_size(comm, &nranks);

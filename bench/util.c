@@ -352,3 +352,20 @@ int util_git_commit(char *commit, size_t len, char *source, size_t slen)
 	}
 	return -ENOENT;
 }
+
+int util_drop_caches(char *why, size_t len)
+{
+	int fd, err = 0;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "3\n", 2) != 2)
+		err = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		snprintf(why, len, "cannot write /proc/sys/vm/drop_caches: %s", strerror(err));
+	else
+		snprintf(why, len, "synced, then 3 written to /proc/sys/vm/drop_caches");
+	return -err;
+}

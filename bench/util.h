@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Drops this node's page cache (sync, then 3 > /proc/sys/vm/drop_caches). 0: dropped;
+ * -EACCES / -EPERM / -EROFS: not permitted (root only); another -errno: failed. why says what
+ * was done or why not. */
+int util_drop_caches(char *why, size_t len);
 /* mkdir -p; 0 or -errno. */
 int util_mkdirs(const char *path, unsigned mode);
 /* rm -r; 0 or -errno. */

@@ -12,25 +12,19 @@
 #include "../bench/dsfile.h"
 #include "../bench/run.h"
 #include "../bench/storage/storage.h"
+#include "../bench/util.h"
 
 int evict_drop_all(struct run *run)
 {
-	int fd, err;
+	char why[192];
+	int rc;
 
 	if (run->local_rank != 0)
 		return 0;
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "3\n", 2) != 2) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-		return run_fail(run, -err,
-				"page_cache = drop needs root: cannot write "
-				"/proc/sys/vm/drop_caches: %s (use page_cache = evict)",
-				strerror(err));
-	}
-	close(fd);
+	rc = util_drop_caches(why, sizeof(why));
+	if (rc < 0)
+		return run_fail(run, rc,
+				"page_cache = drop needs root: %s (use page_cache = evict)", why);
 	return 0;
 }
 

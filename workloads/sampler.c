@@ -88,10 +88,16 @@ uint64_t sampler_perm_apply(const struct sampler_perm *p, uint64_t x)
 	return x;
 }
 
+/* [reader] shuffle_seed, or the dataset's seed when it is 0. */
+static uint64_t sampler_seed(const struct config *cfg)
+{
+	return (uint64_t)(cfg->reader.shuffle_seed ? cfg->reader.shuffle_seed : cfg->dataset.seed);
+}
+
 int sampler_init(struct sampler *s, struct run *run)
 {
 	const struct config *cfg = &run->cfg;
-	uint64_t seed = (uint64_t)cfg->dataset.seed;
+	uint64_t seed = sampler_seed(cfg);
 
 	memset(s, 0, sizeof(*s));
 	s->batch = (uint64_t)cfg->reader.batch_size;
@@ -474,7 +480,7 @@ int sampler_check(struct run *run)
 				"%s: batch_size (%" PRIu64 ") is larger than the %" PRIu64
 				" samples rank %d reads per epoch",
 				cfg->source, batch, fewest, fewest_rank);
-	struct sampler probe = {.batch = batch, .shuffle_seed = (uint64_t)cfg->dataset.seed};
+	struct sampler probe = {.batch = batch, .shuffle_seed = sampler_seed(cfg)};
 	uint64_t steps = UINT64_MAX;
 	for (int r = 0; r < run->nranks; r++) {
 		uint64_t st = rank_steps(&probe, run, 0, r, run->nranks);

@@ -11,6 +11,7 @@
 
 #include "../bench/agree.h"
 #include "../bench/compute/compute.h"
+#include "../bench/mlperf.h"
 #include "../bench/outputs.h"
 #include "../bench/storage/storage.h"
 #include "../formats/format.h"
@@ -969,6 +970,10 @@ static int rank0_write(struct run *run, struct train_files *tf, const struct res
 	verdict_figures(d);
 	d->rules = mlperf_rules(run, d);
 	json_t *summary = summary_build(d, ctx, nreps, reps);
+	json_object_set_new(summary, "mlperf",
+			    mlperf_run_json(cfg, d->nnodes,
+					    (int64_t)run->nranks * cfg->train.accelerators_per_rank,
+					    d->host_mem));
 	if (d->eval)
 		eval_attach(summary, d->eval, nreps, run->cfg.train.au_threshold);
 	if (d->accel)

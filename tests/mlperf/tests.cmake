@@ -1,0 +1,6 @@
+# MLPerf Storage v3.0 submissions (docs/mlperf.md): presets, `feedbench mlperf datasize`, a
+# 2-rank `feedbench mlperf run` (warm-up + 5) and `feedbench mlperf check` with a passing and a
+# failing folder per rule (tests/mlperf/check_rules.py). Label `mlperf`.
+add_test(NAME mlperf.submission COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/mlperf.sh)
+set_tests_properties(mlperf.submission PROPERTIES
+  LABELS "mlperf;mpi" TIMEOUT 120 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
