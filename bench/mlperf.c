@@ -44,9 +44,9 @@ int mlperf_main(int argc, char **argv)
 		fputs(mlperf_help, stdout);
 		return 0;
 	}
-	fprintf(stderr, "feedbench: mlperf: %s%s%s (datasize, run or check; see feedbench mlperf "
-			"--help)\n",
-		sub[0] ? "unknown subcommand '" : "a subcommand is needed", sub,
-		sub[0] ? "'" : "");
+	fprintf(stderr,
+		"feedbench: mlperf: %s%s%s (datasize, run or check; see feedbench mlperf "
+		"--help)\n",
+		sub[0] ? "unknown subcommand '" : "a subcommand is needed", sub, sub[0] ? "'" : "");
 	return 2;
 }

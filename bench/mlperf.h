@@ -18,13 +18,13 @@
  * mlcommons/storage's configs/dlio/workload/<model>_<accelerator>.yaml. status "v3.0": CLOSED
  * and OPEN submittable; "whatif": planning only (training/README.md's combination table).
  * X(model, accelerator, computation_time s, batch_size, read_threads, au_threshold, status) */
-#define MLPERF_PRESETS(X)                                                                         \
-	X(unet3d, a100, 0.636, 7, 4, 0.90, "whatif")                                              \
-	X(unet3d, h100, 0.323, 7, 4, 0.90, "whatif")                                              \
-	X(unet3d, b200, 0.162, 7, 4, 0.90, "v3.0")                                                \
-	X(retinanet, a100, 0.210, 16, 8, 0.85, "whatif")                                          \
-	X(retinanet, h100, 0.180, 16, 8, 0.85, "whatif")                                          \
-	X(retinanet, b200, 0.04755, 24, 8, 0.85, "v3.0")                                          \
+#define MLPERF_PRESETS(X)                                                                          \
+	X(unet3d, a100, 0.636, 7, 4, 0.90, "whatif")                                               \
+	X(unet3d, h100, 0.323, 7, 4, 0.90, "whatif")                                               \
+	X(unet3d, b200, 0.162, 7, 4, 0.90, "v3.0")                                                 \
+	X(retinanet, a100, 0.210, 16, 8, 0.85, "whatif")                                           \
+	X(retinanet, h100, 0.180, 16, 8, 0.85, "whatif")                                           \
+	X(retinanet, b200, 0.04755, 24, 8, 0.85, "v3.0")                                           \
 	X(retinanet, mi355, 0.0634, 32, 8, 0.85, "v3.0")
 
 struct mlperf_preset {

@@ -206,8 +206,9 @@ static void rule_run_gap(struct mck *c)
 		}
 	}
 	if (!bad && c->n > 1)
-		finding(c, MCK_PASS, r, "each run began within its own duration of the previous "
-					"one's end");
+		finding(c, MCK_PASS, r,
+			"each run began within its own duration of the previous "
+			"one's end");
 }
 
 /* feedbench: each run its own shuffle seed (DLIO reads in a new order each run only when
@@ -299,7 +300,8 @@ static void rule_datasize(struct mck *c)
 			base_of(c->runs[missing].dir));
 	else if (at >= 0)
 		finding(c, MCK_INVALID, MLPERF_RULE_DATASIZE,
-			"%s (and %d more run%s): %lld files, fewer than the %lld needed (%lld host%s x %.2f GiB RAM "
+			"%s (and %d more run%s): %lld files, fewer than the %lld needed (%lld "
+			"host%s x %.2f GiB RAM "
 			"x %d = %.0f samples; %d steps x batch %lld x %lld accelerators = %.0f "
 			"samples)",
 			base_of(c->runs[at].dir), bad - 1, bad == 2 ? "" : "s",
@@ -383,9 +385,10 @@ static void rule_cache_drops(struct mck *c)
 		if (!d)
 			continue;
 		known++;
-		json_array_foreach(d, k, e) if (strcmp(str_at(e, "outcome", NULL, NULL),
-						       "dropped") != 0)
-		{
+		for (k = 0; k < json_array_size(d); k++) {
+			e = json_array_get(d, k);
+			if (strcmp(str_at(e, "outcome", NULL, NULL), "dropped") == 0)
+				continue;
 			finding(c, MCK_NOTE, r, "before %s, host %s: %s (%s)",
 				base_of(c->runs[i].dir), str_at(e, "host", NULL, NULL),
 				str_at(e, "outcome", NULL, NULL), str_at(e, "why", NULL, NULL));
@@ -395,8 +398,9 @@ static void rule_cache_drops(struct mck *c)
 	if (known)
 		finding(c, MCK_PASS, r, "every node's page cache dropped before each run");
 	else
-		finding(c, MCK_NOTE, r, "not recorded (run folders given, not a `feedbench "
-					"mlperf run` folder)");
+		finding(c, MCK_NOTE, r,
+			"not recorded (run folders given, not a `feedbench "
+			"mlperf run` folder)");
 }
 
 /* The format and samples per file of the model's dataset (OPEN may change them: 3.6.3). */
@@ -424,7 +428,8 @@ static void rule_parameters(struct mck *c)
 	}
 	if (strcmp(str_at(p, "status", NULL, NULL), "v3.0") != 0)
 		finding(c, MCK_INVALID, r, "%s on %s is a whatif preset: not submittable in v3.0",
-			model, str_at(s, "mlperf", "accelerator_type", NULL)), bad++;
+			model, str_at(s, "mlperf", "accelerator_type", NULL)),
+		    bad++;
 	struct {
 		const char *section, *key, *preset;
 	} k[] = {{"train", "computation_time", "computation_time"},
@@ -450,8 +455,9 @@ static void rule_parameters(struct mck *c)
 			num_at(s, "config", "dataset", "num_samples_per_file"), fmt, spf),
 		    bad++;
 	if (!bad)
-		finding(c, MCK_PASS, r, "%s on %s with the preset's compute time, batch and AU "
-					"threshold",
+		finding(c, MCK_PASS, r,
+			"%s on %s with the preset's compute time, batch and AU "
+			"threshold",
 			model, str_at(s, "mlperf", "accelerator_type", NULL));
 }
 

@@ -15,8 +15,8 @@ void mlperf_datasize_compute(struct mlperf_datasize *d)
 	double spf = d->samples_per_file > 0 ? (double)d->samples_per_file : 1;
 
 	/* 500 steps of batch_size on every accelerator (the rule's floor of steps per epoch). */
-	d->min_samples_steps = (double)MLPERF_MIN_STEPS * (double)d->batch_size *
-			       (double)d->accelerators;
+	d->min_samples_steps =
+	    (double)MLPERF_MIN_STEPS * (double)d->batch_size * (double)d->accelerators;
 	/* 5 x the RAM of every client, in samples of the mean record length. */
 	d->min_samples_memory = d->record_length_bytes > 0
 				    ? (double)d->hosts * d->client_memory_bytes *
@@ -102,8 +102,8 @@ static int parse_count(const char *opt, const char *v, int64_t *out)
 	char why[128];
 
 	if (cfg_parse_int(v, out, why, sizeof(why)) < 0 || *out < 1) {
-		fprintf(stderr, "feedbench: mlperf datasize: %s '%s': a count of at least 1\n",
-			opt, v);
+		fprintf(stderr, "feedbench: mlperf datasize: %s '%s': a count of at least 1\n", opt,
+			v);
 		return -FB_EUSAGE;
 	}
 	return 0;
@@ -157,8 +157,9 @@ int mlperf_datasize_main(int argc, char **argv)
 		} else if (a[0] != '-' && !path) {
 			path = a;
 		} else {
-			fprintf(stderr, "feedbench: mlperf datasize: unexpected argument '%s' (see "
-					"feedbench mlperf --help)\n",
+			fprintf(stderr,
+				"feedbench: mlperf datasize: unexpected argument '%s' (see "
+				"feedbench mlperf --help)\n",
 				a);
 			return 2;
 		}

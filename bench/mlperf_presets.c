@@ -51,12 +51,13 @@ int mlperf_preset_apply(struct config *cfg, struct fb_errbuf *err)
 			       cfg->source, mlperf_accel_choices[cfg->train.accelerator_type]);
 	p = mlperf_preset_of(cfg);
 	if (!p)
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: [train] model = %s with accelerator_type = %s: mlcommons/storage "
-			       "defines no such workload (v3.0 training is unet3d on b200 and "
-			       "retinanet on b200 and mi355; `feedbench list` shows the presets)",
-			       cfg->source, mlperf_model_choices[cfg->train.model],
-			       mlperf_accel_choices[cfg->train.accelerator_type]);
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: [train] model = %s with accelerator_type = %s: mlcommons/storage "
+		    "defines no such workload (v3.0 training is unet3d on b200 and "
+		    "retinanet on b200 and mi355; `feedbench list` shows the presets)",
+		    cfg->source, mlperf_model_choices[cfg->train.model],
+		    mlperf_accel_choices[cfg->train.accelerator_type]);
 	if (left_default(cfg, "train", "computation_time"))
 		cfg->train.computation_time = p->computation_time;
 	if (left_default(cfg, "reader", "batch_size"))
@@ -71,13 +72,15 @@ int mlperf_preset_apply(struct config *cfg, struct fb_errbuf *err)
 void mlperf_presets_print(FILE *f, bool markdown)
 {
 	if (markdown)
-		fprintf(f, "\n## MLPerf Storage presets\n\n[train] model and accelerator_type select "
-			   "a row (docs/mlperf.md).\n\n| model | accelerator_type | "
-			   "computation_time (s) | batch_size | read_threads | au_threshold | "
-			   "status |\n|---|---|---|---|---|---|---|\n");
+		fprintf(f,
+			"\n## MLPerf Storage presets\n\n[train] model and accelerator_type select "
+			"a row (docs/mlperf.md).\n\n| model | accelerator_type | "
+			"computation_time (s) | batch_size | read_threads | au_threshold | "
+			"status |\n|---|---|---|---|---|---|---|\n");
 	else
-		fprintf(f, "MLPerf Storage presets ([train] model + accelerator_type, "
-			   "docs/mlperf.md):\n  %-10s %-6s %14s %6s %8s %5s  %s\n",
+		fprintf(f,
+			"MLPerf Storage presets ([train] model + accelerator_type, "
+			"docs/mlperf.md):\n  %-10s %-6s %14s %6s %8s %5s  %s\n",
 			"model", "accel", "compute s/step", "batch", "threads", "AU", "status");
 	for (size_t i = 0; i < mlperf_npresets; i++) {
 		const struct mlperf_preset *p = &mlperf_presets[i];

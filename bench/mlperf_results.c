@@ -27,7 +27,7 @@ static const char *const res_cols[] = {"run",
 				       "train_bytes_read",
 				       "train_wall_seconds",
 				       "shuffle_seed"};
-#define RES_NCOLS (sizeof(res_cols) / sizeof(res_cols[0]))
+#define RES_NCOLS     (sizeof(res_cols) / sizeof(res_cols[0]))
 #define RES_FIRST_NUM 3 /* columns from here on are numbers */
 
 /* o.a, or o.a.b when b is given; NAN when it is not a number. */
@@ -63,10 +63,10 @@ static json_t *run_row(const char *folder, json_t *s)
 	v[11] = bytes;
 	v[12] = wall;
 	v[13] = get_num(json_object_get(s, "config"), "reader", "shuffle_seed");
-	json_t *row = json_pack("{s:s, s:s, s:s}", res_cols[0], folder, res_cols[1],
-				json_string_value(json_object_get(ml, "model")) ?: "none",
-				res_cols[2],
-				json_string_value(json_object_get(ml, "accelerator_type")) ?: "none");
+	json_t *row =
+	    json_pack("{s:s, s:s, s:s}", res_cols[0], folder, res_cols[1],
+		      json_string_value(json_object_get(ml, "model")) ?: "none", res_cols[2],
+		      json_string_value(json_object_get(ml, "accelerator_type")) ?: "none");
 	for (size_t c = RES_FIRST_NUM; c < RES_NCOLS; c++)
 		if (c == 7)
 			json_object_set(row, res_cols[c],
@@ -135,40 +135,40 @@ static int write_system_yaml(const char *dir, json_t *s)
 		free(hosts);
 		return -ENOMEM;
 	}
-	fprintf(f,
-		"# System under test of this MLPerf Storage submission (rules 2.1.7, 4.7.3, 4.7.4).\n"
-		"# Written by feedbench mlperf run from what the runs saw; complete every FILL.\n"
-		"System:\n"
-		"  name: FILL  # the system name of results/<system-name>/\n"
-		"  description: FILL\n"
-		"  shared_capabilities:\n"
-		"    multi_host_support: FILL            # False for local storage\n"
-		"    simultaneous_write_support: FILL\n"
-		"    simultaneous_read_support: FILL\n"
-		"  remapping_time_seconds: FILL        # 4.7.3: checkpoint done -> readable on "
-		"another host\n"
-		"clients:\n"
-		"  count: %lld\n"
-		"  hosts: %s\n"
-		"  cpu_model: \"%s\"\n"
-		"  cpus: %lld\n"
-		"  memory_bytes: %.0f\n"
-		"  kernel: \"%s\"\n"
-		"  nics: FILL  # model, count and speed per client\n"
-		"storage:\n"
-		"  file_system: %s\n"
-		"  mount: \"%s\"\n"
-		"  product: FILL\n"
-		"  nodes: FILL\n"
-		"  media: FILL  # drives per node, model, capacity\n"
-		"  network: FILL  # fabric between clients and storage\n",
-		(long long)get_num(s, "num_nodes", NULL),
-		hosts ? hosts : "[]",
-		json_string_value(json_object_get(host, "cpu_model")) ?: "unknown",
-		(long long)get_num(host, "cpus", NULL), get_num(host, "memory_bytes", NULL),
-		json_string_value(json_object_get(host, "kernel")) ?: "unknown",
-		json_string_value(json_object_get(st, "fs_type")) ?: "unknown",
-		json_string_value(json_object_get(st, "mount")) ?: "unknown");
+	fprintf(
+	    f,
+	    "# System under test of this MLPerf Storage submission (rules 2.1.7, 4.7.3, 4.7.4).\n"
+	    "# Written by feedbench mlperf run from what the runs saw; complete every FILL.\n"
+	    "System:\n"
+	    "  name: FILL  # the system name of results/<system-name>/\n"
+	    "  description: FILL\n"
+	    "  shared_capabilities:\n"
+	    "    multi_host_support: FILL            # False for local storage\n"
+	    "    simultaneous_write_support: FILL\n"
+	    "    simultaneous_read_support: FILL\n"
+	    "  remapping_time_seconds: FILL        # 4.7.3: checkpoint done -> readable on "
+	    "another host\n"
+	    "clients:\n"
+	    "  count: %lld\n"
+	    "  hosts: %s\n"
+	    "  cpu_model: \"%s\"\n"
+	    "  cpus: %lld\n"
+	    "  memory_bytes: %.0f\n"
+	    "  kernel: \"%s\"\n"
+	    "  nics: FILL  # model, count and speed per client\n"
+	    "storage:\n"
+	    "  file_system: %s\n"
+	    "  mount: \"%s\"\n"
+	    "  product: FILL\n"
+	    "  nodes: FILL\n"
+	    "  media: FILL  # drives per node, model, capacity\n"
+	    "  network: FILL  # fabric between clients and storage\n",
+	    (long long)get_num(s, "num_nodes", NULL), hosts ? hosts : "[]",
+	    json_string_value(json_object_get(host, "cpu_model")) ?: "unknown",
+	    (long long)get_num(host, "cpus", NULL), get_num(host, "memory_bytes", NULL),
+	    json_string_value(json_object_get(host, "kernel")) ?: "unknown",
+	    json_string_value(json_object_get(st, "fs_type")) ?: "unknown",
+	    json_string_value(json_object_get(st, "mount")) ?: "unknown");
 	fclose(f);
 	free(hosts);
 	snprintf(path, sizeof(path), "%s/system.yaml", dir);
@@ -182,7 +182,6 @@ static int write_csv(const char *dir, json_t *rows, json_t *mean)
 	char path[4200], *text = NULL;
 	size_t len = 0, i;
 	FILE *f = open_memstream(&text, &len);
-	json_t *r;
 	int rc;
 
 	if (!f)
@@ -190,7 +189,8 @@ static int write_csv(const char *dir, json_t *rows, json_t *mean)
 	for (size_t c = 0; c < RES_NCOLS; c++)
 		fprintf(f, "%s%s", c ? "," : "", res_cols[c]);
 	fputc('\n', f);
-	json_array_foreach(rows, i, r) csv_row(f, r);
+	for (i = 0; i < json_array_size(rows); i++)
+		csv_row(f, json_array_get(rows, i));
 	csv_row(f, mean);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/results.csv", dir);
@@ -231,9 +231,9 @@ int mlperf_results_write(const char *dir)
 		rc = rc < 0 ? rc : -FB_EFORMAT;
 	if (rc == 0) {
 		json_t *mean = mean_row(rows);
-		json_t *res = json_pack("{s:i, s:s, s:s, s:O, s:O}", "schema", 1, "benchmark",
-					"training", "columns_from", "mlpstorage report", "runs", rows,
-					"mean", mean);
+		json_t *res =
+		    json_pack("{s:i, s:s, s:s, s:O, s:O}", "schema", 1, "benchmark", "training",
+			      "columns_from", "mlpstorage report", "runs", rows, "mean", mean);
 
 		snprintf(path, sizeof(path), "%s/results.json", dir);
 		char *text = json_dumps(res, JSON_INDENT(2));

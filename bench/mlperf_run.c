@@ -57,13 +57,13 @@ static json_t *drop_all_nodes(void)
 
 		if (!all[r].leader)
 			continue;
-		json_array_append_new(
-		    out, json_pack("{s:s, s:i, s:s, s:s}", "host", all[r].host, "rank", r,
-				   "outcome",
-				   e == 0		       ? "dropped"
-				   : e == EACCES || e == EPERM || e == EROFS ? "not permitted"
-									     : "failed",
-				   "why", all[r].why));
+		json_array_append_new(out, json_pack("{s:s, s:i, s:s, s:s}", "host", all[r].host,
+						     "rank", r, "outcome",
+						     e == 0 ? "dropped"
+						     : e == EACCES || e == EPERM || e == EROFS
+							 ? "not permitted"
+							 : "failed",
+						     "why", all[r].why));
 	}
 	free(all);
 	return out;
@@ -93,8 +93,9 @@ static int run_args(int argc, char **argv, struct mlperf_run_args *a)
 			a->o.output_dir = argv[++i];
 		} else if ((strcmp(s, "--runs") == 0 || strcmp(s, "--seed") == 0) && next) {
 			if (cfg_parse_int(argv[++i], &v, why, sizeof(why)) < 0 || v < 1) {
-				fprintf(stderr, "feedbench: mlperf run: %s '%s': a number of at "
-						"least 1\n",
+				fprintf(stderr,
+					"feedbench: mlperf run: %s '%s': a number of at "
+					"least 1\n",
 					s, argv[i]);
 				return -FB_EUSAGE;
 			}
@@ -107,8 +108,9 @@ static int run_args(int argc, char **argv, struct mlperf_run_args *a)
 		} else if (s[0] != '-' && !a->o.config_path) {
 			a->o.config_path = s;
 		} else {
-			fprintf(stderr, "feedbench: mlperf run: unexpected argument '%s' (see "
-					"feedbench mlperf --help)\n",
+			fprintf(stderr,
+				"feedbench: mlperf run: unexpected argument '%s' (see "
+				"feedbench mlperf --help)\n",
 				s);
 			return -FB_EUSAGE;
 		}
@@ -122,8 +124,8 @@ static int run_args(int argc, char **argv, struct mlperf_run_args *a)
 }
 
 /* Rank 0 makes the hidden folder; every rank gets its path. */
-static int make_folder(const struct config *cfg, const struct runner_opts *o, char *tmp,
-		       char *base, size_t len)
+static int make_folder(const struct config *cfg, const struct runner_opts *o, char *tmp, char *base,
+		       size_t len)
 {
 	int rank, rc = 0;
 
@@ -139,8 +141,9 @@ static int make_folder(const struct config *cfg, const struct runner_opts *o, ch
 		if (rc == 0)
 			rc = safe_tmpdir(parent, "mlperf", tmp, len);
 		if (rc < 0)
-			fprintf(stderr, "feedbench: error: cannot make the submission folder in "
-					"'%s': %s\n",
+			fprintf(stderr,
+				"feedbench: error: cannot make the submission folder in "
+				"'%s': %s\n",
 				parent, strerror(-rc));
 	}
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -168,11 +171,10 @@ static int run_phase(const struct mlperf_run_args *a, const char *dir, int i, js
 		fprintf(stderr, "mlperf: %s (shuffle seed %lld)\n", name, a->seed + i);
 	rc = runner_run(&o, MPI_COMM_WORLD, NULL, 0);
 	if (drops)
-		json_array_append_new(phases,
-				      json_pack("{s:s, s:b, s:I, s:o, s:i}", "folder", name,
-						"warmup", i == 0, "shuffle_seed",
-						(json_int_t)(a->seed + i), "cache_drop", drops,
-						"status", rc < 0 ? 1 : 0));
+		json_array_append_new(phases, json_pack("{s:s, s:b, s:I, s:o, s:i}", "folder", name,
+							"warmup", i == 0, "shuffle_seed",
+							(json_int_t)(a->seed + i), "cache_drop",
+							drops, "status", rc < 0 ? 1 : 0));
 	return rc;
 }
 
@@ -228,8 +230,9 @@ int mlperf_run_main(int argc, char **argv)
 	if (rc == 0 && rank == 0)
 		rc = finish(&a, tmp, base, phases, a.o.quiet);
 	else if (rc < 0 && rank == 0 && tmp[0])
-		fprintf(stderr, "feedbench: mlperf run stopped: a run failed; the partial "
-				"folder is %s\n",
+		fprintf(stderr,
+			"feedbench: mlperf run stopped: a run failed; the partial "
+			"folder is %s\n",
 			tmp);
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	json_decref(phases);
