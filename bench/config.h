@@ -209,8 +209,8 @@ struct config {
 		int64_t accelerators_per_rank; /* emulated accelerators (loaders) per rank */
 		double au_threshold;
 		double watchdog;
-		int model;	      /* MLPerf Storage workload (mlperf_model_choices), 0: none */
-		int accelerator_type; /* emulated accelerator (mlperf_accel_choices), 0: none */
+		int model;	      /* MLPerf Storage workload (MLPERF_MODELS), 0: none */
+		int accelerator_type; /* emulated accelerator (MLPERF_ACCELERATORS), 0: none */
 	} train;
 	struct {
 		double eval_time; /* emulated compute per evaluation step */

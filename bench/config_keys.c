@@ -6,7 +6,7 @@
 
 #include <float.h>
 
-#include "mlperf.h"		   /* mlperf_model_choices, mlperf_accel_choices */
+#include "mlperf.h"		   /* MLPERF_MODELS, MLPERF_ACCELERATORS */
 #include "../workloads/workload.h" /* workload_choices: one per registered workload */
 
 /* Rows give .size only for strings; the other rows leave it zero on purpose. */
@@ -35,6 +35,8 @@ static const char *const format_choices[] = {FEEDBENCH_FORMATS(PLUGIN_NAME) NULL
 #undef PLUGIN_NAME
 static const char *const zarr_codec_choices[] = {"none", "blosc", "zstd", "gzip", NULL};
 static const char *const parquet_codec_choices[] = {"none", "snappy", "zstd", "gzip", NULL};
+static const char *const mlperf_model_choices[] = {"none", MLPERF_MODELS(MLPERF_NAME) NULL};
+static const char *const mlperf_accel_choices[] = {"none", MLPERF_ACCELERATORS(MLPERF_NAME) NULL};
 
 #define D CFG_F_DATASET
 #define N CFG_F_NOHASH

@@ -35,11 +35,17 @@ struct mlperf_preset {
 	const char *status;
 };
 
+/* The names of [train] model and [train] accelerator_type, in the order of their choices
+ * after "none" (config_keys.c expands them into the choices; no symbol crosses). */
+#define MLPERF_MODELS(X)       X(unet3d) X(retinanet)
+#define MLPERF_ACCELERATORS(X) X(a100) X(h100) X(b200) X(mi355)
+#define MLPERF_NAME(n)	       #n,
+
 extern const struct mlperf_preset mlperf_presets[];
 extern const size_t mlperf_npresets;
-/* Choices of [train] model and [train] accelerator_type ("none" first). */
-extern const char *const mlperf_model_choices[];
-extern const char *const mlperf_accel_choices[];
+/* The name of the config's [train] model and accelerator_type ("none" when unset). */
+const char *mlperf_model_name(const struct config *cfg);
+const char *mlperf_accel_name(const struct config *cfg);
 
 /* The preset of the config's [train] model and accelerator_type; NULL when either is none or
  * the pair has no preset. */

@@ -180,34 +180,42 @@ static void rule_run_count(struct mck *c)
 				base_of(c->runs[i].dir));
 }
 
-/* 2.1.18 runTimestampGap: no gap between consecutive runs as long as a run. */
+/* A run's duration from its summary.json (whole seconds); NAN when unreadable. */
+static double run_seconds(json_t *s, double *start)
+{
+	double end = iso_seconds(str_at(s, "end", NULL, NULL));
+
+	*start = iso_seconds(str_at(s, "start", NULL, NULL));
+	return end - *start;
+}
+
+/* 2.1.18 runTimestampGap: no gap between consecutive runs as long as a run. The times have
+ * whole seconds, so 2 s are allowed for the rounding at both ends. */
 static void rule_run_gap(struct mck *c)
 {
 	const char *r = "2.1.18 runTimestampGap";
 	int bad = 0;
 
 	for (int i = 1; i < c->n; i++) {
-		double end0 = iso_seconds(str_at(c->runs[i - 1].s, "end", NULL, NULL));
-		double st = iso_seconds(str_at(c->runs[i].s, "start", NULL, NULL));
-		double end = iso_seconds(str_at(c->runs[i].s, "end", NULL, NULL));
-		double gap = st - end0, dur = end - st;
+		double st0, st, d0 = run_seconds(c->runs[i - 1].s, &st0);
+		double d = run_seconds(c->runs[i].s, &st), gap = st - (st0 + d0);
 
-		if (!isfinite(gap) || !isfinite(dur)) {
+		if (!isfinite(gap) || !isfinite(d)) {
 			finding(c, MCK_INVALID, r, "%s or %s has no readable start and end",
 				base_of(c->runs[i - 1].dir), base_of(c->runs[i].dir));
 			bad++;
-		} else if (gap < 0 || gap > fmax(dur, 1)) {
+		} else if (gap < -2 || gap > fmax(d0, d) + 2) {
 			finding(c, MCK_INVALID, r,
-				"%s starts %.0f s after %s ended, and runs for %.0f s: the runs "
-				"must follow each other (gap at most a run's duration, 1 s "
-				"resolution)",
-				base_of(c->runs[i].dir), gap, base_of(c->runs[i - 1].dir), dur);
+				"%s starts %.0f s after %s ended, and they ran %.0f s and %.0f s: "
+				"the runs must follow each other (a gap at most a run's duration, "
+				"+ 2 s for whole-second times)",
+				base_of(c->runs[i].dir), gap, base_of(c->runs[i - 1].dir), d0, d);
 			bad++;
 		}
 	}
 	if (!bad && c->n > 1)
 		finding(c, MCK_PASS, r,
-			"each run began within its own duration of the previous "
+			"each run began within a run's duration of the previous "
 			"one's end");
 }
 

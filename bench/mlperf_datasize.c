@@ -50,11 +50,10 @@ json_t *mlperf_run_json(const struct config *cfg, int64_t hosts, int64_t acceler
 {
 	struct mlperf_datasize d = datasize_of(cfg, hosts, accelerators, memory_per_host);
 	const struct mlperf_preset *p = mlperf_preset_of(cfg);
-	json_t *m = json_object(), *ds = json_object();
+	json_t *m = json_object(), *ds;
 
-	json_object_set_new(m, "model", json_string(mlperf_model_choices[cfg->train.model]));
-	json_object_set_new(m, "accelerator_type",
-			    json_string(mlperf_accel_choices[cfg->train.accelerator_type]));
+	json_object_set_new(m, "model", json_string(mlperf_model_name(cfg)));
+	json_object_set_new(m, "accelerator_type", json_string(mlperf_accel_name(cfg)));
 	if (p)
 		json_object_set_new(m, "preset",
 				    json_pack("{s:f, s:I, s:I, s:f, s:s}", "computation_time",
@@ -62,19 +61,15 @@ json_t *mlperf_run_json(const struct config *cfg, int64_t hosts, int64_t acceler
 					      (json_int_t)p->batch_size, "read_threads",
 					      (json_int_t)p->read_threads, "au_threshold",
 					      p->au_threshold, "status", p->status));
-	json_object_set_new(ds, "rule", json_string(MLPERF_RULE_DATASIZE));
-	json_object_set_new(ds, "hosts", json_integer(d.hosts));
-	json_object_set_new(ds, "client_memory_bytes", json_real(d.client_memory_bytes));
-	json_object_set_new(ds, "accelerators", json_integer(d.accelerators));
-	json_object_set_new(ds, "batch_size", json_integer(d.batch_size));
-	json_object_set_new(ds, "record_length_bytes", json_real(d.record_length_bytes));
-	json_object_set_new(ds, "num_samples_per_file", json_integer(d.samples_per_file));
-	json_object_set_new(ds, "min_samples_steps", json_real(d.min_samples_steps));
-	json_object_set_new(ds, "min_samples_memory", json_real(d.min_samples_memory));
-	json_object_set_new(ds, "min_files", json_integer(d.min_files));
-	json_object_set_new(ds, "min_bytes", json_real(d.min_bytes));
-	json_object_set_new(ds, "num_files_train", json_integer(d.num_files_train));
-	json_object_set_new(ds, "holds", json_boolean(d.holds));
+	ds = json_pack("{s:s, s:I, s:f, s:I, s:I, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:b}", "rule",
+		       MLPERF_RULE_DATASIZE, "hosts", (json_int_t)d.hosts, "client_memory_bytes",
+		       d.client_memory_bytes, "accelerators", (json_int_t)d.accelerators,
+		       "batch_size", (json_int_t)d.batch_size, "record_length_bytes",
+		       d.record_length_bytes, "num_samples_per_file",
+		       (json_int_t)d.samples_per_file, "min_samples_steps", d.min_samples_steps,
+		       "min_samples_memory", d.min_samples_memory, "min_files",
+		       (json_int_t)d.min_files, "min_bytes", d.min_bytes, "num_files_train",
+		       (json_int_t)d.num_files_train, "holds", d.holds);
 	json_object_set_new(m, "datasize", ds);
 	return m;
 }
@@ -113,8 +108,7 @@ static void datasize_print(const struct config *cfg, const struct mlperf_datasiz
 {
 	printf("MLPerf Storage dataset size (rule %s)\n", MLPERF_RULE_DATASIZE);
 	printf("  workload %s, accelerator %s: batch %lld, %lld samples per file of %.0f bytes\n",
-	       mlperf_model_choices[cfg->train.model],
-	       mlperf_accel_choices[cfg->train.accelerator_type], (long long)d->batch_size,
+	       mlperf_model_name(cfg), mlperf_accel_name(cfg), (long long)d->batch_size,
 	       (long long)d->samples_per_file, d->record_length_bytes);
 	printf("  %lld hosts x %.2f GiB of RAM, %lld accelerators in all\n", (long long)d->hosts,
 	       d->client_memory_bytes / 1073741824.0, (long long)d->accelerators);

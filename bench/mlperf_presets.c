@@ -8,13 +8,23 @@
 const struct mlperf_preset mlperf_presets[] = {MLPERF_PRESETS(PRESET_ROW)};
 const size_t mlperf_npresets = sizeof(mlperf_presets) / sizeof(mlperf_presets[0]);
 
-const char *const mlperf_model_choices[] = {"none", "unet3d", "retinanet", NULL};
-const char *const mlperf_accel_choices[] = {"none", "a100", "h100", "b200", "mi355", NULL};
+static const char *const model_names[] = {"none", MLPERF_MODELS(MLPERF_NAME) NULL};
+static const char *const accel_names[] = {"none", MLPERF_ACCELERATORS(MLPERF_NAME) NULL};
+
+const char *mlperf_model_name(const struct config *cfg)
+{
+	return model_names[cfg->train.model];
+}
+
+const char *mlperf_accel_name(const struct config *cfg)
+{
+	return accel_names[cfg->train.accelerator_type];
+}
 
 const struct mlperf_preset *mlperf_preset_of(const struct config *cfg)
 {
-	const char *m = mlperf_model_choices[cfg->train.model];
-	const char *a = mlperf_accel_choices[cfg->train.accelerator_type];
+	const char *m = mlperf_model_name(cfg);
+	const char *a = mlperf_accel_name(cfg);
 
 	for (size_t i = 0; i < mlperf_npresets; i++)
 		if (strcmp(mlperf_presets[i].model, m) == 0 &&
@@ -48,7 +58,7 @@ int mlperf_preset_apply(struct config *cfg, struct fb_errbuf *err)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [train] accelerator_type = %s needs [train] model (unet3d or "
 			       "retinanet): the preset is per workload and accelerator",
-			       cfg->source, mlperf_accel_choices[cfg->train.accelerator_type]);
+			       cfg->source, mlperf_accel_name(cfg));
 	p = mlperf_preset_of(cfg);
 	if (!p)
 		return fb_fail(
@@ -56,8 +66,7 @@ int mlperf_preset_apply(struct config *cfg, struct fb_errbuf *err)
 		    "%s: [train] model = %s with accelerator_type = %s: mlcommons/storage "
 		    "defines no such workload (v3.0 training is unet3d on b200 and "
 		    "retinanet on b200 and mi355; `feedbench list` shows the presets)",
-		    cfg->source, mlperf_model_choices[cfg->train.model],
-		    mlperf_accel_choices[cfg->train.accelerator_type]);
+		    cfg->source, mlperf_model_name(cfg), mlperf_accel_name(cfg));
 	if (left_default(cfg, "train", "computation_time"))
 		cfg->train.computation_time = p->computation_time;
 	if (left_default(cfg, "reader", "batch_size"))
@@ -80,14 +89,14 @@ void mlperf_presets_print(FILE *f, bool markdown)
 	else
 		fprintf(f,
 			"MLPerf Storage presets ([train] model + accelerator_type, "
-			"docs/mlperf.md):\n  %-10s %-6s %14s %6s %8s %5s  %s\n",
+			"docs/mlperf.md):\n    %-10s %-6s %14s %6s %8s %5s  %s\n",
 			"model", "accel", "compute s/step", "batch", "threads", "AU", "status");
 	for (size_t i = 0; i < mlperf_npresets; i++) {
 		const struct mlperf_preset *p = &mlperf_presets[i];
 
 		fprintf(f,
 			markdown ? "| %s | %s | %g | %lld | %lld | %.2f | %s |\n"
-				 : "  %-10s %-6s %14g %6lld %8lld %5.2f  %s\n",
+				 : "    %-10s %-6s %14g %6lld %8lld %5.2f  %s\n",
 			p->model, p->accelerator, p->computation_time, (long long)p->batch_size,
 			(long long)p->read_threads, p->au_threshold, p->status);
 	}

@@ -24,7 +24,7 @@ fb() { "$FEEDBENCH" "$@" >"$T/out" 2>"$T/err"; RC=$?; }
 # --- presets -------------------------------------------------------------------------------
 fb list
 [ "$RC" -eq 0 ] || fail "feedbench list exited $RC"
-grep -Eq '^  retinanet +mi355 +0.0634 +32 +8 +0.85  v3.0$' "$T/out" ||
+grep -Eq '^    retinanet +mi355 +0.0634 +32 +8 +0.85  v3.0$' "$T/out" ||
 	fail "feedbench list lacks the retinanet mi355 preset row"
 cat > u.ini <<EOF
 [workload]
