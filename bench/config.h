@@ -195,7 +195,7 @@ struct config {
 		int sample_shuffle;
 		bool drop_last;
 		double preprocess_time; /* s of CPU per sample after its read (DLIO's) */
-		int64_t shuffle_seed; /* seed of the shuffles; 0: [dataset] seed */
+		int64_t shuffle_seed;	/* seed of the shuffles; 0: [dataset] seed */
 	} reader;
 	struct {
 		int64_t epochs;
