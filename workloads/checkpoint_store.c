@@ -366,7 +366,7 @@ static int ckpt_remove_step(struct run *run, struct ckpt_state *st, const char *
 {
 	struct io io = {.run = run, .stats = st->nst};
 	struct ckpt_names nm = {0};
-	int dfd = io_own_dir_open(dir);
+	int dfd = io_own_dir_open(run, dir);
 	int rc;
 
 	if (dfd == -ENOENT)

@@ -129,7 +129,7 @@ static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct m
 	hist_reset(&out->lat);
 	if (phase == MD_REMOVE) {
 		md_dir(run, dir, sizeof(dir));
-		if ((dfd = io_own_dir_open(dir)) < 0)
+		if ((dfd = io_own_dir_open(run, dir)) < 0)
 			rc = run_fail(run, dfd == -ELOOP ? -FB_ENOTREG : dfd,
 				      "refusing to remove files in '%s': %s (nothing removed)", dir,
 				      dfd == -ELOOP ? "it is a symbolic link, not a folder of "

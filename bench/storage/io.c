@@ -429,9 +429,16 @@ int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
 	return rc;
 }
 
-int io_own_dir_open(const char *dir)
+int io_own_dir_open(const struct run *run, const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd;
+
+	/* Objects: no folder and no link to follow; the namespace calls take the path. */
+	if (run->storage && (run->storage->caps & STORAGE_CAP_OBJECT)) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }

@@ -220,8 +220,10 @@ int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg);
  * io_unlink_at removes name in it (unlinkat), io_list_dir_at lists it (fdopendir on a copy of
  * the descriptor): counted, timed and recorded like io_unlink and io_list_dir. A back-end with
  * its own namespace calls (storage_ops.unlink, list_dir: fault injection) is called with the
- * path instead, after the folder was opened this way. dir is for messages and those calls. */
-int io_own_dir_open(const char *dir);
+ * path instead, after the folder was opened this way. dir is for messages and those calls. On a
+ * back-end of objects (STORAGE_CAP_OBJECT: no folders, no links) io_own_dir_open returns a
+ * descriptor of /dev/null to close, and the calls below go to the back-end with the path. */
+int io_own_dir_open(const struct run *run, const char *dir);
 int io_unlink_at(struct io *io, int dfd, const char *dir, const char *name, bool missing_ok);
 int io_list_dir_at(struct io *io, int dfd, const char *dir, storage_dir_fn fn, void *arg);
 /* fsync of a folder: its new and removed entries become durable. Counted as a sync. A file

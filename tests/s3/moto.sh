@@ -11,7 +11,8 @@ build=${2:?usage: $0 start|stop BUILD_DIR [NAME]}
 name=${3:-moto}
 shift 3 2>/dev/null || shift $#
 dir=$build/s3-$name
-py=$build/venv-s3/bin/python
+venv=${S3_VENV:-$build/venv-s3} # S3_VENV: the venv when BUILD_DIR is another folder
+py=$venv/bin/python
 
 stop() {
 	if [ -f "$dir/pid" ]; then
@@ -27,7 +28,7 @@ start)
 	stop
 	mkdir -p "$dir" || exit 1
 	port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || exit 1
-	env "$@" setsid "$build/venv-s3/bin/moto_server" -H 127.0.0.1 -p "$port" >"$dir/log" 2>&1 </dev/null &
+	env "$@" setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$dir/log" 2>&1 </dev/null &
 	echo $! >"$dir/pid"
 	echo "$port" >"$dir/port"
 	if ! "$py" - "$port" <<'PY'; then

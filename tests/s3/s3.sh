@@ -7,7 +7,17 @@
 # what the run printed or wrote.
 #
 # usage: s3.sh CASE [ARGS]
-#   train FORMAT ACCESS...   generated and verified on S3, then read again without generating
+#   train FORMAT ACCESS...   generated and verified on S3 (the first access read again from its
+#                            manifest object, not regenerated)
+#   workloads                checkpoint (multipart, restore verified, keep_last's DELETEs),
+#                            ior (object per rank) and metadata (create, stat, read, remove)
+#   interop                  boto3 reads feedbench's objects (one a multipart upload) byte for
+#                            byte as posix wrote the same files; a dataset boto3 uploaded is
+#                            read and verified by feedbench (generate = never)
+#   auth                     moto checking signatures (a user made through its IAM API): the
+#                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
+#   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
+#                            a 503 storm, a short body, a server that stops answering, no server
 # Exit status 77 means "skipped" (s3 not built).
 set -u
 
@@ -89,8 +99,145 @@ case_train() {
 	no_secret
 }
 
+# expect_s3_failure WHAT...: exit 1, one message naming the object, rank and each WHAT, no
+# summary.json.
+expect_s3_failure() {
+	expect_rc 1
+	expect_err "s3 GET of '$BUCKET/tiny/raw-"
+	expect_err "failed on rank "
+	for w in "$@"; do expect_err "$w"; done
+	[ "$(grep -c 'feedbench: error:' "$T/err")" -eq 1 ] || fail "not one error message"
+	[ -z "$(find "$T/results" -name summary.json 2>/dev/null)" ] || fail "a failed run wrote summary.json"
+}
+
+case_workloads() {
+	local run
+	fb run --set workload.type=checkpoint --set checkpoint.model_size_bytes=12MiB \
+		--set checkpoint.count=3 --set checkpoint.keep_last=1 \
+		--set storage.s3.part_size=5MiB
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	json_check "$run/summary.json" 'm["checkpoint_restore_verified"] is True' \
+		'm["checkpoint_bytes_written"] == 3 * 12 * 1048576' \
+		'm["checkpoint_bytes_read"] == 3 * 12 * 1048576' 'm["checkpoint_count"] == 3'
+	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
+	# keep_last = 1: one step's objects remain, .metadata among them, no upload left open
+	[ "$(sed 's|/[^/]*$||' "$T/ls" | sort -u | wc -l)" -eq 1 ] || fail "not one checkpoint left: $(cat "$T/ls")"
+	grep -q '/.metadata ' "$T/ls" || fail "no .metadata object: $(cat "$T/ls")"
+	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open"
+	rm -rf "$T/results"
+	fb run --set workload.type=ior --set ior.file_per_process=true --set ior.block_size=256KiB \
+		--set ior.transfer_size=64KiB --set ior.segments=2
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	json_check "$run/summary.json" 'm["ior_bytes_written"] == 2 * 2 * 262144' \
+		'm["ior_bytes_read"] == 2 * 2 * 262144'
+	rm -rf "$T/results"
+	fb run --set workload.type=metadata --set metadata.files_per_rank=6
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	json_check "$run/summary.json" \
+		'[(r["phase"], r["operations"]) for r in s["metadata"]["results"]] == [("create", 12), ("stat", 12), ("read", 12), ("remove", 12)]' \
+		's["storage"]["backend"] == "s3"'
+	s3ctl ls "$BUCKET" tiny/mdtest >"$T/ls" 2>>"$T/err"
+	[ ! -s "$T/ls" ] || fail "metadata left objects: $(head -3 "$T/ls")"
+	no_secret
+}
+
+case_interop() {
+	local f run
+	# the same dataset through posix (local files) and s3 (objects), 6 MiB files: multipart
+	local big=(--set dataset.num_files_train=2 --set dataset.num_samples_per_file=6
+		--set dataset.record_length_bytes=1MiB --set dataset.file_access=per_rank
+		--set storage.s3.part_size=5MiB)
+	fb_mpi 2 generate "$MPI/tiny.ini" --set "dataset.data_dir=$T/local" "${big[@]}" </dev/null
+	expect_rc 0
+	fb generate "${big[@]}"
+	expect_rc 0
+	for f in raw-0-of-2.bin raw-1-of-2.bin; do
+		s3ctl get "$BUCKET" "tiny/$f" "$T/$f" 2>>"$T/err" || fail "boto3 cannot get tiny/$f"
+		cmp "$T/$f" "$T/local/$f" || fail "tiny/$f read by boto3 differs from posix's file"
+	done
+	# a dataset uploaded by boto3 (files and manifest as posix wrote them), read by feedbench
+	rm -rf "$T/local"
+	fb_mpi 2 generate "$MPI/tiny.ini" --set "dataset.data_dir=$T/local" </dev/null
+	expect_rc 0
+	s3ctl putdir "$BUCKET" up "$T/local" 2>>"$T/err" || fail "boto3 cannot upload"
+	fb_mpi 2 run "$MPI/tiny.ini" --set "dataset.data_dir=s3://$BUCKET/up" \
+		--set "output.dir=$T/results" --set storage.backend=s3 --set "storage.s3.endpoint=$EP" \
+		--set dataset.generate=never </dev/null
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	python3 "$MPI/check_summary.py" "$run" --ranks 2 --epochs 2 --samples 128 \
+		--bytes $((64 * REC * 2)) 2>>"$T/err" || fail "boto3's upload: summary.json is inconsistent"
+	no_secret
+}
+
+case_auth() {
+	local keys
+	# moto checks signatures after its first 6 requests: the readiness probe, the bucket and
+	# the IAM user (4 calls) are made before
+	S3_VENV=$BUILD/venv-s3 bash "$HERE/moto.sh" start "$T" auth INITIAL_NO_AUTH_ACTION_COUNT=6 \
+		>/dev/null 2>>"$T/err" || fail "moto with authentication did not start"
+	lib_on_exit "bash '$HERE/moto.sh' stop '$T' auth"
+	EP=http://127.0.0.1:$(cat "$T/s3-auth/port")
+	s3ctl mb "$BUCKET" 2>>"$T/err" || fail "cannot make bucket $BUCKET"
+	keys=$(s3ctl user feedbench 2>>"$T/err") || fail "cannot make an IAM user on moto"
+	export AWS_ACCESS_KEY_ID=${keys% *} AWS_SECRET_ACCESS_KEY=${keys#* }
+	fb run --set train.epochs=1
+	expect_rc 0
+	rm -rf "$T/results"
+	no_secret
+	AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}x fb run --set train.epochs=1 --set dataset.generate=never
+	expect_rc 1
+	expect_err "failed on rank 0: HTTP 403"
+	expect_err "s3 HEAD of '$BUCKET/tiny/feedbench-manifest.json'"
+	no_secret
+}
+
+# start_proxy MODE [N]: tests/s3/fault_proxy.py in front of moto; EP points at it.
+start_proxy() {
+	[ -n "${PROXY:-}" ] && { kill "$PROXY"; wait "$PROXY" 2>/dev/null; }
+	: >"$T/proxy"
+	"$PY" "$HERE/fault_proxy.py" "$PORT" "$@" >"$T/proxy" 2>>"$T/err" &
+	PROXY=$!
+	for _ in $(seq 100); do [ -s "$T/proxy" ] && break; sleep 0.1; done
+	EP=http://127.0.0.1:$(cat "$T/proxy")
+}
+
+case_faults() {
+	local f=(--set train.epochs=1 --set dataset.generate=never --set storage.s3.retries=2)
+	fb generate
+	expect_rc 0
+	start_proxy slowdown 2
+	fb run "${f[@]}"
+	expect_rc 0
+	rm -rf "$T/results"
+	start_proxy slowdown 1000000
+	fb run "${f[@]}"
+	expect_s3_failure "HTTP 503 SlowDown (after retries)"
+	start_proxy short
+	fb run "${f[@]}"
+	expect_s3_failure "transfer closed with"
+	start_proxy stall
+	fb run "${f[@]}" --set storage.s3.request_timeout=2s
+	expect_s3_failure "Operation too slow"
+	kill "$PROXY"
+	wait "$PROXY" 2>/dev/null
+	PROXY=
+	EP=http://127.0.0.1:$(cat "$T/proxy") # nothing listens there now
+	fb run "${f[@]}" --set storage.s3.retries=1
+	expect_rc 1
+	expect_err "failed on rank 0: Failed to connect"
+	no_secret
+}
+
 case "$CASE" in
 train) case_train "$@" ;;
+workloads) case_workloads ;;
+interop) case_interop ;;
+auth) case_auth ;;
+faults) case_faults ;;
 *)
 	echo "unknown case $CASE" >&2
 	exit 2

@@ -21,3 +21,7 @@ function(fb_s3_test name)
 endfunction()
 
 fb_s3_test(raw train raw per_rank shared)
+fb_s3_test(workloads workloads)
+fb_s3_test(interop interop)
+fb_s3_test(auth auth)
+fb_s3_test(faults faults)
