@@ -30,6 +30,11 @@ struct trace_buf {
 	struct trace_buf *next;
 	long tid;
 	size_t len;
+	char ids[64]; /* ","pid":R,"tid":T,"ts":" written once */
+	size_t nids;
+	char path[1025]; /* the last file named, as given and as escaped (reads of one file) */
+	char esc[6 * 1024 + 3];
+	size_t nesc;
 	char data[TRACE_BUF];
 };
 
@@ -82,6 +87,10 @@ static struct trace_buf *buf_get(struct trace *t)
 	}
 	b->len = 0;
 	b->tid = (long)syscall(SYS_gettid);
+	b->path[0] = '\0';
+	b->nesc = 0;
+	b->nids = (size_t)snprintf(b->ids, sizeof(b->ids),
+				   "\",\"pid\":%d,\"tid\":%ld,\"ts\":", t->rank, b->tid);
 	pthread_mutex_lock(&t->lock);
 	b->next = t->bufs;
 	t->bufs = b;
@@ -101,17 +110,31 @@ static char *put_str(char *p, const char *s)
 	return p + n;
 }
 
+/* Decimal digits, two per division. */
 static char *put_u64(char *p, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+				    "31323334353637383940414243444546474849505152535455565758596061"
+				    "62636465666768697071727374757677787980818283848586878889909192"
+				    "93949596979899";
+	char tmp[24], *q = tmp + sizeof(tmp);
+	size_t n;
 
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n > 0)
-		*p++ = tmp[--n];
-	return p;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--q = pairs[d + 1];
+		*--q = pairs[d];
+	}
+	if (v >= 10) {
+		*--q = pairs[v * 2 + 1];
+		*--q = pairs[v * 2];
+	} else {
+		*--q = (char)('0' + v);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - q);
+	memcpy(p, q, n);
+	return p + n;
 }
 
 /* Microseconds with three decimals (nanoseconds). */
@@ -158,12 +181,8 @@ static char *put_head(char *p, const struct trace *t, const struct trace_buf *b,
 	p = put_str(p, name);
 	p = put_str(p, "\",\"cat\":\"");
 	p = put_str(p, cat);
-	p = put_str(p, "\",\"pid\":");
-	p = put_u64(p, (uint64_t)t->rank);
-	p = put_str(p, ",\"tid\":");
-	p = put_u64(p, (uint64_t)b->tid);
-	p = put_str(p, ",\"ts\":");
-	p = put_us(p, t0 > t->t0 ? t0 - t->t0 : 0);
+	memcpy(p, b->ids, b->nids);
+	p = put_us(p + b->nids, t0 > t->t0 ? t0 - t->t0 : 0);
 	p = put_str(p, ",\"dur\":");
 	p = put_us(p, t1 > t0 ? t1 - t0 : 0);
 	return put_str(p, ",\"ph\":\"X\",\"args\":{");
@@ -192,7 +211,12 @@ void trace_io(struct trace *t, const char *name, const char *cat, uint64_t t0, u
 	p = put_head(b->data + b->len, t, b, name, cat, t0, t1);
 	if (path) {
 		p = put_str(p, "\"fname\":");
-		p = put_json(p, path);
+		if (strcmp(path, b->path) != 0) { /* escaped once per file, not per read */
+			snprintf(b->path, sizeof(b->path), "%s", path);
+			b->nesc = (size_t)(put_json(b->esc, b->path) - b->esc);
+		}
+		memcpy(p, b->esc, b->nesc);
+		p += b->nesc;
 		p = put_str(p, ",\"offset\":");
 		p = put_u64(p, off);
 		p = put_str(p, ",\"size\":");
