@@ -26,6 +26,7 @@
 #include "config.h"
 #include "errors.h"
 #include "import_dlio.h"
+#include "mlperf.h"
 #include "safefile.h"
 
 /* DLIO keys (or prefixes ending in '.') that have no feedbench equivalent, and why. The same
@@ -911,6 +912,35 @@ static void imp_ckpt(struct imp *im)
 		    "(each rank then writes one copy's bytes)");
 }
 
+/* The MLPerf Storage preset (mlperf.h) whose model, compute time, batch and AU threshold the
+ * YAML's are: its [train] model and accelerator_type, so `feedbench mlperf check` knows the
+ * workload (a YAML names no accelerator but in its file name). */
+static void imp_preset(struct imp *im)
+{
+	struct imp_set *name = imp_find(im, "workload.name"),
+		       *ct = imp_find(im, "train.computation_time"),
+		       *bs = imp_find(im, "reader.batch_size"),
+		       *au = imp_find(im, "train.au_threshold");
+
+	if (!name || !ct || !bs || !au)
+		return;
+	for (size_t i = 0; i < mlperf_npresets; i++) {
+		const struct mlperf_preset *p = &mlperf_presets[i];
+
+		if (strcmp(name->value, p->model) != 0 ||
+		    strtod(ct->value, NULL) != p->computation_time ||
+		    strtoll(bs->value, NULL, 10) != p->batch_size ||
+		    strtod(au->value, NULL) != p->au_threshold)
+			continue;
+		imp_set(im, "train.model", p->model, -1, "model.name: %s", p->model);
+		imp_set(im, "train.accelerator_type", p->accelerator, -1,
+			"computation_time %s, batch_size %s and metric.au %s are the %s preset's "
+			"(mlcommons/storage %s_%s.yaml, docs/mlperf.md)",
+			ct->value, bs->value, au->value, p->accelerator, p->model, p->accelerator);
+		return;
+	}
+}
+
 /* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
 static void imp_finish(struct imp *im)
 {
@@ -985,6 +1015,7 @@ static void imp_finish(struct imp *im)
 			defaults[i].dlio);
 	imp_eval(im);
 	imp_ckpt(im);
+	imp_preset(im);
 }
 
 int import_dlio_main(int argc, char **argv)

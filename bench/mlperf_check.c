@@ -11,31 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlperf_check.h"
 #include "safefile.h"
 
-#define MCK_MAX_RUNS 64
-
-enum mck_level { MCK_PASS, MCK_NOTE, MCK_OPEN, MCK_INVALID };
-static const char *const mck_names[] = {"PASS", "NOTE", "OPEN", "INVALID"};
-
-struct mck_run {
-	char dir[4096];
-	json_t *s;     /* summary.json */
-	json_t *drops; /* cache_drop of mlperf_run.json's phase (NULL: unknown) */
-	int warmup;    /* 1 yes, 0 no, -1 unknown (run folders listed: the first is taken) */
-};
-
-struct mck {
-	struct mck_run runs[MCK_MAX_RUNS];
-	int n;
-	int worst;
-	char reasons[8192];
-};
-
-static void finding(struct mck *c, enum mck_level lv, const char *rule, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void finding(struct mck *c, enum mck_level lv, const char *rule, const char *fmt, ...)
+void mck_finding(struct mck *c, enum mck_level lv, const char *rule, const char *fmt, ...)
 {
 	char why[1024];
 	va_list ap;
@@ -44,15 +23,17 @@ static void finding(struct mck *c, enum mck_level lv, const char *rule, const ch
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	printf("%-7s %s: %s\n", mck_names[lv], rule, why);
+	static const char *const names[] = {"PASS", "NOTE", "OPEN", "INVALID"};
+
+	printf("%-7s %s: %s\n", names[lv], rule, why);
 	if ((int)lv > c->worst)
 		c->worst = lv;
 	if (lv >= MCK_OPEN && used < sizeof(c->reasons))
 		snprintf(c->reasons + used, sizeof(c->reasons) - used, "%s%s %s (%s)",
-			 used ? "; " : "", mck_names[lv], rule, why);
+			 used ? "; " : "", names[lv], rule, why);
 }
 
-static double num_at(json_t *s, const char *a, const char *b, const char *k)
+double mck_num(json_t *s, const char *a, const char *b, const char *k)
 {
 	json_t *v = json_object_get(s, a);
 
@@ -63,7 +44,7 @@ static double num_at(json_t *s, const char *a, const char *b, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static const char *str_at(json_t *s, const char *a, const char *b, const char *k)
+const char *mck_str(json_t *s, const char *a, const char *b, const char *k)
 {
 	json_t *v = json_object_get(s, a);
 
@@ -74,7 +55,7 @@ static const char *str_at(json_t *s, const char *a, const char *b, const char *k
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
-static const char *base_of(const char *dir)
+const char *mck_base(const char *dir)
 {
 	const char *p = strrchr(dir, '/');
 
@@ -82,7 +63,7 @@ static const char *base_of(const char *dir)
 }
 
 /* ISO-8601 UTC "2026-12-02T12:42:58Z" to seconds; NAN when unreadable. */
-static double iso_seconds(const char *t)
+double mck_iso_seconds(const char *t)
 {
 	struct tm tm = {0};
 	const char *end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -130,7 +111,7 @@ static int add_submission(struct mck *c, const char *dir, json_t *top)
 	{
 		char sub[4200];
 
-		snprintf(sub, sizeof(sub), "%s/%s", dir, str_at(p, "folder", NULL, NULL));
+		snprintf(sub, sizeof(sub), "%s/%s", dir, mck_str(p, "folder", NULL, NULL));
 		rc = add_run(c, sub, json_object_get(p, "cache_drop"),
 			     json_is_true(json_object_get(p, "warmup")));
 		if (rc < 0)
@@ -165,27 +146,27 @@ static void rule_run_count(struct mck *c)
 	const char *r = "2.1.17 runTimestamps";
 
 	if (c->n != 6)
-		finding(c, MCK_INVALID, r, "%d run%s: a submission is a warm-up and 5 runs (6)",
-			c->n, c->n == 1 ? "" : "s");
+		mck_finding(c, MCK_INVALID, r, "%d run%s: a submission is a warm-up and 5 runs (6)",
+			    c->n, c->n == 1 ? "" : "s");
 	else if (c->runs[0].warmup == 0)
-		finding(c, MCK_INVALID, r, "%s is not marked as the warm-up run",
-			base_of(c->runs[0].dir));
+		mck_finding(c, MCK_INVALID, r, "%s is not marked as the warm-up run",
+			    mck_base(c->runs[0].dir));
 	else
-		finding(c, MCK_PASS, r, "6 runs, the first (%s) the warm-up%s",
-			base_of(c->runs[0].dir),
-			c->runs[0].warmup < 0 ? " (the first folder given)" : "");
+		mck_finding(c, MCK_PASS, r, "6 runs, the first (%s) the warm-up%s",
+			    mck_base(c->runs[0].dir),
+			    c->runs[0].warmup < 0 ? " (the first folder given)" : "");
 	for (int i = 1; i < c->n; i++)
 		if (c->runs[i].warmup == 1)
-			finding(c, MCK_INVALID, r, "%s is a second warm-up run",
-				base_of(c->runs[i].dir));
+			mck_finding(c, MCK_INVALID, r, "%s is a second warm-up run",
+				    mck_base(c->runs[i].dir));
 }
 
 /* A run's duration from its summary.json (whole seconds); NAN when unreadable. */
 static double run_seconds(json_t *s, double *start)
 {
-	double end = iso_seconds(str_at(s, "end", NULL, NULL));
+	double end = mck_iso_seconds(mck_str(s, "end", NULL, NULL));
 
-	*start = iso_seconds(str_at(s, "start", NULL, NULL));
+	*start = mck_iso_seconds(mck_str(s, "start", NULL, NULL));
 	return end - *start;
 }
 
@@ -201,22 +182,23 @@ static void rule_run_gap(struct mck *c)
 		double d = run_seconds(c->runs[i].s, &st), gap = st - (st0 + d0);
 
 		if (!isfinite(gap) || !isfinite(d)) {
-			finding(c, MCK_INVALID, r, "%s or %s has no readable start and end",
-				base_of(c->runs[i - 1].dir), base_of(c->runs[i].dir));
+			mck_finding(c, MCK_INVALID, r, "%s or %s has no readable start and end",
+				    mck_base(c->runs[i - 1].dir), mck_base(c->runs[i].dir));
 			bad++;
 		} else if (gap < -2 || gap > fmax(d0, d) + 2) {
-			finding(c, MCK_INVALID, r,
-				"%s starts %.0f s after %s ended, and they ran %.0f s and %.0f s: "
-				"the runs must follow each other (a gap at most a run's duration, "
-				"+ 2 s for whole-second times)",
-				base_of(c->runs[i].dir), gap, base_of(c->runs[i - 1].dir), d0, d);
+			mck_finding(
+			    c, MCK_INVALID, r,
+			    "%s starts %.0f s after %s ended, and they ran %.0f s and %.0f s: "
+			    "the runs must follow each other (a gap at most a run's duration, "
+			    "+ 2 s for whole-second times)",
+			    mck_base(c->runs[i].dir), gap, mck_base(c->runs[i - 1].dir), d0, d);
 			bad++;
 		}
 	}
 	if (!bad && c->n > 1)
-		finding(c, MCK_PASS, r,
-			"each run began within a run's duration of the previous "
-			"one's end");
+		mck_finding(c, MCK_PASS, r,
+			    "each run began within a run's duration of the previous "
+			    "one's end");
 }
 
 /* feedbench: each run its own shuffle seed (DLIO reads in a new order each run only when
@@ -227,22 +209,23 @@ static void rule_seeds(struct mck *c)
 
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < i; j++) {
-			double a = num_at(c->runs[i].s, "config", "reader", "shuffle_seed");
-			double b = num_at(c->runs[j].s, "config", "reader", "shuffle_seed");
+			double a = mck_num(c->runs[i].s, "config", "reader", "shuffle_seed");
+			double b = mck_num(c->runs[j].s, "config", "reader", "shuffle_seed");
 
 			if (!isfinite(a) || a == 0)
-				a = num_at(c->runs[i].s, "config", "dataset", "seed");
+				a = mck_num(c->runs[i].s, "config", "dataset", "seed");
 			if (!isfinite(b) || b == 0)
-				b = num_at(c->runs[j].s, "config", "dataset", "seed");
+				b = mck_num(c->runs[j].s, "config", "dataset", "seed");
 			if (a == b) {
-				finding(c, MCK_OPEN, r,
-					"%s and %s read with the same shuffle seed %.0f: the runs "
-					"repeat one order",
-					base_of(c->runs[j].dir), base_of(c->runs[i].dir), a);
+				mck_finding(
+				    c, MCK_OPEN, r,
+				    "%s and %s read with the same shuffle seed %.0f: the runs "
+				    "repeat one order",
+				    mck_base(c->runs[j].dir), mck_base(c->runs[i].dir), a);
 				return;
 			}
 		}
-	finding(c, MCK_PASS, r, "every run has its own shuffle seed");
+	mck_finding(c, MCK_PASS, r, "every run has its own shuffle seed");
 }
 
 /* 2.1.9 identicalSystemConfig: the same config (but the seed) and the same dataset. */
@@ -254,16 +237,17 @@ static void rule_same_config(struct mck *c)
 		const char *k[] = {"config_hash", "dataset_hash", "workload"};
 
 		for (int j = 0; j < 3; j++)
-			if (strcmp(str_at(c->runs[i].s, k[j], NULL, NULL),
-				   str_at(c->runs[0].s, k[j], NULL, NULL)) != 0) {
-				finding(c, MCK_INVALID, r,
-					"%s has another %s than %s: every run of a submission "
-					"runs the same config on the same dataset",
-					base_of(c->runs[i].dir), k[j], base_of(c->runs[0].dir));
+			if (strcmp(mck_str(c->runs[i].s, k[j], NULL, NULL),
+				   mck_str(c->runs[0].s, k[j], NULL, NULL)) != 0) {
+				mck_finding(c, MCK_INVALID, r,
+					    "%s has another %s than %s: every run of a submission "
+					    "runs the same config on the same dataset",
+					    mck_base(c->runs[i].dir), k[j],
+					    mck_base(c->runs[0].dir));
 				return;
 			}
 	}
-	finding(c, MCK_PASS, r, "one config hash and one dataset hash over the %d runs", c->n);
+	mck_finding(c, MCK_PASS, r, "one config hash and one dataset hash over the %d runs", c->n);
 }
 
 /* The rule's inputs as run i recorded them: its hosts and their RAM (summary.json
@@ -271,13 +255,13 @@ static void rule_same_config(struct mck *c)
 static bool datasize_of_run(json_t *s, struct mlperf_datasize *d)
 {
 	*d = (struct mlperf_datasize){
-	    .hosts = (int64_t)num_at(s, "num_nodes", NULL, NULL),
-	    .accelerators = (int64_t)num_at(s, "num_accelerators", NULL, NULL),
-	    .batch_size = (int64_t)num_at(s, "config", "reader", "batch_size"),
-	    .samples_per_file = (int64_t)num_at(s, "config", "dataset", "num_samples_per_file"),
-	    .num_files_train = (int64_t)num_at(s, "config", "dataset", "num_files_train"),
-	    .client_memory_bytes = num_at(s, "host", "memory_bytes", NULL),
-	    .record_length_bytes = num_at(s, "config", "dataset", "record_length_bytes"),
+	    .hosts = (int64_t)mck_num(s, "num_nodes", NULL, NULL),
+	    .accelerators = (int64_t)mck_num(s, "num_accelerators", NULL, NULL),
+	    .batch_size = (int64_t)mck_num(s, "config", "reader", "batch_size"),
+	    .samples_per_file = (int64_t)mck_num(s, "config", "dataset", "num_samples_per_file"),
+	    .num_files_train = (int64_t)mck_num(s, "config", "dataset", "num_files_train"),
+	    .client_memory_bytes = mck_num(s, "host", "memory_bytes", NULL),
+	    .record_length_bytes = mck_num(s, "config", "dataset", "record_length_bytes"),
 	};
 	mlperf_datasize_compute(d);
 	return d->hosts > 0 && d->accelerators > 0 && d->batch_size > 0 &&
@@ -302,35 +286,35 @@ static void rule_datasize(struct mck *c)
 		}
 	}
 	if (missing >= 0)
-		finding(c, MCK_INVALID, MLPERF_RULE_DATASIZE,
-			"%s: summary.json lacks the hosts, accelerators, batch, RAM or record "
-			"length the rule needs",
-			base_of(c->runs[missing].dir));
+		mck_finding(c, MCK_INVALID, MLPERF_RULE_DATASIZE,
+			    "%s: summary.json lacks the hosts, accelerators, batch, RAM or record "
+			    "length the rule needs",
+			    mck_base(c->runs[missing].dir));
 	else if (at >= 0)
-		finding(c, MCK_INVALID, MLPERF_RULE_DATASIZE,
-			"%s (and %d more run%s): %lld files, fewer than the %lld needed (%lld "
-			"host%s x %.2f GiB RAM "
-			"x %d = %.0f samples; %d steps x batch %lld x %lld accelerators = %.0f "
-			"samples)",
-			base_of(c->runs[at].dir), bad - 1, bad == 2 ? "" : "s",
-			(long long)first.num_files_train, (long long)first.min_files,
-			(long long)first.hosts, first.hosts == 1 ? "" : "s",
-			first.client_memory_bytes / 1073741824.0, MLPERF_MEMORY_MULTIPLE,
-			first.min_samples_memory, MLPERF_MIN_STEPS, (long long)first.batch_size,
-			(long long)first.accelerators, first.min_samples_steps);
+		mck_finding(c, MCK_INVALID, MLPERF_RULE_DATASIZE,
+			    "%s (and %d more run%s): %lld files, fewer than the %lld needed (%lld "
+			    "host%s x %.2f GiB RAM "
+			    "x %d = %.0f samples; %d steps x batch %lld x %lld accelerators = %.0f "
+			    "samples)",
+			    mck_base(c->runs[at].dir), bad - 1, bad == 2 ? "" : "s",
+			    (long long)first.num_files_train, (long long)first.min_files,
+			    (long long)first.hosts, first.hosts == 1 ? "" : "s",
+			    first.client_memory_bytes / 1073741824.0, MLPERF_MEMORY_MULTIPLE,
+			    first.min_samples_memory, MLPERF_MIN_STEPS, (long long)first.batch_size,
+			    (long long)first.accelerators, first.min_samples_steps);
 	else
-		finding(c, MCK_PASS, MLPERF_RULE_DATASIZE,
-			"every run read at least %d x its clients' RAM and %d steps on every "
-			"accelerator",
-			MLPERF_MEMORY_MULTIPLE, MLPERF_MIN_STEPS);
+		mck_finding(c, MCK_PASS, MLPERF_RULE_DATASIZE,
+			    "every run read at least %d x its clients' RAM and %d steps on every "
+			    "accelerator",
+			    MLPERF_MEMORY_MULTIPLE, MLPERF_MIN_STEPS);
 }
 
 /* The AU threshold of the run: the preset's when one is selected, else the config's. */
 static double au_threshold_of(json_t *s)
 {
-	double p = num_at(s, "mlperf", "preset", "au_threshold");
+	double p = mck_num(s, "mlperf", "preset", "au_threshold");
 
-	return isfinite(p) ? p : num_at(s, "config", "train", "au_threshold");
+	return isfinite(p) ? p : mck_num(s, "config", "train", "au_threshold");
 }
 
 /* 3.3.2 trainingAcceleratorUtilizationCheck: every measured run at or above the threshold. */
@@ -341,23 +325,23 @@ static void rule_au(struct mck *c)
 
 	for (int i = 0; i < c->n; i++) {
 		json_t *s = c->runs[i].s;
-		double au = num_at(s, "metric", "train_au_mean_percentage", NULL);
+		double au = mck_num(s, "metric", "train_au_mean_percentage", NULL);
 		double thr = 100 * au_threshold_of(s);
 
 		if (i == 0 && c->runs[i].warmup != 0)
 			continue; /* the warm-up is not reported */
 		if (!isfinite(au) || !isfinite(thr)) {
-			finding(c, MCK_INVALID, r, "%s: no AU or threshold in summary.json",
-				base_of(c->runs[i].dir));
+			mck_finding(c, MCK_INVALID, r, "%s: no AU or threshold in summary.json",
+				    mck_base(c->runs[i].dir));
 			bad++;
 		} else if (au < thr) {
-			finding(c, MCK_INVALID, r, "%s: AU %.2f %% below the threshold %.0f %%",
-				base_of(c->runs[i].dir), au, thr);
+			mck_finding(c, MCK_INVALID, r, "%s: AU %.2f %% below the threshold %.0f %%",
+				    mck_base(c->runs[i].dir), au, thr);
 			bad++;
 		}
 	}
 	if (!bad)
-		finding(c, MCK_PASS, r, "every measured run at or above its AU threshold");
+		mck_finding(c, MCK_PASS, r, "every measured run at or above its AU threshold");
 }
 
 /* 3.3.6 trainingIdenticalAcceleratorsPerNode: as many ranks (accelerators) on every host. */
@@ -366,18 +350,19 @@ static void rule_per_node(struct mck *c)
 	const char *r = "3.3.6 trainingIdenticalAcceleratorsPerNode";
 
 	for (int i = 0; i < c->n; i++) {
-		double lo = num_at(c->runs[i].s, "ranks_per_node", "min", NULL);
-		double hi = num_at(c->runs[i].s, "ranks_per_node", "max", NULL);
+		double lo = mck_num(c->runs[i].s, "ranks_per_node", "min", NULL);
+		double hi = mck_num(c->runs[i].s, "ranks_per_node", "max", NULL);
 
 		if (!isfinite(lo) || lo != hi) {
-			finding(c, MCK_INVALID, r,
-				"%s: %.0f to %.0f ranks per host: every host must emulate as many "
-				"accelerators",
-				base_of(c->runs[i].dir), lo, hi);
+			mck_finding(
+			    c, MCK_INVALID, r,
+			    "%s: %.0f to %.0f ranks per host: every host must emulate as many "
+			    "accelerators",
+			    mck_base(c->runs[i].dir), lo, hi);
 			return;
 		}
 	}
-	finding(c, MCK_PASS, r, "as many ranks on every host in every run");
+	mck_finding(c, MCK_PASS, r, "as many ranks on every host in every run");
 }
 
 /* feedbench: the page cache of every node dropped before each run (mlperf run records it). */
@@ -395,20 +380,21 @@ static void rule_cache_drops(struct mck *c)
 		known++;
 		for (k = 0; k < json_array_size(d); k++) {
 			e = json_array_get(d, k);
-			if (strcmp(str_at(e, "outcome", NULL, NULL), "dropped") == 0)
+			if (strcmp(mck_str(e, "outcome", NULL, NULL), "dropped") == 0)
 				continue;
-			finding(c, MCK_NOTE, r, "before %s, host %s: %s (%s)",
-				base_of(c->runs[i].dir), str_at(e, "host", NULL, NULL),
-				str_at(e, "outcome", NULL, NULL), str_at(e, "why", NULL, NULL));
+			mck_finding(c, MCK_NOTE, r, "before %s, host %s: %s (%s)",
+				    mck_base(c->runs[i].dir), mck_str(e, "host", NULL, NULL),
+				    mck_str(e, "outcome", NULL, NULL),
+				    mck_str(e, "why", NULL, NULL));
 			return;
 		}
 	}
 	if (known)
-		finding(c, MCK_PASS, r, "every node's page cache dropped before each run");
+		mck_finding(c, MCK_PASS, r, "every node's page cache dropped before each run");
 	else
-		finding(c, MCK_NOTE, r,
-			"not recorded (run folders given, not a `feedbench "
-			"mlperf run` folder)");
+		mck_finding(c, MCK_NOTE, r,
+			    "not recorded (run folders given, not a `feedbench "
+			    "mlperf run` folder)");
 }
 
 /* The format and samples per file of the model's dataset (OPEN may change them: 3.6.3). */
@@ -424,19 +410,21 @@ static void rule_parameters(struct mck *c)
 {
 	json_t *s = c->runs[0].s, *p = json_object_get(json_object_get(s, "mlperf"), "preset");
 	const char *r = "3.6.2 trainingClosedSubmissionParameters", *fmt;
-	const char *model = str_at(s, "mlperf", "model", NULL);
+	const char *model = mck_str(s, "mlperf", "model", NULL);
 	double spf;
 	int bad = 0;
 
 	if (!p) {
-		finding(c, MCK_INVALID, r,
-			"no MLPerf Storage preset: set [train] model and accelerator_type (a run "
-			"without them emulates no v3.0 workload)");
+		mck_finding(
+		    c, MCK_INVALID, r,
+		    "no MLPerf Storage preset: set [train] model and accelerator_type (a run "
+		    "without them emulates no v3.0 workload)");
 		return;
 	}
-	if (strcmp(str_at(p, "status", NULL, NULL), "v3.0") != 0)
-		finding(c, MCK_INVALID, r, "%s on %s is a whatif preset: not submittable in v3.0",
-			model, str_at(s, "mlperf", "accelerator_type", NULL)),
+	if (strcmp(mck_str(p, "status", NULL, NULL), "v3.0") != 0)
+		mck_finding(c, MCK_INVALID, r,
+			    "%s on %s is a whatif preset: not submittable in v3.0", model,
+			    mck_str(s, "mlperf", "accelerator_type", NULL)),
 		    bad++;
 	struct {
 		const char *section, *key, *preset;
@@ -444,29 +432,29 @@ static void rule_parameters(struct mck *c)
 		 {"reader", "batch_size", "batch_size"},
 		 {"train", "au_threshold", "au_threshold"}};
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		double v = num_at(s, "config", k[i].section, k[i].key);
-		double want = num_at(p, k[i].preset, NULL, NULL);
+		double v = mck_num(s, "config", k[i].section, k[i].key);
+		double want = mck_num(p, k[i].preset, NULL, NULL);
 
 		if (!(fabs(v - want) <= 1e-9 * fmax(1, fabs(want))))
-			finding(c, MCK_INVALID, r,
-				"[%s] %s = %g, the preset's is %g: not a tunable parameter",
-				k[i].section, k[i].key, v, want),
+			mck_finding(c, MCK_INVALID, r,
+				    "[%s] %s = %g, the preset's is %g: not a tunable parameter",
+				    k[i].section, k[i].key, v, want),
 			    bad++;
 	}
 	model_dataset(model, &fmt, &spf);
-	if (strcmp(str_at(s, "config", "dataset", "format"), fmt) != 0 ||
-	    num_at(s, "config", "dataset", "num_samples_per_file") != spf)
-		finding(c, MCK_OPEN, "3.6.3 trainingOpenSubmissionParameters",
-			"format %s with %.0f samples per file, the workload's is %s with %.0f: "
-			"allowed in OPEN only",
-			str_at(s, "config", "dataset", "format"),
-			num_at(s, "config", "dataset", "num_samples_per_file"), fmt, spf),
+	if (strcmp(mck_str(s, "config", "dataset", "format"), fmt) != 0 ||
+	    mck_num(s, "config", "dataset", "num_samples_per_file") != spf)
+		mck_finding(c, MCK_OPEN, "3.6.3 trainingOpenSubmissionParameters",
+			    "format %s with %.0f samples per file, the workload's is %s with %.0f: "
+			    "allowed in OPEN only",
+			    mck_str(s, "config", "dataset", "format"),
+			    mck_num(s, "config", "dataset", "num_samples_per_file"), fmt, spf),
 		    bad++;
 	if (!bad)
-		finding(c, MCK_PASS, r,
-			"%s on %s with the preset's compute time, batch and AU "
-			"threshold",
-			model, str_at(s, "mlperf", "accelerator_type", NULL));
+		mck_finding(c, MCK_PASS, r,
+			    "%s on %s with the preset's compute time, batch and AU "
+			    "threshold",
+			    model, mck_str(s, "mlperf", "accelerator_type", NULL));
 }
 
 static void check_training(struct mck *c)
@@ -497,15 +485,20 @@ int mlperf_check_main(int argc, char **argv)
 	}
 	rc = load_args(c, argc, argv);
 	if (rc == 0) {
-		const char *type = str_at(c->runs[0].s, "workload_type", NULL, NULL);
+		const char *type = mck_str(c->runs[0].s, "workload_type", NULL, NULL);
 
 		printf("MLPerf Storage v3.0 check of %d run%s (%s)\n", c->n, c->n == 1 ? "" : "s",
 		       type);
 		if (strcmp(type, "train") == 0)
 			check_training(c);
+		else if (strcmp(type, "checkpoint") == 0)
+			mck_checkpointing(c);
 		else
-			finding(c, MCK_INVALID, "2.1.10 workloadCategories",
-				"workload type '%s': feedbench checks training submissions", type);
+			mck_finding(
+			    c, MCK_INVALID, "2.1.10 workloadCategories",
+			    "workload type '%s': feedbench checks training and checkpointing "
+			    "submissions",
+			    type);
 		printf("verdict: %s%s%s\n",
 		       c->worst >= MCK_INVALID ? "INVALID"
 		       : c->worst >= MCK_OPEN  ? "OPEN"

@@ -73,6 +73,30 @@ for acc in ("a100", "h100", "b200", "mi355"):
         sys.exit(f"retinanet_{acc}.ini {got} != preset {rows[('retinanet', acc)]}")
 PY
 
+# import-dlio of v3.0 YAMLs (written here from mlcommons/storage's values) selects the preset.
+for pair in "unet3d b200 npz 7 4 0.162 5 0.90" "retinanet mi355 jpeg 32 8 0.0634 8 0.85" \
+	"retinanet b200 jpeg 24 8 0.04755 8 0.85"; do
+	set -- $pair
+	printf '%s\n' "model:" "  name: $1" "  type: cnn" "framework: pytorch" "workflow:" \
+		"  generate_data: False" "  train: True" "  checkpoint: False" "dataset:" \
+		"  data_folder: data/$1/" "  format: $3" "  num_files_train: 7200" \
+		"  num_samples_per_file: 1" "  record_length_bytes: 322957" "reader:" \
+		"  data_loader: pytorch" "  batch_size: $4" "  read_threads: $5" \
+		"  file_shuffle: seed" "  sample_shuffle: seed" "train:" "  epochs: $7" \
+		"  computation_time: $6" "metric:" "  au: $8" >"$1_$2.yaml"
+	fb import-dlio "$1_$2.yaml" -o "$1_$2.ini"
+	[ "$RC" -eq 0 ] || fail "import-dlio $1_$2.yaml exited $RC"
+	grep -qx "model = $1" "$1_$2.ini" && grep -qx "accelerator_type = $2" "$1_$2.ini" ||
+		fail "import-dlio $1_$2.yaml selects no $1 $2 preset"
+	fb validate "$1_$2.ini" --set dataset.generate=auto
+	[ "$RC" -eq 0 ] || fail "the imported $1_$2.ini does not validate"
+done
+# A compute time of no preset selects none.
+sed -i 's/computation_time: 0.04755/computation_time: 0.05/' retinanet_b200.yaml
+fb import-dlio retinanet_b200.yaml -o other.ini
+[ "$RC" -eq 0 ] || fail "import-dlio of the edited YAML exited $RC"
+grep -q "^accelerator_type" other.ini && fail "import-dlio chose a preset for a compute time of none"
+
 # --- datasize ------------------------------------------------------------------------------
 fb mlperf datasize u.ini --accelerators-per-host 4 --hosts 2 --client-memory 1GiB
 [ "$RC" -eq 0 ] || fail "mlperf datasize exited $RC"
