@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../bench/agree.h"
+#include "../bench/cachestate.h"
 #include "../bench/cpus.h"
 #include "../bench/progress.h"
 #include "../bench/run.h"
@@ -252,6 +253,8 @@ static int epoch_begin(struct epoch_ctx *e, int epoch, struct epoch_rank *er,
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
+	if (!e->eval) /* outside the epoch's clock, like the eviction */
+		cachestate_record(run, epoch, "before");
 	for (int j = 0; j < e->k; j++)
 		for (unsigned i = 0; i < e->pool[j].nall; i++) {
 			io_stats_reset(&e->pool[j].workers[i].stats);
@@ -691,6 +694,8 @@ static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
 		rc = epoch_run(e, ep, er,
 			       res->accel ? &res->accel[(size_t)ep * (size_t)e->k] : NULL);
 		finished += rc == 0;
+		if (rc == 0) /* agreed: every rank measures */
+			cachestate_record(run, ep, "after");
 		e->gstep0 += e->s[0].min_steps;
 		/* Between epochs every rank agreed: the checkpoint's collectives match. Its blocked
 		 * time counts in the epoch's wall time and its last step's time. */
@@ -735,6 +740,7 @@ int train_run(struct run *run, struct train_result *res)
 				      .rng = (uint64_t)cfg->dataset.seed * 31 + 7 +
 					     (uint64_t)run->rank};
 		rc = train_epochs(&e, &ev);
+		cachestate_warn(run);
 	}
 	/* Async checkpoints: the last one is made durable before the run ends. */
 	rc = checkpoint_train_end(run, rc);

@@ -74,6 +74,31 @@ tree_digest() {
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 }
 
+# cache_measured LO HI: summary.json's storage.page_cache_measured, measured with mincore: before
+# every epoch between LO and HI % of the dataset's 8 files resident, after every epoch all of it
+# (the epoch read it), one node, no file sampled or left unexamined; the measured-cache warning
+# given exactly when the epochs started from the cache (LO >= 50).
+cache_measured() {
+	python3 - "$(run_dir)/summary.json" "$1" "$2" <<'PY' || fail "page_cache_measured"
+import json, sys
+s = json.load(open(sys.argv[1]))
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+m = s["storage"]["page_cache_measured"]
+reps = s.get("repetitions", 1) if isinstance(s.get("repetitions"), int) else 1
+assert [(r["epoch"], r["when"]) for r in m] == [(0, "before"), (0, "after"), (1, "before"), (1, "after")] * reps, m
+for r in m:
+    assert len(r["nodes"]) == 1 and r["files_examined"] == 8 and r["files_failed"] == 0, r
+    assert not r["sampled"] and r["examined_bytes"] > 0, r
+    p = r["resident_percent"]
+    if r["when"] == "before":
+        assert lo <= p <= hi, f"before epoch {r['epoch']}: {p} % resident, expected {lo}-{hi}"
+    else:
+        assert p >= 90, f"after epoch {r['epoch']}: {p} % resident"
+warned = any("measured with mincore" in w for w in s["warnings"])
+assert warned == (lo >= 50), s["warnings"]
+PY
+}
+
 case $CASE in
 per_rank | shared)
 	# 8 files x 8 samples, 2 epochs: every sample read once per epoch, every byte counted once.
@@ -87,6 +112,7 @@ per_rank | shared)
 	fi
 	summary --ranks "$n" --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128 \
 		--rank-samples "$rs"
+	cache_measured 90 100 # just generated, then read: the page cache holds it all
 	;;
 uneven_files)
 	# 7 files on 4 ranks: ranks 0-2 own 2 files, rank 3 owns 1 (4, 4, 4 and 2 steps).
@@ -354,6 +380,7 @@ evict)
 	expect_rc 0
 	summary --ranks 2 --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --page-cache evict \
 		--nodes 1 --evictions 8
+	cache_measured 0 10 # evicted before each epoch, read back by it
 	;;
 evict_shared)
 	# shared files, 3 ranks on one node: evicted once per node (8 files), not once per rank (24)
