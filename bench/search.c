@@ -120,15 +120,14 @@ static void search_judge(struct search_trial *t, double thr)
 	snprintf(t->why, sizeof(t->why), "%s", r.why);
 }
 
-static void search_write(const char *dir, const struct config *cfg, int P,
-			 const struct search_trial *tr, int ntr, int answer, double margin,
-			 FILE *term)
+/* search_results.json: the answer and every trial in the order run. */
+static void search_write_json(const char *dir, const struct config *cfg, int P,
+			      const struct search_trial *tr, int ntr, int answer, double margin)
 {
 	double thr = cfg->train.au_threshold * 100.0;
 	int K = (int)cfg->train.accelerators_per_rank; /* a trial of n ranks emulates n x K */
 	json_t *root = json_object(), *arr = json_array();
 	char path[4096 + 32], *text;
-	size_t cap = 4096 + (size_t)ntr * 256, len = 0;
 
 	json_object_set_new(root, "workload", json_string(cfg->workload.name));
 	json_object_set_new(root, "max_ranks", json_integer(P));
@@ -163,6 +162,17 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 	if (text)
 		safe_write_atomic(path, text, strlen(text));
 	free(text);
+}
+
+/* report.md (and the terminal, when term): the trials as a table and the answer. */
+static void search_write_report(const char *dir, const struct config *cfg, int P,
+				const struct search_trial *tr, int ntr, int answer, double margin,
+				FILE *term)
+{
+	double thr = cfg->train.au_threshold * 100.0;
+	int K = (int)cfg->train.accelerators_per_rank;
+	char path[4096 + 32], *text;
+	size_t cap = 4096 + (size_t)ntr * 256, len = 0;
 
 	text = malloc(cap);
 	if (!text)
@@ -203,6 +213,63 @@ static void search_write(const char *dir, const struct config *cfg, int P,
 	free(text);
 }
 
+/* Rank 0: a temporary folder for the trials beside the final name base (made at the end). */
+static int search_folder(const struct runner_opts *opts, const struct config *cfg, char tmp[4096],
+			 char base[4096])
+{
+	const char *parent = opts->output_dir ? opts->output_dir : cfg->output.dir;
+	char stamp[32];
+	int rc;
+
+	util_utc_compact(stamp, sizeof(stamp));
+	rc = util_mkdirs(parent, 0755);
+	snprintf(base, 4096, "%s/%s-search-%s", parent,
+		 cfg->output.name[0] ? cfg->output.name : cfg->workload.name, stamp);
+	if (rc == 0)
+		rc = safe_tmpdir(parent, "search", tmp, 4096);
+	if (rc < 0)
+		fprintf(stderr, "feedbench: error: cannot make the search folder in '%s': %s\n",
+			parent, strerror(-rc));
+	return rc;
+}
+
+/* Trials from P ranks down by bisection, until the largest count that passes (*answer, 0:
+ * none) is next to the smallest that fails. Collective; 0 or the failed trial's code. */
+static int search_bisect(const struct runner_opts *opts, const struct config *cfg, const char *tmp,
+			 int P, int rank, struct search_trial *tr, int *ntr, int *answer)
+{
+	int rc = 0;
+
+	/* lo: largest count known to pass (0: none); hi: smallest known to fail. */
+	int lo = 0, hi = P + 1, n = P;
+	while (rc == 0 && hi - lo > 1) {
+		struct search_trial *t = &tr[*ntr];
+
+		if (rank == 0 && !opts->quiet)
+			fprintf(stderr, "search: trial %d: %d of %d ranks\n", *ntr + 1, n, P);
+		rc = search_trial_run(opts, tmp, n, rank, t);
+		if (rc < 0)
+			break;
+		t->pass = t->au_mean >= cfg->train.au_threshold * 100.0;
+		search_judge(t, cfg->train.au_threshold * 100.0);
+		if (rank == 0 && !opts->quiet)
+			fprintf(stderr,
+				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n",
+				n * (int)cfg->train.accelerators_per_rank, t->au_mean, t->au_sd,
+				t->bw_mean, t->pass ? "pass" : "fail");
+		if (t->pass)
+			lo = n;
+		else
+			hi = n;
+		(*ntr)++;
+		n = (lo + hi) / 2;
+		if (n <= lo)
+			n = lo + 1;
+	}
+	*answer = lo;
+	return rc;
+}
+
 int search_main(const struct cli *c)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
@@ -229,60 +296,23 @@ int search_main(const struct cli *c)
 		return fb_exit_status(rc);
 	}
 	tr = calloc((size_t)P + 2, sizeof(*tr));
-	if (rank == 0) {
-		const char *parent = c->opts.output_dir ? c->opts.output_dir : cfg->output.dir;
-		char stamp[32];
-
-		util_utc_compact(stamp, sizeof(stamp));
-		rc = util_mkdirs(parent, 0755);
-		snprintf(base, sizeof(base), "%s/%s-search-%s", parent,
-			 cfg->output.name[0] ? cfg->output.name : cfg->workload.name, stamp);
-		if (rc == 0)
-			rc = safe_tmpdir(parent, "search", tmp, sizeof(tmp));
-		if (rc < 0)
-			fprintf(stderr,
-				"feedbench: error: cannot make the search folder in '%s': %s\n",
-				parent, strerror(-rc));
-	}
+	if (rank == 0)
+		rc = search_folder(&c->opts, cfg, tmp, base);
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	MPI_Bcast(tmp, sizeof(tmp), MPI_CHAR, 0, MPI_COMM_WORLD);
 	if (rc < 0 || !tr)
 		goto out;
 
-	/* lo: largest count known to pass (0: none); hi: smallest known to fail. */
-	int lo = 0, hi = P + 1, n = P;
-	while (rc == 0 && hi - lo > 1) {
-		struct search_trial *t = &tr[ntr];
-
-		if (rank == 0 && !c->opts.quiet)
-			fprintf(stderr, "search: trial %d: %d of %d ranks\n", ntr + 1, n, P);
-		rc = search_trial_run(&c->opts, tmp, n, rank, t);
-		if (rc < 0)
-			break;
-		t->pass = t->au_mean >= cfg->train.au_threshold * 100.0;
-		search_judge(t, cfg->train.au_threshold * 100.0);
-		if (rank == 0 && !c->opts.quiet)
-			fprintf(stderr,
-				"search: %d accelerators: AU %.2f %% +- %.2f, %.1f MiB/s: %s\n",
-				n * (int)cfg->train.accelerators_per_rank, t->au_mean, t->au_sd,
-				t->bw_mean, t->pass ? "pass" : "fail");
-		if (t->pass)
-			lo = n;
-		else
-			hi = n;
-		ntr++;
-		n = (lo + hi) / 2;
-		if (n <= lo)
-			n = lo + 1;
-	}
-	answer = lo;
+	rc = search_bisect(&c->opts, cfg, tmp, P, rank, tr, &ntr, &answer);
 	for (int i = 0; i < ntr; i++)
 		if (tr[i].n == answer) {
 			double dist = tr[i].au_mean - cfg->train.au_threshold * 100.0;
 			margin = dist > 0 ? tr[i].au_sd / dist : INFINITY;
 		}
 	if (rc == 0 && rank == 0) {
-		search_write(tmp, cfg, P, tr, ntr, answer, margin, c->opts.quiet ? NULL : stdout);
+		search_write_json(tmp, cfg, P, tr, ntr, answer, margin);
+		search_write_report(tmp, cfg, P, tr, ntr, answer, margin,
+				    c->opts.quiet ? NULL : stdout);
 		rc = safe_rename_unique(tmp, base, final, sizeof(final));
 		if (rc < 0)
 			fprintf(stderr, "feedbench: error: cannot rename the search folder: %s\n",

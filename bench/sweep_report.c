@@ -25,12 +25,63 @@ static const enum sweep_metric report_table_metrics[] = {
 };
 #define SWM_TABLE ((int)(sizeof(report_table_metrics) / sizeof(report_table_metrics[0])))
 
+/* Each metric over the repetitions (a repetition without it left out), and the first
+ * repetitions' values of the optimised metrics. v and col hold REPORT_MAX_REPS rows. */
+static void sweep_result_metrics(json_t *root, struct sweep_result *r, double (*v)[SWM_COUNT],
+				 double *col)
+{
+	int n = summary_repetition_values(root, v, REPORT_MAX_REPS);
+
+	for (int m = 0; m < SWM_COUNT; m++) {
+		int k = 0;
+		for (int j = 0; j < n; j++)
+			if (!isnan(v[j][m]))
+				col[k++] = v[j][m];
+		r->m[m] = stat_summarise(col, k);
+	}
+	r->repetitions = n;
+	r->nopt = n < SWEEP_KEEP_REPS ? n : SWEEP_KEEP_REPS;
+	for (int k = 0; k < SWEEP_NOPT; k++) {
+		enum sweep_metric om = k == SWEEP_OPT_AU	? SWM_AU
+				       : k == SWEEP_OPT_SAMPLES ? SWM_SAMPLES
+								: SWM_BANDWIDTH;
+		for (int j = 0; j < r->nopt; j++)
+			r->opt[k][j] = v[j][om];
+	}
+}
+
+/* The storage a point ran on: cache state, file system, the stripe it got. */
+static void sweep_result_storage(json_t *st, struct sweep_result *r)
+{
+	json_t *se;
+
+	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
+	snprintf(r->fs_type, sizeof(r->fs_type), "%s", summary_str(st, "fs_type", "?"));
+	se = json_object_get(st, "stripe_effective");
+	if (json_is_string(se))
+		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
+			 json_string_value(se));
+	else if (json_is_object(se)) {
+		json_t *ss = json_object_get(se, "servers_spanned");
+
+		/* "count 4, size 1048576, servers 4": requested / effective / spanned */
+		if (json_is_integer(ss))
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f, servers %lld", summary_num(se, "count"),
+				 summary_num(se, "size"), (long long)json_integer_value(ss));
+		else
+			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
+				 "count %.0f, size %.0f%s", summary_num(se, "count"),
+				 summary_num(se, "size"),
+				 json_is_string(ss) ? ", servers unknown" : "");
+	}
+}
+
 int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size_t len)
 {
 	double(*v)[SWM_COUNT] = NULL, *col = NULL;
 	json_error_t jerr;
-	json_t *root, *st, *se;
-	int n = 0;
+	json_t *root;
 
 	memset(r, 0, sizeof(*r));
 	v = calloc(REPORT_MAX_REPS, sizeof(*v));
@@ -58,44 +109,8 @@ int sweep_read_summary(const char *path, struct sweep_result *r, char *why, size
 		free(col);
 		return -FB_EFORMAT;
 	}
-	n = summary_repetition_values(root, v, REPORT_MAX_REPS);
-	for (int m = 0; m < SWM_COUNT; m++) {
-		int k = 0;
-		for (int j = 0; j < n; j++)
-			if (!isnan(v[j][m]))
-				col[k++] = v[j][m];
-		r->m[m] = stat_summarise(col, k);
-	}
-	r->repetitions = n;
-	r->nopt = n < SWEEP_KEEP_REPS ? n : SWEEP_KEEP_REPS;
-	for (int k = 0; k < SWEEP_NOPT; k++) {
-		enum sweep_metric om = k == SWEEP_OPT_AU	? SWM_AU
-				       : k == SWEEP_OPT_SAMPLES ? SWM_SAMPLES
-								: SWM_BANDWIDTH;
-		for (int j = 0; j < r->nopt; j++)
-			r->opt[k][j] = v[j][om];
-	}
-	st = json_object_get(root, "storage");
-	r->cache_resident = json_is_true(json_object_get(st, "cache_resident"));
-	snprintf(r->fs_type, sizeof(r->fs_type), "%s", summary_str(st, "fs_type", "?"));
-	se = json_object_get(st, "stripe_effective");
-	if (json_is_string(se))
-		snprintf(r->stripe_effective, sizeof(r->stripe_effective), "%s",
-			 json_string_value(se));
-	else if (json_is_object(se)) {
-		json_t *ss = json_object_get(se, "servers_spanned");
-
-		/* "count 4, size 1048576, servers 4": requested / effective / spanned */
-		if (json_is_integer(ss))
-			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
-				 "count %.0f, size %.0f, servers %lld", summary_num(se, "count"),
-				 summary_num(se, "size"), (long long)json_integer_value(ss));
-		else
-			snprintf(r->stripe_effective, sizeof(r->stripe_effective),
-				 "count %.0f, size %.0f%s", summary_num(se, "count"),
-				 summary_num(se, "size"),
-				 json_is_string(ss) ? ", servers unknown" : "");
-	}
+	sweep_result_metrics(root, r, v, col);
+	sweep_result_storage(json_object_get(root, "storage"), r);
 	r->au_pass =
 	    strcmp(summary_str(json_object_get(root, "metric"), "train_au_meet_expectation", ""),
 		   "success") == 0;
@@ -305,21 +320,11 @@ static json_t *report_stat_json(const struct summary_stat *s)
 	return o;
 }
 
-static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
-				   const struct sweep_reco *reco, int ngroups,
-				   const struct fs_dir_layout *folder, const char *workload,
-				   json_t *lines, json_t *warnings)
+/* The swept keys in their order: values as written and canonical, default, kind. */
+static json_t *report_keys_json(const struct sweep_plan *p)
 {
-	json_t *root = json_object(), *keys = json_array(), *points = json_array();
-	char buf[512];
-	int idx[CFG_MAX_SWEEP];
+	json_t *keys = json_array();
 
-	json_object_set_new(root, "schema", json_integer(1));
-	json_object_set_new(root, "workload", json_string(workload));
-	json_object_set_new(root, "config_hash", json_string(p->hash));
-	json_object_set_new(root, "optimise",
-			    json_string(metric_of(sweep_optimised_metric(p))->column));
-	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
 	for (int o = 0; o < p->naxes; o++)
 		for (int a = 0; a < p->naxes; a++) {
 			const struct sweep_axis *ax = &p->axes[a];
@@ -344,38 +349,61 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 			json_object_set_new(k, "zipped", json_boolean(ax->zipped));
 			json_array_append_new(keys, k);
 		}
-	json_object_set_new(root, "keys", keys);
-	for (long i = 0; i < p->npoints; i++) {
-		json_t *pt = json_object(), *vals = json_object(), *ms = json_object();
+	return keys;
+}
 
-		sweep_point_index(p, i, idx);
-		json_object_set_new(pt, "point", json_integer(i + 1));
-		sweep_point_dir(p, i, buf, sizeof(buf));
-		json_object_set_new(pt, "dir", json_string(buf));
-		sweep_point_label(p, i, -1, buf, sizeof(buf));
-		json_object_set_new(pt, "label", json_string(buf));
-		for (int o = 0; o < p->naxes; o++)
-			for (int a = 0; a < p->naxes; a++)
-				if (p->axes[a].order == o)
-					json_object_set_new(vals, p->axes[a].key,
-							    json_string(p->axes[a].values[idx[a]]));
-		json_object_set_new(pt, "values", vals);
-		json_object_set_new(pt, "done", json_boolean(r[i].done));
-		json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
-		for (int m = 0; m < SWM_COUNT; m++)
-			json_object_set_new(ms, metric_of(m)->column, report_stat_json(&r[i].m[m]));
-		json_object_set_new(pt, "metrics", ms);
-		json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
-		json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
-		json_object_set_new(pt, "verdict", json_string(r[i].verdict));
-		/* Against its group's best (the plateau rule): better never, same, worse,
-		 * inconclusive; null where not judged. */
-		json_object_set_new(pt, "vs_best",
-				    r[i].vs_best >= 0 ? json_string(decide_outcome_name(
-							    (enum decide_outcome)r[i].vs_best))
-						      : json_null());
-		json_array_append_new(points, pt);
-	}
+/* Point i: where, its values, every metric's summary, and how it compares with its group's best. */
+static json_t *report_point_json(const struct sweep_plan *p, const struct sweep_result *r, long i)
+{
+	char buf[512];
+	int idx[CFG_MAX_SWEEP];
+	json_t *pt = json_object(), *vals = json_object(), *ms = json_object();
+
+	sweep_point_index(p, i, idx);
+	json_object_set_new(pt, "point", json_integer(i + 1));
+	sweep_point_dir(p, i, buf, sizeof(buf));
+	json_object_set_new(pt, "dir", json_string(buf));
+	sweep_point_label(p, i, -1, buf, sizeof(buf));
+	json_object_set_new(pt, "label", json_string(buf));
+	for (int o = 0; o < p->naxes; o++)
+		for (int a = 0; a < p->naxes; a++)
+			if (p->axes[a].order == o)
+				json_object_set_new(vals, p->axes[a].key,
+						    json_string(p->axes[a].values[idx[a]]));
+	json_object_set_new(pt, "values", vals);
+	json_object_set_new(pt, "done", json_boolean(r[i].done));
+	json_object_set_new(pt, "repetitions", json_integer(r[i].repetitions));
+	for (int m = 0; m < SWM_COUNT; m++)
+		json_object_set_new(ms, metric_of(m)->column, report_stat_json(&r[i].m[m]));
+	json_object_set_new(pt, "metrics", ms);
+	json_object_set_new(pt, "cache_resident", json_boolean(r[i].cache_resident));
+	json_object_set_new(pt, "stripe_effective", json_string(r[i].stripe_effective));
+	json_object_set_new(pt, "verdict", json_string(r[i].verdict));
+	/* Against its group's best (the plateau rule): better never, same, worse,
+	 * inconclusive; null where not judged. */
+	json_object_set_new(
+	    pt, "vs_best",
+	    r[i].vs_best >= 0 ? json_string(decide_outcome_name((enum decide_outcome)r[i].vs_best))
+			      : json_null());
+	return pt;
+}
+
+static json_t *report_results_json(const struct sweep_plan *p, const struct sweep_result *r,
+				   const struct sweep_reco *reco, int ngroups,
+				   const struct fs_dir_layout *folder, const char *workload,
+				   json_t *lines, json_t *warnings)
+{
+	json_t *root = json_object(), *points = json_array();
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "workload", json_string(workload));
+	json_object_set_new(root, "config_hash", json_string(p->hash));
+	json_object_set_new(root, "optimise",
+			    json_string(metric_of(sweep_optimised_metric(p))->column));
+	json_object_set_new(root, "repetitions", json_integer(p->repetitions));
+	json_object_set_new(root, "keys", report_keys_json(p));
+	for (long i = 0; i < p->npoints; i++)
+		json_array_append_new(points, report_point_json(p, r, i));
 	json_object_set_new(root, "points", points);
 	if (folder && folder->known) {
 		json_t *fl = json_object();
@@ -396,15 +424,62 @@ static json_t *report_results_json(const struct sweep_plan *p, const struct swee
 	return root;
 }
 
+/* sweep.md: the table, the recommendation and the warnings; report.md embeds it. */
+static void report_write_md(FILE *f, const struct sweep_plan *p, const struct sweep_result *r,
+			    json_t *lines, json_t *warnings)
+{
+	size_t i;
+	json_t *v;
+
+	fprintf(f,
+		"## Results\n\nMean ± sample standard deviation over %d repetition%s per "
+		"point; latencies and data wait in microseconds.\n\n",
+		p->repetitions, p->repetitions == 1 ? "" : "s");
+	report_print_table(f, p, r, true);
+	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
+		metric_of(sweep_optimised_metric(p))->column);
+	json_array_foreach(lines, i, v)
+	{
+		fprintf(f, "- %s\n", json_string_value(v));
+	}
+	if (json_array_size(warnings)) {
+		fprintf(f, "\n## Warnings\n\n");
+		json_array_foreach(warnings, i, v)
+		{
+			fprintf(f, "- %s\n", json_string_value(v));
+		}
+	}
+}
+
+/* The table, the recommendation and the warnings on the terminal. */
+static void report_print_term(FILE *term, const struct sweep_plan *p, const struct sweep_result *r,
+			      json_t *lines, json_t *warnings)
+{
+	size_t i;
+	json_t *v;
+
+	report_print_table(term, p, r, false);
+	fprintf(term, "\nrecommendation (%s):\n", metric_of(sweep_optimised_metric(p))->column);
+	json_array_foreach(lines, i, v)
+	{
+		fprintf(term, "  %s\n", json_string_value(v));
+	}
+	json_array_foreach(warnings, i, v)
+	{
+		fprintf(term, "warning: %s\n", json_string_value(v));
+	}
+	fflush(term);
+}
+
 int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct sweep_result *r,
 		       const struct sweep_reco *reco, int ngroups,
 		       const struct fs_dir_layout *folder, const char *workload, FILE *term,
 		       struct fb_errbuf *err)
 {
 	json_t *lines = sweep_reco_lines(p, r, reco, ngroups, folder);
-	json_t *warnings = report_sweep_warnings(p, r), *root, *v;
+	json_t *warnings = report_sweep_warnings(p, r), *root;
 	char *buf = NULL;
-	size_t len = 0, i;
+	size_t len = 0;
 	FILE *f;
 	int rc;
 
@@ -425,24 +500,7 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 		rc = fb_fail(err, -ENOMEM, "out of memory");
 		goto out_put;
 	}
-	fprintf(f,
-		"## Results\n\nMean ± sample standard deviation over %d repetition%s per "
-		"point; latencies and data wait in microseconds.\n\n",
-		p->repetitions, p->repetitions == 1 ? "" : "s");
-	report_print_table(f, p, r, true);
-	fprintf(f, "\n## Recommendation\n\nOptimising %s.\n\n",
-		metric_of(sweep_optimised_metric(p))->column);
-	json_array_foreach(lines, i, v)
-	{
-		fprintf(f, "- %s\n", json_string_value(v));
-	}
-	if (json_array_size(warnings)) {
-		fprintf(f, "\n## Warnings\n\n");
-		json_array_foreach(warnings, i, v)
-		{
-			fprintf(f, "- %s\n", json_string_value(v));
-		}
-	}
+	report_write_md(f, p, r, lines, warnings);
 	fclose(f);
 	rc = report_save_file(dir, "sweep.md", buf, len, err);
 	free(buf);
@@ -462,20 +520,8 @@ int sweep_write_tables(const char *dir, const struct sweep_plan *p, const struct
 	if (rc < 0)
 		goto out_put;
 
-	if (term) {
-		report_print_table(term, p, r, false);
-		fprintf(term, "\nrecommendation (%s):\n",
-			metric_of(sweep_optimised_metric(p))->column);
-		json_array_foreach(lines, i, v)
-		{
-			fprintf(term, "  %s\n", json_string_value(v));
-		}
-		json_array_foreach(warnings, i, v)
-		{
-			fprintf(term, "warning: %s\n", json_string_value(v));
-		}
-		fflush(term);
-	}
+	if (term)
+		report_print_term(term, p, r, lines, warnings);
 out_put:
 	json_decref(lines);
 	json_decref(warnings);
