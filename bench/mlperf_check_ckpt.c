@@ -45,14 +45,16 @@ static void rule_invocations(struct mck *c)
 	}
 	if (!(c->n == 1 && strcmp(a, "both") == 0) &&
 	    !(c->n == 2 && strcmp(a, "write") == 0 && strcmp(b, "read") == 0)) {
-		mck_finding(c, MCK_INVALID, r,
-			    "%d invocation%s (%s%s%s): a submission is one that writes and reads, or "
-			    "a write invocation then a read invocation",
-			    c->n, c->n == 1 ? "" : "s", a, b[0] ? ", " : "", b);
+		mck_finding(
+		    c, MCK_INVALID, r,
+		    "%d invocation%s (%s%s%s): a submission is one that writes and reads, or "
+		    "a write invocation then a read invocation",
+		    c->n, c->n == 1 ? "" : "s", a, b[0] ? ", " : "", b);
 		return;
 	}
-	mck_finding(c, MCK_PASS, r, "%s", c->n == 1 ? "one invocation, writes then reads"
-						    : "a write invocation, then a read invocation");
+	mck_finding(c, MCK_PASS, r, "%s",
+		    c->n == 1 ? "one invocation, writes then reads"
+			      : "a write invocation, then a read invocation");
 	if (w != CKPT_COUNT || rd != CKPT_COUNT)
 		mck_finding(c, MCK_OPEN, "4.6.3 checkpointClosedCheckpointParameters",
 			    "%.0f writes and %.0f reads: CLOSED is 10 and 10", w, rd);
@@ -99,17 +101,19 @@ static void rule_flush(struct mck *c)
 			       mck_num(n, "files_evicted", NULL, NULL) > 0;
 
 		if (json_is_true(json_object_get(n, "required")) && !flushed) {
-			mck_finding(c, MCK_INVALID, r,
-				    "host %s holds %.2f x its RAM of a checkpoint (under 3) and its "
-				    "cache was not flushed: %s (%s)",
-				    mck_str(n, "host", NULL, NULL),
-				    mck_num(n, "share_over_memory", NULL, NULL), out,
-				    mck_str(n, "reason", NULL, NULL));
+			mck_finding(
+			    c, MCK_INVALID, r,
+			    "host %s holds %.2f x its RAM of a checkpoint (under 3) and its "
+			    "cache was not flushed: %s (%s)",
+			    mck_str(n, "host", NULL, NULL),
+			    mck_num(n, "share_over_memory", NULL, NULL), out,
+			    mck_str(n, "reason", NULL, NULL));
 			return;
 		}
 	}
-	mck_finding(c, MCK_PASS, r, "every host whose share is under 3 x its RAM was flushed "
-				    "before the reads");
+	mck_finding(c, MCK_PASS, r,
+		    "every host whose share is under 3 x its RAM was flushed "
+		    "before the reads");
 }
 
 /* 4.7.1 checkpointCacheFlushValidation: the read invocation started within 30 s of the write
@@ -140,8 +144,9 @@ static void rule_gap(struct mck *c)
 			    "(at most %d s)",
 			    gap, CKPT_GAP_MAX);
 	else
-		mck_finding(c, MCK_PASS, r, "the read invocation started %.0f s after the writes "
-					    "ended",
+		mck_finding(c, MCK_PASS, r,
+			    "the read invocation started %.0f s after the writes "
+			    "ended",
 			    gap);
 }
 
@@ -175,11 +180,12 @@ static void rule_model(struct mck *c)
 			    ckpt_models[m].name, ranks);
 	else if (!subset && ranks != ckpt_models[m].processes)
 		mck_finding(c, MCK_INVALID, "4.6.1 checkpointClosedMpiProcesses",
-			    "%s on %.0f processes: CLOSED runs it on %d", ckpt_models[m].name, ranks,
-			    ckpt_models[m].processes);
+			    "%s on %.0f processes: CLOSED runs it on %d", ckpt_models[m].name,
+			    ranks, ckpt_models[m].processes);
 	else
-		mck_finding(c, MCK_PASS, subset ? "4.3.5 checkpointSubsetRunValidation"
-						: "4.6.1 checkpointClosedMpiProcesses",
+		mck_finding(c, MCK_PASS,
+			    subset ? "4.3.5 checkpointSubsetRunValidation"
+				   : "4.6.1 checkpointClosedMpiProcesses",
 			    "%s on %.0f processes", ckpt_models[m].name, ranks);
 }
 
@@ -191,8 +197,8 @@ static void rule_per_host(struct mck *c)
 
 		if (!(ppn >= CKPT_MIN_PPN)) {
 			mck_finding(c, MCK_INVALID, "4.6.2 checkpointClosedAcceleratorsPerHost",
-				    "%s: %.0f processes on a host, at least %d", mck_base(c->runs[i].dir),
-				    ppn, CKPT_MIN_PPN);
+				    "%s: %.0f processes on a host, at least %d",
+				    mck_base(c->runs[i].dir), ppn, CKPT_MIN_PPN);
 			return;
 		}
 	}
@@ -209,9 +215,10 @@ static void rule_other_host(struct mck *c)
 
 	if (!json_is_true(json_object_get(
 		json_object_get(json_object_get(s, "checkpoint"), "phases"), "read_on_other_host")))
-		mck_finding(c, MCK_NOTE, "4.7.1 checkpointCacheFlushValidation",
-			    "the reads ran on the hosts that wrote (recovery_rank_shift off, or one "
-			    "host): no failover emulated");
+		mck_finding(
+		    c, MCK_NOTE, "4.7.1 checkpointCacheFlushValidation",
+		    "the reads ran on the hosts that wrote (recovery_rank_shift off, or one "
+		    "host): no failover emulated");
 	else if (!isfinite(vis))
 		mck_finding(c, MCK_NOTE, "4.7.2 checkpointTotalTestDuration",
 			    "read on other hosts, but the time until they could read is unknown: "
