@@ -170,6 +170,14 @@ static int check_format_backend(const struct config *cfg, const struct format_op
 			       "%s: format %s does its own I/O through its library; backend = %s "
 			       "cannot carry it (use posix or mpiio)",
 			       src, fmt->name, st->name);
+	if ((st->caps & STORAGE_CAP_OBJECT) && (fmt->caps & FORMAT_CAP_WRITES_BY_PATH) &&
+	    cfg->dataset.generate != GENERATE_NEVER)
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: format %s writes its files through a library that opens a local "
+		    "path (libzip), which cannot write S3 objects; backend = %s reads a "
+		    "%s dataset uploaded by another tool with generate = never",
+		    src, fmt->name, st->name, fmt->name);
 	if ((st->caps & STORAGE_CAP_OBJECT) && (fmt->caps & FORMAT_CAP_OWNS_IO))
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: format %s reads through its own library, which cannot read S3 "

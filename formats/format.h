@@ -63,6 +63,9 @@ int freader_file_close(struct freader_file *b);
 /* Each dataset file is a folder of the format's own files (a zarr array): the dataset's
  * checks accept a folder there, and the format opens what is inside. */
 #define FORMAT_CAP_FOLDER 0x400
+/* Generation writes each file through a library that opens it by path (libzip: npz), not
+ * through the io_* wrappers: local files only, so back-ends of objects (s3) refuse it. */
+#define FORMAT_CAP_WRITES_BY_PATH 0x800
 
 /* Generation flags. */
 #define FGEN_COLLECTIVE 0x1 /* every rank of run->comm calls create/append/finish for this file */

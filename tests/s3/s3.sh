@@ -7,7 +7,7 @@
 # what the run printed or wrote.
 #
 # usage: s3.sh CASE [ARGS]
-#   train FORMAT ACCESS...   generated and verified on S3 (the first access read again from its
+#   train FORMAT:ACCESS...   generated and verified on S3 (raw:per_rank read again from its
 #                            manifest object, not regenerated)
 #   workloads                checkpoint (multipart, restore verified, keep_last's DELETEs),
 #                            ior (object per rank) and metadata (create, stat, read, remove)
@@ -48,7 +48,7 @@ s3ctl mb "$BUCKET" 2>>"$T/err" || fail "cannot make bucket $BUCKET on $EP"
 fb() { # fb COMMAND [--set ...]: 2 ranks on tiny.ini through s3; sets RC
 	local cmd=$1
 	shift
-	fb_mpi 2 "$cmd" "$MPI/tiny.ini" --set "dataset.data_dir=s3://$BUCKET/tiny" \
+	fb_mpi 2 "$cmd" "$MPI/tiny.ini" --set "dataset.data_dir=s3://$BUCKET/${PREFIX:-tiny}" \
 		--set "output.dir=$T/results" --set storage.backend=s3 \
 		--set "storage.s3.endpoint=$EP" --set storage.s3.request_timeout=10s "$@" </dev/null
 }
@@ -62,9 +62,10 @@ no_secret() {
 }
 
 case_train() {
-	local fmt=$1 access run objs chk
-	shift
-	for access in "$@"; do
+	local fmt access run objs chk pair
+	for pair in "$@"; do
+		fmt=${pair%:*} access=${pair#*:}
+		PREFIX=$fmt-$access
 		fb run --set "dataset.format=$fmt" --set "dataset.file_access=$access"
 		expect_rc 0
 		run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
@@ -78,15 +79,17 @@ case_train() {
 			's["config"]["dataset"]["verify"] is True' \
 			's["config"]["storage.s3"]["verify_tls"] is True'
 		# the objects as boto3 sees them: the dataset's files and the manifest
-		s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
+		s3ctl ls "$BUCKET" "$PREFIX/" >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
 		objs=$(grep -c . "$T/ls")
 		case $fmt in
 		raw) [ "$objs" -eq 9 ] || fail "$objs objects, expected 8 files and the manifest" ;;
 		npy) [ "$objs" -eq 65 ] || fail "$objs objects, expected 64 files and the manifest" ;;
 		tfrecord) [ "$objs" -eq 17 ] || fail "$objs objects, expected 8 files, 8 indexes, the manifest" ;;
+		wds) [ "$objs" -eq 9 ] || fail "$objs objects, expected 8 shards and the manifest" ;;
 		esac
-		grep -q '^tiny/feedbench-manifest.json ' "$T/ls" || fail "no manifest object"
+		grep -q "^$PREFIX/feedbench-manifest.json " "$T/ls" || fail "no manifest object"
 		rm -rf "$T/results"
+		[ "$fmt $access" = "raw per_rank" ] || continue
 		# the same dataset again: the manifest read back from S3, nothing regenerated
 		fb run --set "dataset.format=$fmt" --set "dataset.file_access=$access"
 		expect_rc 0
