@@ -14,9 +14,13 @@
  * io_pread_all that all ranks join (mpiio: MPI_File_write_at_all / read_at_all of any size,
  * IOR -a MPIIO -c), so the MPI library may aggregate them.
  *
- * Timing per phase and rank, from a start barrier (CLOCK_MONOTONIC): open, transfers (wr/rd),
- * close; a phase's time is the slowest rank's. bw = bytes of all ranks / total time; IOPS =
- * calls / total time; latency = the mean time of one call. Columns as IOR prints them.
+ * Timing as IOR's (ior.c, ReduceIterResults): per phase and rank, from a start barrier
+ * (CLOCK_MONOTONIC), the open, the transfers (wr/rd; -e's fsync at their end, inside them, as
+ * IOR's WriteOrRead does) and the close; each column is the earliest start to the latest stop
+ * over ranks, total the first open to the last close. bw = bytes of all ranks / total; IOPS =
+ * calls / wr/rd; latency = the mean time of one call (IOR's own, a rank's wr/rd time over its
+ * calls, least over ranks: ior_latency_seconds). The slowest rank's own times are kept too
+ * (slowest_rank_*_seconds). Columns as IOR prints them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,10 +49,15 @@
 enum { IOR_WRITE, IOR_READ };
 static const char *const ior_phase_names[IOR_NPHASES] = {"write", "read"};
 
+/* IOR's timers of one phase, from the phase's start barrier, verification time taken out:
+ * open, transfers (the fsync of -e at their end, as IOR's WriteOrRead does it), close. */
+enum { T_OPEN0, T_OPEN1, T_XFER0, T_XFER1, T_CLOSE0, T_CLOSE1, T_N };
+
 /* One phase of one rank. */
 struct ior_phase {
 	bool done;
 	double open_s, xfer_s, close_s, total_s;
+	double stamp[T_N];
 	struct io_stats io;
 };
 
@@ -267,6 +276,13 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 	out->xfer_s = timer_ns_to_s(t2 - t1 - verify_ns);
 	out->close_s = timer_ns_to_s(t3 - t2);
 	out->total_s = timer_ns_to_s(t3 - t0 - verify_ns);
+	double st[T_N] = {0,
+			  out->open_s,
+			  out->open_s,
+			  out->open_s + out->xfer_s,
+			  out->open_s + out->xfer_s,
+			  out->total_s};
+	memcpy(out->stamp, st, sizeof(st));
 	out->done = rc == 0;
 	rc = agree(run, rc);
 out_free:
@@ -301,10 +317,32 @@ static int ior_rep(struct run *run, int repetition, void **out)
 
 /* One phase of one repetition over all ranks (rank 0's view). */
 struct ior_total {
-	double open_s, xfer_s, close_s, total_s; /* slowest rank */
-	double bytes, calls, lat_sum_s;		 /* summed over ranks */
+	double open_s, xfer_s, close_s, total_s; /* IOR's: first start to last stop over ranks */
+	double slow[4];				 /* the slowest rank's open, wr/rd, close, total */
+	double ior_lat_s; /* IOR's latency: a rank's wr/rd time over its calls, the least */
+	double bytes, calls, lat_sum_s; /* summed over ranks */
 	struct hist lat;
 };
+
+/* IOR's ReduceIterResults: each timer's earliest start and latest stop over ranks. */
+static void ior_spans(struct run *run, const struct ior_phase *p, struct ior_total *t)
+{
+	double start[T_N / 2], stop[T_N / 2], rstart[T_N / 2], rstop[T_N / 2];
+	double lat =
+	    p->io.wops + p->io.ops ? p->xfer_s / (double)(p->io.wops + p->io.ops) : INFINITY;
+
+	for (int i = 0; i < T_N / 2; i++) {
+		start[i] = p->stamp[2 * i];
+		stop[i] = p->stamp[2 * i + 1];
+	}
+	MPI_Reduce(start, rstart, T_N / 2, MPI_DOUBLE, MPI_MIN, 0, run->comm);
+	MPI_Reduce(stop, rstop, T_N / 2, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(&lat, &t->ior_lat_s, 1, MPI_DOUBLE, MPI_MIN, 0, run->comm);
+	t->open_s = rstop[0] - rstart[0];
+	t->xfer_s = rstop[1] - rstart[1];
+	t->close_s = rstop[2] - rstart[2];
+	t->total_s = rstop[2] - rstart[0];
+}
 
 static void ior_reduce(struct run *run, const struct ior_phase *p, struct ior_total *t)
 {
@@ -321,10 +359,8 @@ static void ior_reduce(struct run *run, const struct ior_phase *p, struct ior_to
 	MPI_Reduce(&h->count, &t->lat.count, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	MPI_Reduce(&h->sum_ns, &t->lat.sum_ns, 1, MPI_UINT64_T, MPI_SUM, 0, run->comm);
 	MPI_Reduce(&h->max_ns, &t->lat.max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
-	t->open_s = rmx[0];
-	t->xfer_s = rmx[1];
-	t->close_s = rmx[2];
-	t->total_s = rmx[3];
+	memcpy(t->slow, rmx, sizeof(t->slow));
+	ior_spans(run, p, t);
 	t->bytes = rsum[0];
 	t->calls = rsum[1];
 	t->lat_sum_s = rsum[2];
@@ -339,7 +375,7 @@ static json_t *ior_row(const struct config *cfg, const char *access, int iter,
 	json_object_set_new(o, "access", json_string(access));
 	json_object_set_new(o, "iteration", json_integer(iter));
 	json_object_set_new(o, "bw_MiB_per_second", json_real(bw));
-	json_object_set_new(o, "iops", json_real(t->total_s > 0 ? t->calls / t->total_s : NAN));
+	json_object_set_new(o, "iops", json_real(t->xfer_s > 0 ? t->calls / t->xfer_s : NAN));
 	json_object_set_new(o, "latency_seconds",
 			    json_real(t->calls > 0 ? t->lat_sum_s / t->calls : NAN));
 	json_object_set_new(o, "block_KiB", json_real((double)cfg->ior.block_size / 1024));
@@ -348,6 +384,14 @@ static json_t *ior_row(const struct config *cfg, const char *access, int iter,
 	json_object_set_new(o, "wr_rd_seconds", json_real(t->xfer_s));
 	json_object_set_new(o, "close_seconds", json_real(t->close_s));
 	json_object_set_new(o, "total_seconds", json_real(t->total_s));
+	static const char *const slow[4] = {"open", "wr_rd", "close", "total"};
+	for (int i = 0; i < 4; i++) {
+		char key[48];
+		snprintf(key, sizeof(key), "slowest_rank_%s_seconds", slow[i]);
+		json_object_set_new(o, key, json_real(t->slow[i]));
+	}
+	json_object_set_new(o, "ior_latency_seconds",
+			    json_real(isfinite(t->ior_lat_s) ? t->ior_lat_s : NAN));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
 	json_object_set_new(o, "calls", json_integer((json_int_t)t->calls));
 	json_object_set_new(o, "latency_p50_seconds", json_real(hist_quantile(&t->lat, 0.50)));

@@ -42,6 +42,17 @@ for r in rows:
     assert r["bytes"] == want and r["calls"] == want // 65536, r
     assert r["total_seconds"] >= r["wr_rd_seconds"] > 0, r
     assert abs(r["bw_MiB_per_second"] - want / 1048576 / r["total_seconds"]) < 1e-6 * r["bw_MiB_per_second"], r
+    # IOR's columns (ReduceIterResults): first start to last stop over ranks, all from the start
+    # barrier; so total is the slowest rank's, each part at least the slowest rank's own;
+    # IOPS over wr/rd, not total
+    eq = lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-9)
+    assert eq(r["total_seconds"], r["slowest_rank_total_seconds"]), r
+    assert eq(r["open_seconds"], r["slowest_rank_open_seconds"]), r
+    for c in ("wr_rd", "close"):
+        assert r[c + "_seconds"] >= r["slowest_rank_" + c + "_seconds"] * (1 - 1e-9), (c, r)
+    assert r["open_seconds"] + r["wr_rd_seconds"] + r["close_seconds"] >= r["total_seconds"] * (1 - 1e-9), r
+    assert eq(r["iops"], r["calls"] / r["wr_rd_seconds"]), r
+    assert 0 < r["ior_latency_seconds"] <= r["slowest_rank_wr_rd_seconds"] / (r["calls"] / n) * (1 + 1e-9), r
 assert s["ior"]["files"] == files
 assert s["repetitions"][0]["bandwidth_MiB_per_second"] == rows[1]["bw_MiB_per_second"]
 PY
