@@ -118,9 +118,9 @@ file_access = per_rank
 verify = false
 seed = 11
 [reader]
-batch_size = {batch}
+batch_size = 1
 read_threads = {conc}
-prefetch_size = 2
+prefetch_size = {prefetch}
 [train]
 epochs = 1
 computation_time = 0
@@ -141,7 +141,7 @@ def feedbench_dataset(lab_, work, args):
     cfg = os.path.join(work, "fb.ini")
     with open(cfg, "w") as f:
         f.write(FB_CONFIG.format(bucket=lab_.bucket, prefix=args.tag, count=args.count,
-                                 size=args.size_mib * MIB, batch=min(8, args.count),
+                                 size=args.size_mib * MIB, prefetch=2 * args.concurrency,
                                  conc=args.concurrency, endpoint=lab_.endpoint,
                                  region=lab_.env["S3_REGION"], out=os.path.join(work, "fb")))
     in_host(lab_, [args.feedbench, "run", cfg, "--set", "dataset.verify=true", "--quiet"])
@@ -154,7 +154,8 @@ def feedbench_dataset(lab_, work, args):
 
 def feedbench_client(lab_, work, cfg, fb):
     """One feedbench run (1 rank, as many reader threads as the others have GETs in flight,
-    one GET at a time each): bytes, bytes/s and CPU seconds from its summary.json."""
+    batches of one sample, so one GET at a time each): bytes, bytes/s and CPU seconds from
+    its summary.json."""
     out = os.path.join(work, "fb")
     before = set(os.listdir(out))
     in_host(lab_, [fb, "run", cfg, "--set", "dataset.generate=never", "--quiet"])

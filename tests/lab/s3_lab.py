@@ -441,9 +441,9 @@ file_access = per_rank
 verify = false
 seed = 5
 [reader]
-batch_size = {batch}
+batch_size = 1
 read_threads = {threads}
-prefetch_size = 2
+prefetch_size = {prefetch}
 [train]
 epochs = 1
 computation_time = 0
@@ -459,7 +459,9 @@ plots = false
 
 def fb_run(lab_, fb, work, data, files, samples, record, threads, sets=()):
     """feedbench run, 1 rank on labh1 (data on S3 when data starts with s3://, else CephFS
-    with page_cache = evict): summary.json's metric."""
+    with page_cache = evict): summary.json's metric. Batches of one sample: a reader thread
+    loads a whole batch, one sample after the other, so threads x 1 sample are in flight,
+    as c GETs are for curl."""
     s3 = data.startswith("s3://")
     extra = (f"[storage.s3]\nendpoint = {lab_.endpoint}\nregion = {lab_.env['S3_REGION']}"
              if s3 else "page_cache = evict")
@@ -467,7 +469,7 @@ def fb_run(lab_, fb, work, data, files, samples, record, threads, sets=()):
     cfg = os.path.join(work, "fb.ini")
     with open(cfg, "w") as f:
         f.write(FB_CONFIG.format(data=data, files=files, samples=samples, record=record,
-                                 batch=min(8, files * samples), threads=threads,
+                                 prefetch=2 * threads, threads=threads,
                                  backend="s3" if s3 else "posix", extra=extra, out=out))
     os.makedirs(out, exist_ok=True)
     before = set(os.listdir(out))
