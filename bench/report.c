@@ -360,6 +360,59 @@ static void report_run_lead(FILE *f, json_t *root, const char *dir)
 	fprintf(f, ".\n\n");
 }
 
+/* Training's whole-run figures: bandwidth, IOPS, throughput, AU, latencies, decoding, CPU. */
+static void report_run_results(FILE *f, json_t *metric)
+{
+	fprintf(f, "## Results\n\nWhole-run figures; the standard deviation (where given) is over "
+		   "epochs. Bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
+		   "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
+	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s", 1);
+	report_stat_row(f, "I/O (DLIO)", metric, "train_io_mean_MB_per_second",
+			"train_io_stdev_MB_per_second", "MiB/s", 1);
+	report_stat_row(f, "IOPS", metric, "train_iops", NULL, "reads/s", 1);
+	report_stat_row(f, "throughput", metric, "train_throughput_mean_samples_per_second",
+			"train_throughput_stdev_samples_per_second", "samples/s", 1);
+	report_stat_row(f, "AU", metric, "train_au_mean_percentage", "train_au_stdev_percentage",
+			"%", 1);
+	static const char *const q[] = {"p50", "p90", "p99", "p999", "max"};
+	for (size_t k = 0; k < 5; k++) {
+		char key[64], name[64];
+		snprintf(key, sizeof(key), "train_latency_seconds.%s", q[k]);
+		snprintf(name, sizeof(name), "read latency %s", q[k]);
+		report_stat_row(f, name, metric, key, NULL, "µs", 1e6);
+	}
+	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "µs", 1e6);
+	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "µs", 1e6);
+	/* jpeg, png: the decoder on the reader threads, apart from the reads */
+	report_stat_row(f, "decode per sample", metric, "train_decode_seconds_per_sample", NULL,
+			"µs", 1e6);
+	report_stat_row(f, "decode CPU per sample", metric, "train_decode_cpu_seconds_per_sample",
+			NULL, "µs", 1e6);
+	report_stat_row(f, "decode share of the readers' time", metric,
+			"train_decode_share_of_reading", NULL, "%", 100);
+	report_stat_row(f, "step time lost to decoding (est.)", metric,
+			"train_decode_lost_fraction", NULL, "%", 100);
+	report_stat_row(f, "CPU per GiB read", metric, "train_cpu_seconds_per_GiB", NULL, "s/GiB",
+			1);
+}
+
+static void report_run_epochs(FILE *f, json_t *epochs)
+{
+	size_t i;
+	json_t *v;
+
+	fprintf(f,
+		"\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
+		"AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
+		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	json_array_foreach(epochs, i, v)
+	{
+		double rep = summary_num(v, "repetition");
+		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, summary_num(v, "epoch"));
+		report_epoch_cells(f, v);
+	}
+}
+
 int report_write_run(const char *run_dir)
 {
 	char path[CFG_PATH_MAX + 64], *buf = NULL;
@@ -392,48 +445,8 @@ int report_write_run(const char *run_dir)
 	report_run_lead(f, root, run_dir);
 	report_run_context(f, root);
 
-	fprintf(f, "## Results\n\nWhole-run figures; the standard deviation (where given) is over "
-		   "epochs. Bytes are bytes returned by read calls, MiB = 2^20 bytes.\n\n"
-		   "| metric | value | stddev | unit |\n|---|---:|---:|---|\n");
-	report_stat_row(f, "bandwidth", metric, "train_bandwidth_MiB_per_second", NULL, "MiB/s", 1);
-	report_stat_row(f, "I/O (DLIO)", metric, "train_io_mean_MB_per_second",
-			"train_io_stdev_MB_per_second", "MiB/s", 1);
-	report_stat_row(f, "IOPS", metric, "train_iops", NULL, "reads/s", 1);
-	report_stat_row(f, "throughput", metric, "train_throughput_mean_samples_per_second",
-			"train_throughput_stdev_samples_per_second", "samples/s", 1);
-	report_stat_row(f, "AU", metric, "train_au_mean_percentage", "train_au_stdev_percentage",
-			"%", 1);
-	static const char *const q[] = {"p50", "p90", "p99", "p999", "max"};
-	for (size_t k = 0; k < 5; k++) {
-		char key[64], name[64];
-		snprintf(key, sizeof(key), "train_latency_seconds.%s", q[k]);
-		snprintf(name, sizeof(name), "read latency %s", q[k]);
-		report_stat_row(f, name, metric, key, NULL, "µs", 1e6);
-	}
-	report_stat_row(f, "data wait p50", metric, "train_data_wait_seconds.p50", NULL, "µs", 1e6);
-	report_stat_row(f, "data wait p99", metric, "train_data_wait_seconds.p99", NULL, "µs", 1e6);
-	/* jpeg, png: the decoder on the reader threads, apart from the reads */
-	report_stat_row(f, "decode per sample", metric, "train_decode_seconds_per_sample", NULL,
-			"µs", 1e6);
-	report_stat_row(f, "decode CPU per sample", metric, "train_decode_cpu_seconds_per_sample",
-			NULL, "µs", 1e6);
-	report_stat_row(f, "decode share of the readers' time", metric,
-			"train_decode_share_of_reading", NULL, "%", 100);
-	report_stat_row(f, "step time lost to decoding (est.)", metric,
-			"train_decode_lost_fraction", NULL, "%", 100);
-	report_stat_row(f, "CPU per GiB read", metric, "train_cpu_seconds_per_GiB", NULL, "s/GiB",
-			1);
-
-	fprintf(f,
-		"\n### Per epoch\n\n| repetition | epoch | wall (s) | MiB/s | IOPS | samples/s | "
-		"AU (%%) | latency p99 (µs) | data wait p99 (µs) |\n"
-		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	json_array_foreach(json_object_get(root, "epochs"), i, v)
-	{
-		double rep = summary_num(v, "repetition");
-		fprintf(f, "| %.0f | %.0f |", isnan(rep) ? 1 : rep, summary_num(v, "epoch"));
-		report_epoch_cells(f, v);
-	}
+	report_run_results(f, metric);
+	report_run_epochs(f, json_object_get(root, "epochs"));
 	report_accelerators(f, root);
 	report_eval(f, root);
 	fprintf(f, "\n## Plots\n\n");
@@ -477,6 +490,41 @@ static void report_sweep_plots(FILE *f, const char *sweep_dir, json_t *res)
 static const struct out_block report_what_ran[] = {
     {.text = "## What ran\n\n", .facts = outputs_what_ran}, {.text = "\n"}, {0}};
 
+/* The sweep's title, what ran and the keys swept with their values. */
+static void report_sweep_head(FILE *f, json_t *sw, json_t *res)
+{
+	size_t i;
+	json_t *v;
+
+	fprintf(f, "# feedbench sweep: %s\n\n", summary_str(sw, "workload", "n/a"));
+	fprintf(f,
+		"Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
+		"repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
+		"run folder per point.\n\n",
+		summary_str(sw, "config", "n/a"), summary_str(sw, "config_hash", "n/a"),
+		summary_str(sw, "created", "n/a"),
+		json_integer_value(json_object_get(sw, "num_ranks")),
+		json_array_size(json_object_get(sw, "points")),
+		json_integer_value(json_object_get(sw, "repetitions")),
+		json_integer_value(json_object_get(sw, "repetitions")) == 1 ? "" : "s");
+	fprintf(f, "Swept (dataset keys vary slowest, so the dataset is regenerated as rarely as "
+		   "possible):\n\n");
+	json_array_foreach(json_object_get(res, "keys"), i, v)
+	{
+		json_t *vals = json_object_get(v, "values"), *x;
+		size_t j;
+
+		fprintf(f, "- `%s` =", summary_str(v, "key", "n/a"));
+		json_array_foreach(vals, j, x)
+		{
+			fprintf(f, "%s %s", j ? "," : "", json_string_value(x));
+		}
+		fprintf(f, " (default %s%s)\n", summary_str(v, "default", "n/a"),
+			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
+	}
+	fprintf(f, "\n");
+}
+
 int report_write_sweep(const char *sweep_dir)
 {
 	char path[CFG_PATH_MAX + 64], *buf = NULL, *table = NULL, first[CFG_PATH_MAX + 300];
@@ -510,33 +558,7 @@ int report_write_sweep(const char *sweep_dir)
 		rc = -ENOMEM;
 		goto out_put;
 	}
-	fprintf(f, "# feedbench sweep: %s\n\n", summary_str(sw, "workload", "n/a"));
-	fprintf(f,
-		"Config `%s` (hash `%.16s`), started %s, %lld ranks; %zu points x %lld "
-		"repetition%s. Files: `sweep.csv`, `sweep_results.json`, `sweep.json`, one "
-		"run folder per point.\n\n",
-		summary_str(sw, "config", "n/a"), summary_str(sw, "config_hash", "n/a"),
-		summary_str(sw, "created", "n/a"),
-		json_integer_value(json_object_get(sw, "num_ranks")),
-		json_array_size(json_object_get(sw, "points")),
-		json_integer_value(json_object_get(sw, "repetitions")),
-		json_integer_value(json_object_get(sw, "repetitions")) == 1 ? "" : "s");
-	fprintf(f, "Swept (dataset keys vary slowest, so the dataset is regenerated as rarely as "
-		   "possible):\n\n");
-	json_array_foreach(json_object_get(res, "keys"), i, v)
-	{
-		json_t *vals = json_object_get(v, "values"), *x;
-		size_t j;
-
-		fprintf(f, "- `%s` =", summary_str(v, "key", "n/a"));
-		json_array_foreach(vals, j, x)
-		{
-			fprintf(f, "%s %s", j ? "," : "", json_string_value(x));
-		}
-		fprintf(f, " (default %s%s)\n", summary_str(v, "default", "n/a"),
-			json_is_true(json_object_get(v, "dataset")) ? "; changes the dataset" : "");
-	}
-	fprintf(f, "\n");
+	report_sweep_head(f, sw, res);
 	if (summary) {
 		fprintf(f, "Context below is the first completed point's; the swept keys vary as "
 			   "listed above.\n\n");
