@@ -207,6 +207,8 @@ def checkpoint_case(runs, tag):
                 metric__checkpoint_bytes_written=2 * size)
     objs = listing(runs.lab, folder + "/")
     last = {k: v for k, v in objs.items() if k.startswith(f"{folder}/step-2/")}
+    if set(objs) != set(last):  # keep_last = 1: step-1's objects deleted
+        runs.fail(f"checkpoint: keep_last = 1 left {sorted(set(objs) - set(last))[:5]}")
     shards = [k for k in last if k.endswith(".distcp")]
     if len(shards) != 4 or f"{folder}/step-2/.metadata" not in last or \
             sum(last[k] for k in shards) != size:
