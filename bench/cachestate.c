@@ -130,8 +130,8 @@ static json_t *count_json(const double *v)
 }
 
 /* Rank 0: the nodes' sums (ranks grouped by their node's first rank) and the run's. */
-static json_t *record_json(const struct run *run, const double *all, int64_t epoch,
-			   const char *when)
+static json_t *record_json(const struct run *run, const double *all, const char *idx_name,
+			   int64_t idx, const char *when)
 {
 	int P = run->nranks;
 	double sum[CS_N] = {0};
@@ -156,31 +156,59 @@ static json_t *record_json(const struct run *run, const double *all, int64_t epo
 			sum[j] += node[j];
 	}
 	json_t *rec = count_json(sum);
-	json_object_set_new(rec, "epoch", json_integer((json_int_t)epoch));
+	json_object_set_new(rec, idx_name, json_integer((json_int_t)idx));
 	json_object_set_new(rec, "when", json_string(when));
 	json_object_set_new(rec, "nodes", nodes);
 	return rec;
 }
 
-void cachestate_record(struct run *run, int64_t epoch, const char *when)
+/* Collective: every rank's count to rank 0, which appends the record to storage.<key>. */
+static void gather_record(struct run *run, const double *v, const char *key, const char *idx_name,
+			  int64_t idx, const char *when)
 {
-	double v[CS_N], *all = NULL;
+	double *all = NULL;
 
-	if (run->storage && (run->storage->caps & STORAGE_CAP_OBJECT))
-		return; /* objects have no local page cache */
-	count_rank(run, v);
 	if (run->rank == 0)
 		all = malloc(sizeof(double) * CS_N * (size_t)run->nranks);
 	MPI_Gather(v, CS_N, MPI_DOUBLE, all, CS_N, MPI_DOUBLE, 0, run->comm);
 	if (!all)
 		return;
-	json_t *arr = json_object_get(run->info_storage, "page_cache_measured");
+	json_t *arr = json_object_get(run->info_storage, key);
 	if (!arr) {
 		arr = json_array();
-		json_object_set_new(run->info_storage, "page_cache_measured", arr);
+		json_object_set_new(run->info_storage, key, arr);
 	}
-	json_array_append_new(arr, record_json(run, all, epoch, when));
+	json_array_append_new(arr, record_json(run, all, idx_name, idx, when));
 	free(all);
+}
+
+static bool no_page_cache(const struct run *run)
+{
+	return run->storage && (run->storage->caps & STORAGE_CAP_OBJECT);
+}
+
+void cachestate_record(struct run *run, int64_t epoch, const char *when)
+{
+	double v[CS_N];
+
+	if (no_page_cache(run))
+		return; /* objects have no local page cache */
+	count_rank(run, v);
+	gather_record(run, v, "page_cache_measured", "epoch", epoch, when);
+}
+
+void cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
+			    const char *when)
+{
+	struct cache_count c = {0};
+
+	if (no_page_cache(run))
+		return;
+	if (path)
+		cachestate_file(path, &c);
+	double v[CS_N] = {c.resident,	c.examined, c.bytes,  c.files,
+			  c.files_seen, c.failed,   c.sampled};
+	gather_record(run, v, key, "step", step, when);
 }
 
 void cachestate_warn(struct run *run)

@@ -37,6 +37,11 @@ int cachestate_file(const char *path, struct cache_count *c);
  * it cannot examine is counted in files_failed. */
 void cachestate_record(struct run *run, int64_t epoch, const char *when);
 
+/* Collective: the same for one file per rank (path; NULL: this rank counts nothing), recorded
+ * as {step, when, ...} in summary.json's storage.<key> (a checkpoint before its restore). */
+void cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
+			    const char *when);
+
 /* Rank 0, after the epochs: one warning when, before an epoch, the measured page cache held
  * half the dataset or more while reads were not direct (the reads came mostly from memory). */
 void cachestate_warn(struct run *run);

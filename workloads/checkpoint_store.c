@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../bench/agree.h"
+#include "../bench/cachestate.h"
 #include "../bench/results.h"
 #include "../bench/rng.h"
 #include "../bench/run.h"
@@ -560,6 +561,9 @@ int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 	}
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
+	/* measured after the eviction, outside the restore's clock; one shared file once a node */
+	cachestate_record_path(run, p->mine && (!single || run->local_rank == 0) ? path : NULL,
+			       "checkpoint_restore_cache_measured", c->step, "before");
 	if (run->cfg.checkpoint.verify) /* the pattern, headers aside, as written */
 		ckpt_pattern(&run->cfg, c->step, run->rank, st->pattern,
 			     run->cfg.checkpoint.transfer_size);

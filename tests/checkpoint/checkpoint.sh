@@ -114,6 +114,9 @@ count = 2"
 	run 2 dcp
 	expect_rc 0
 	check "dcp_ok(s, ck, steps=[1, 2], total=14000042, writers=[0, 1], count=2)"
+	# each restore starts from an evicted file, measured with mincore: both ranks' files, ~0 %
+	check "[(m['step'], m['when'], m['files_examined'], m['files_failed']) for m in s['storage']['checkpoint_restore_cache_measured']] == [(1, 'before', 2, 0), (2, 'before', 2, 0)]"
+	check "all(m['examined_bytes'] > 0 and m['resident_percent'] <= 10 for m in s['storage']['checkpoint_restore_cache_measured'])"
 	grep -q "^| namespace (rank 0) | 6 calls (stat, mkdir, unlink, list, rmdir, rename) in [0-9.]* s; 4 folder fsyncs in " \
 		"$(dirname "$(summary)")/table.md" || fail "table.md has no namespace row"
 	# zero_stage 0, data 2: the replica (rank 1) writes nothing; zero_stage 3 shards all.
