@@ -338,10 +338,13 @@ osds_up() {
 	[ "$(ceph_cli osd stat -f json | sed -n 's/.*"num_up_osds":\([0-9]*\).*/\1/p')" = "$OSDS" ]
 }
 
-start_fs() {
+fs_pools() {
 	ceph_cli osd pool create cephfs_data 64 >/dev/null 2>&1 || die "pool create failed"
 	ceph_cli osd pool create cephfs_metadata 16 >/dev/null 2>&1 || die "pool create failed"
 	ceph_cli fs new cephfs cephfs_metadata cephfs_data >/dev/null 2>&1 || die "fs new failed"
+}
+
+start_mds() {
 	mkdir -p "$LAB/mds/a"
 	nsx mon ceph-mds -c "$CONF" -i a >"$LAB/log/start-mds.log" 2>&1 || die "ceph-mds did not start"
 	wait_for 60 "the MDS active" mds_active
@@ -454,8 +457,8 @@ slurm_idle() { [ "$(slurm_cli sinfo -h -o %t -N | grep -c idle)" = 2 ]; }
 # log in to the monitor without it (get_initial_auth_request returned -13, then a 300 s hang).
 # Its first start creates its 7 pools. One user with keys made up at each start, one bucket
 # (fblab); what clients need goes into the lab's env (lab.sh env) and $LAB/rgw/credentials
-# (AWS shared credentials file), mode 600. Runs in the background while the hosts mount
-# and Slurm starts; a radosgw that does not come up leaves the rest of the lab up, its reason in
+# (AWS shared credentials file), mode 600. Runs in the background while the MDS starts,
+# the hosts mount and Slurm starts; a radosgw that does not come up leaves the rest of the lab up, its reason in
 # $LAB/rgw/failed (the S3 lab tests fail with it).
 start_rgw() {
 	local t0 t1 t2 ak sk
@@ -578,11 +581,12 @@ up() {
 	make_netns || die "network namespaces"
 	start_mon
 	start_osds
-	start_fs
+	fs_pools
 	# after the file system's pools, so that they keep their ids (CRUSH places a pool's PGs
 	# by its id: the CephFS placements stay what they were without radosgw)
 	start_rgw >"$LAB/log/rgw-up.log" 2>&1 &
 	local rgw_pid=$!
+	start_mds
 	mount_hosts
 	start_slurm
 	if ! wait "$rgw_pid"; then
