@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../run.h"
 
@@ -128,37 +129,55 @@ static int s3_open(struct sfile **out, const char *path, int flags, struct run *
 	return 0;
 }
 
+/* What a ranged GET of len bytes at off answered, as pread returns it: the bytes, 0 past the
+ * end of the object (416), or a failure recorded naming the object, status and rank. rc is
+ * s3_perform's (or the multi interface's) code, with 416 and 200 left unrecorded. */
+static ssize_t s3_get_result(struct sfile *f, struct s3_req *r, uint64_t off, int rc)
+{
+	const struct s3_conf *c = s3_conf_of(f->run);
+
+	if (r->cc == CURLE_WRITE_ERROR && r->overflow && r->status == 200 && off == 0)
+		rc = 0; /* the whole object came: its first len bytes are the range */
+	if (rc == -ERANGE && r->status == 416)
+		return 0; /* at or past the end of the object */
+	if (r->status == 200 && off > 0) {
+		r->overflow = true; /* the server ignored the range */
+		return s3_req_fail(f->run, c, r, -EPROTO);
+	}
+	if (rc < 0)
+		return f->run->err.code ? rc : s3_req_fail(f->run, c, r, rc);
+	if (r->total) {
+		f->size = r->total;
+		f->have_size = true;
+	}
+	return (ssize_t)r->len;
+}
+
+/* The GET of len bytes at off into buf, set up in r (range: its text's room). */
+static void s3_get_req(struct sfile *f, struct s3_req *r, char *range, size_t rlen, void *buf,
+		       size_t len, uint64_t off)
+{
+	memset(r, 0, sizeof(*r));
+	r->method = "GET";
+	r->bucket = f->bucket;
+	r->key = f->key;
+	snprintf(range, rlen, "%llu-%llu", (unsigned long long)off,
+		 (unsigned long long)(off + len - 1));
+	r->range = range;
+	r->buf = buf;
+	r->cap = len;
+}
+
 static ssize_t s3_pread(struct sfile *f, void *buf, size_t len, uint64_t off)
 {
-	static const long quiet[] = {416, 0};
-	const struct s3_conf *c = s3_conf_of(f->run);
-	struct s3_req r = {.method = "GET", .bucket = f->bucket, .key = f->key};
+	static const long quiet[] = {416, 200, 0};
+	struct s3_req r;
 	char range[64];
-	int rc;
 
 	if (len == 0 || (f->have_size && off >= f->size))
 		return 0;
-	snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)off,
-		 (unsigned long long)(off + len - 1));
-	r.range = range;
-	r.buf = buf;
-	r.cap = len;
-	rc = s3_perform(f->run, c, &r, quiet);
-	if (r.cc == CURLE_WRITE_ERROR && r.overflow && r.status == 200 && off == 0)
-		rc = 0; /* the whole object came: its first len bytes are the range */
-	if (rc == -ERANGE && r.status == 416)
-		return 0; /* at or past the end of the object */
-	if (rc == 0 && r.status == 200 && off > 0) {
-		r.overflow = true;
-		return s3_req_fail(f->run, c, &r, -EPROTO);
-	}
-	if (rc < 0)
-		return rc;
-	if (r.total) {
-		f->size = r.total;
-		f->have_size = true;
-	}
-	return (ssize_t)r.len;
+	s3_get_req(f, &r, range, sizeof(range), buf, len, off);
+	return s3_get_result(f, &r, off, s3_perform(f->run, s3_conf_of(f->run), &r, quiet));
 }
 
 /* HEAD of bucket/key: 0 with the size, -ENOENT (not recorded) when there is none. */
@@ -532,6 +551,170 @@ static int s3_rename(const char *from, const char *to, struct run *run)
 	return s3_perform(run, s3_conf_of(run), &src, NULL);
 }
 
+/* ---- queued reads: many GETs in flight per thread (libcurl's multi interface) ------------ */
+
+struct s3_slot {
+	struct s3_req r;
+	char range[64];
+	CURL *h;
+	struct sfile *f;
+	uint64_t off, tag;
+	bool busy, sent;
+};
+
+struct io_queue {
+	CURLM *m;
+	struct run *run;
+	unsigned depth, ndone;
+	struct s3_slot *slots;
+	struct io_completion *done;
+};
+
+static void s3_queue_close(struct io_queue *q)
+{
+	for (unsigned i = 0; q->slots && i < q->depth; i++) {
+		if (q->slots[i].h) {
+			if (q->slots[i].sent)
+				curl_multi_remove_handle(q->m, q->slots[i].h);
+			curl_slist_free_all(q->slots[i].r.hdrs);
+			curl_easy_cleanup(q->slots[i].h);
+		}
+	}
+	if (q->m)
+		curl_multi_cleanup(q->m);
+	free(q->slots);
+	free(q->done);
+	free(q);
+}
+
+static int s3_queue_open(struct io_queue **out, unsigned depth, struct run *run)
+{
+	struct io_queue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	q->run = run;
+	q->depth = depth;
+	q->m = curl_multi_init();
+	q->slots = calloc(depth, sizeof(*q->slots));
+	q->done = calloc(depth, sizeof(*q->done));
+	for (unsigned i = 0; q->slots && i < depth; i++)
+		if (!(q->slots[i].h = curl_easy_init()))
+			break;
+	if (!q->m || !q->slots || !q->done || !q->slots[depth - 1].h) {
+		s3_queue_close(q);
+		return -ENOMEM;
+	}
+	/* io_depth GETs share at most `connections` connections, reused from GET to GET */
+	curl_multi_setopt(q->m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)s3_conf_of(run)->connections);
+	*out = q;
+	return 0;
+}
+
+static int s3_queue_read(struct io_queue *q, struct sfile *f, void *buf, size_t len, uint64_t off,
+			 uint64_t tag)
+{
+	struct s3_slot *s = NULL;
+
+	for (unsigned i = 0; i < q->depth && !s; i++)
+		if (!q->slots[i].busy)
+			s = &q->slots[i];
+	if (!s)
+		return -EBUSY;
+	s->f = f;
+	s->off = off;
+	s->tag = tag;
+	s->busy = true;
+	s->sent = false;
+	if (len == 0 || (f->have_size && off >= f->size)) {
+		s->r.cap = 0; /* nothing to ask for: completes with 0 at the next reap */
+		s->r.len = 0;
+		return 0;
+	}
+	s3_get_req(f, &s->r, s->range, sizeof(s->range), buf, len, off);
+	return 0;
+}
+
+static void s3_queue_complete(struct io_queue *q, struct s3_slot *s, int64_t res)
+{
+	q->done[q->ndone].tag = s->tag;
+	q->done[q->ndone].res = res;
+	q->ndone++;
+	s->busy = s->sent = false;
+}
+
+static int s3_queue_send(struct io_queue *q, struct s3_slot *s)
+{
+	int rc;
+
+	if (!s->r.cap) {
+		s3_queue_complete(q, s, 0);
+		return 0;
+	}
+	if ((rc = s3_req_setup(s->h, s3_conf_of(q->run), &s->r)) < 0)
+		return rc;
+	s->r.attempts++;
+	if (curl_multi_add_handle(q->m, s->h) != CURLM_OK)
+		return -EIO;
+	s->sent = true;
+	return 0;
+}
+
+/* A GET that finished: retried (after its wait) when S3 asks for it, else completed. */
+static int s3_queue_finished(struct io_queue *q, CURL *h, CURLcode cc)
+{
+	const struct s3_conf *c = s3_conf_of(q->run);
+	struct s3_slot *s = NULL;
+	double wait;
+	int rc;
+
+	for (unsigned i = 0; i < q->depth && !s; i++)
+		if (q->slots[i].h == h && q->slots[i].sent)
+			s = &q->slots[i];
+	if (!s)
+		return 0;
+	curl_multi_remove_handle(q->m, h);
+	s->r.cc = cc;
+	s3_req_done(h, &s->r);
+	if (s->r.attempts <= c->retries && s3_retryable(&s->r, s->r.attempts - 1, &wait)) {
+		struct timespec ts = {.tv_sec = (time_t)wait,
+				      .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+		nanosleep(&ts, NULL);
+		return s3_queue_send(q, s);
+	}
+	/* 416 and 200 are s3_get_result's to interpret; it records every other failure */
+	rc = s3_req_errno(&s->r);
+	s3_queue_complete(q, s, s3_get_result(s->f, &s->r, s->off, rc));
+	return 0;
+}
+
+static int s3_queue_reap(struct io_queue *q, struct io_completion *out, unsigned max, unsigned min)
+{
+	int running = 0, rc;
+	CURLMsg *msg;
+
+	for (unsigned i = 0; i < q->depth; i++)
+		if (q->slots[i].busy && !q->slots[i].sent &&
+		    (rc = s3_queue_send(q, &q->slots[i])) < 0)
+			return rc;
+	while (q->ndone < min) {
+		int left;
+		if (curl_multi_perform(q->m, &running) != CURLM_OK)
+			return -EIO;
+		while ((msg = curl_multi_info_read(q->m, &left)) != NULL)
+			if (msg->msg == CURLMSG_DONE &&
+			    (rc = s3_queue_finished(q, msg->easy_handle, msg->data.result)) < 0)
+				return rc;
+		if (q->ndone < min && curl_multi_poll(q->m, NULL, 0, 1000, NULL) != CURLM_OK)
+			return -EIO;
+	}
+	unsigned n = q->ndone < max ? q->ndone : max;
+	memcpy(out, q->done, n * sizeof(*out));
+	memmove(q->done, q->done + n, (q->ndone - n) * sizeof(*q->done));
+	q->ndone -= n;
+	return (int)n;
+}
+
 const struct storage_ops s3_storage = {
     .version = STORAGE_OPS_VERSION,
     .name = "s3",
@@ -552,6 +735,10 @@ const struct storage_ops s3_storage = {
     .run_setup = s3_run_setup,
     .run_teardown = s3_run_teardown,
     .thread_teardown = s3_thread_teardown,
+    .queue_open = s3_queue_open,
+    .queue_read = s3_queue_read,
+    .queue_reap = s3_queue_reap,
+    .queue_close = s3_queue_close,
 };
 
 #else

@@ -534,7 +534,7 @@ int s3_perform(struct run *run, const struct s3_conf *c, struct s3_req *r, const
 		s3_sleep(wait);
 	}
 	rc = s3_req_errno(r);
-	for (const long *q = quiet; rc < 0 && r->cc == CURLE_OK && q && *q; q++)
+	for (const long *q = quiet; rc < 0 && (r->cc == CURLE_OK || r->overflow) && q && *q; q++)
 		if (*q == r->status)
 			return rc;
 	return rc < 0 ? s3_req_fail(run, c, r, rc) : 0;

@@ -66,9 +66,14 @@ case_train() {
 	for pair in "$@"; do
 		fmt=${pair%:*} access=${pair#*:}
 		PREFIX=$fmt-$access
-		fb run --set "dataset.format=$fmt" --set "dataset.file_access=$access"
+		# raw shared: 8 GETs in flight per reader thread (the multi interface)
+		local deep=()
+		[ "$fmt $access" = "raw shared" ] && deep=(--set storage.io_depth=8 --set reader.batch_size=8)
+		fb run --set "dataset.format=$fmt" --set "dataset.file_access=$access" "${deep[@]}"
 		expect_rc 0
 		run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+		[ ${#deep[@]} -eq 0 ] || json_check "$run/summary.json" \
+			'max(e["io_inflight_max"] for e in s["epochs"]) == 8'
 		chk=(--ranks 2 --epochs 2 --samples 128)
 		[ "$fmt" = raw ] && chk+=(--bytes $((64 * REC * 2)) --ops 128)
 		python3 "$MPI/check_summary.py" "$run" "${chk[@]}" 2>>"$T/err" ||
