@@ -160,16 +160,6 @@ static int check_format_backend(const struct config *cfg, const struct format_op
 {
 	const char *src = cfg->source;
 
-	if (cfg->storage.io_depth > 1 && !st->queue_open)
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "
-			       "time per reader thread)",
-			       src, (long long)cfg->storage.io_depth, st->name);
-	if (st->queue_open && (fmt->caps & FORMAT_CAP_OWNS_IO))
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: format %s does its own I/O through its library; backend = %s "
-			       "cannot carry it (use posix or mpiio)",
-			       src, fmt->name, st->name);
 	if ((st->caps & STORAGE_CAP_OBJECT) && (fmt->caps & FORMAT_CAP_WRITES_BY_PATH) &&
 	    cfg->dataset.generate != GENERATE_NEVER)
 		return fb_fail(
@@ -183,6 +173,16 @@ static int check_format_backend(const struct config *cfg, const struct format_op
 			       "%s: format %s reads through its own library, which cannot read S3 "
 			       "objects (no read-only S3 driver in this build); backend = %s needs "
 			       "raw, npy, tfrecord, wds or another format read through feedbench",
+			       src, fmt->name, st->name);
+	if (cfg->storage.io_depth > 1 && !st->queue_open)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "
+			       "time per reader thread)",
+			       src, (long long)cfg->storage.io_depth, st->name);
+	if (st->queue_open && (fmt->caps & FORMAT_CAP_OWNS_IO))
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: format %s does its own I/O through its library; backend = %s "
+			       "cannot carry it (use posix or mpiio)",
 			       src, fmt->name, st->name);
 	if (cfg->dataset.file_access == FILE_ACCESS_SHARED && !(fmt->caps & FORMAT_CAP_SHARED))
 		return fb_fail(err, -FB_ECONFIG,
