@@ -6,14 +6,18 @@
 # (rank r's block at offset r x block), buffered or O_DIRECT (IOR -B).
 #
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
-#       [--access fpp,shared] [--io buffered,direct] [--rounds 3] [--dir FOLDER]
-#       [--feedbench PATH]
+#       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5]
+#       [--dir FOLDER] [--feedbench PATH]
 #
 # Every case runs --rounds (>= 3) alternating rounds: odd rounds fio first, even rounds feedbench
 # first (IOR last in each round when present), so drift of the machine lands on both sides. A
 # row shows the median over rounds of each tool's write and read bandwidth (MiB/s = 2^20 B/s,
-# bytes of all ranks over the slowest rank's phase time) and the ratios feedbench / fio (and
-# feedbench / IOR). The load average before and after is printed with the table.
+# bytes of all ranks over the slowest rank's phase time) and, per peer, the ratio feedbench /
+# peer of each round (the tools of one round are a pair): its median, its range and the 95 %
+# interval of the median (order statistics of the paired ratios, distribution-free; it needs 6
+# rounds or more, "n/a" below). IOR's hard pattern is `--access shared --xfer 47008`;
+# `--order random` is IOR -z (feedbench [ior] random, fio randwrite/randread). The load
+# average before and after is printed with the table.
 #
 # fio stands in for IOR when IOR is absent (IOR is not a Debian package; this machine has no
 # IOR): fio runs one job per rank (psync, fallocate=none, end_fsync=1 for the write phase,
@@ -25,7 +29,9 @@
 # O_DIRECT rows measure the device. feedbench runs with [ior] verify = false (IOR and fio do
 # not check the bytes) and plots off. IOR path: IOR_BIN (an ior binary) or IOR_SOURCE (a
 # checkout of https://github.com/hpc/ior, built once there: ./bootstrap && ./configure &&
-# make); IOR then runs as `ior -a POSIX -w -r -C -e -b BLOCK -t XFER -s 1 [-F] [-B]`.
+# make), or else the source tarball in ../shared/peers/ beside the repository when it is
+# there (built once under build/peers/; a clone without it skips IOR with a message); IOR then
+# runs as `ior -a POSIX -w -r -C -Q 1 -g -e -b BLOCK -t XFER -s 1 [-F] [--posix.odirect] [-z]`.
 # Not a ctest: timings do not belong in tests.
 set -euo pipefail
 
@@ -33,7 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$SRC/build/feedbench}
 MPIEXEC=${MPIEXEC:-mpiexec}
-RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ROUNDS=3 DIR=
+RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DIR=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ranks) RANKS=$2; shift ;;
@@ -41,12 +47,13 @@ while [ $# -gt 0 ]; do
 	--xfer) XFERS=$2; shift ;;
 	--access) ACCESS=$2; shift ;;
 	--io) IOS=$2; shift ;;
+	--order) ORDERS=$2; shift ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--fpp) ACCESS=fpp ;; # the options of the first version of this script
 	--segments) [ "$2" = 1 ] || { echo "only --segments 1 (one block per rank)" >&2; exit 2; }; shift ;;
 	--dir) DIR=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
-	-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,39p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -57,6 +64,17 @@ command -v fio >/dev/null || { echo "ior_vs_feedbench.sh: fio is not installed (
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 IOR=${IOR_BIN:-}
+PEERS_TGZ=$(ls "$SRC"/../shared/peers/ior-*.tar.gz 2>/dev/null | head -1 || true)
+if [ -z "$IOR" ] && [ -z "${IOR_SOURCE:-}" ] && [ -n "$PEERS_TGZ" ]; then
+	IOR_SOURCE=$SRC/build/peers/ior
+	if [ ! -x "$IOR_SOURCE/src/ior" ]; then
+		echo "building IOR from $PEERS_TGZ in $SRC/build/peers (about a minute)" >&2
+		rm -rf "$SRC/build/peers" && mkdir -p "$SRC/build/peers"
+		tar xzf "$PEERS_TGZ" -C "$SRC/build/peers"
+	fi
+elif [ -z "$IOR" ] && [ -z "${IOR_SOURCE:-}" ]; then
+	echo "skipping IOR: no ../shared/peers/ior-*.tar.gz beside the repository, no IOR_SOURCE or IOR_BIN" >&2
+fi
 if [ -z "$IOR" ] && [ -n "${IOR_SOURCE:-}" ]; then
 	if [ ! -x "$IOR_SOURCE/src/ior" ]; then
 		(cd "$IOR_SOURCE" && { [ -x configure ] || ./bootstrap; } && ./configure --quiet &&
@@ -81,9 +99,10 @@ RES=$T/results.tsv
 
 # fio_phase ACCESS XFER_BYTES DIRECT(0|1) PHASE(write|read): prints the group bandwidth, MiB/s.
 fio_phase() {
-	local access=$1 xfer=$2 direct=$3 phase=$4 args=() r owner
+	local access=$1 xfer=$2 direct=$3 phase=$4 rw=$4 args=() r owner
+	[ "$ORDER" = random ] && rw=rand$phase
 	args=(--output-format=json --group_reporting --ioengine=psync --bs="$xfer" --direct="$direct"
-		--fallocate=none --invalidate=0 --size="$B" --rw="$phase")
+		--fallocate=none --invalidate=0 --size="$B" --rw="$rw" --norandommap --randrepeat=0)
 	[ "$phase" = write ] && args+=(--end_fsync=1)
 	for ((r = 0; r < RANKS; r++)); do
 		owner=$r
@@ -120,7 +139,8 @@ run_feedbench() {
 		--set "dataset.data_dir=$T/fb" --set "output.dir=$T/fbres" --set output.plots=false \
 		--set "ior.block_size=$B" --set "ior.transfer_size=$2" --set ior.segments=1 \
 		--set "ior.file_per_process=$fpp" --set ior.verify=false --set ior.reorder=true \
-		--set ior.fsync=true --set "storage.direct=$direct" --quiet >/dev/null
+		--set ior.fsync=true --set "storage.direct=$direct" \
+		--set "ior.random=$([ "$ORDER" = random ] && echo true || echo false)" --quiet >/dev/null
 	python3 - "$T"/fbres/*/summary.json <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))["metric"]
@@ -130,9 +150,10 @@ PY
 }
 
 run_ior() {
-	local args=(-a POSIX -w -r -C -e -b "$B" -t "$2" -s 1 -o "$T/ior/testfile")
+	local args=(-a POSIX -w -r -C -Q 1 -g -e -b "$B" -t "$2" -s 1 -o "$T/ior/testfile")
 	[ "$1" = fpp ] && args+=(-F)
-	[ "$3" = 1 ] && args+=(-B)
+	[ "$ORDER" = random ] && args+=(-z)
+	[ "$3" = 1 ] && args+=(--posix.odirect) # IOR 4: -B is gone
 	rm -rf "$T/ior" && mkdir -p "$T/ior"
 	"$MPIEXEC" --oversubscribe -n "$RANKS" "$IOR" "${args[@]}" >"$T/ior.out"
 	# IOR's summary lines: "write  <max> <min> <mean> ..." (MiB/s): the mean column
@@ -145,6 +166,8 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 IFS=, read -r -a xfers <<<"$XFERS"
 IFS=, read -r -a accesses <<<"$ACCESS"
 IFS=, read -r -a ios <<<"$IOS"
+IFS=, read -r -a orders <<<"$ORDERS"
+for ORDER in "${orders[@]}"; do
 for access in "${accesses[@]}"; do
 	for io in "${ios[@]}"; do
 		direct=0
@@ -156,48 +179,59 @@ for access in "${accesses[@]}"; do
 				[ -n "$IOR" ] && order="$order ior"
 				for tool in $order; do
 					read -r w r wms rms < <(run_"$tool" "$access" "$xb" "$direct")
-					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access" "$io" \
+					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access/$ORDER" "$io" \
 						"$x" "$round" "$tool" "$w" "$r" "${wms:--}" "${rms:--}" >>"$RES"
 				done
 			done
-			echo "done: $access $io xfer $x ($ROUNDS rounds)" >&2
+			echo "done: $access $ORDER $io xfer $x ($ROUNDS rounds)" >&2
 		done
 	done
+done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$RES" "$([ -n "$IOR" ] && echo ior || echo none)" <<'PY'
-import collections, statistics, sys
+import collections, math, statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 have_ior = sys.argv[2] == "ior"
 cases = collections.OrderedDict()
 for access, io, x, rnd, tool, w, r, wms, rms in rows:
-    c = cases.setdefault((access, io, x), collections.defaultdict(lambda: ([], [], [], [])))
-    c[tool][0].append(float(w))
-    c[tool][1].append(float(r))
-    if tool == "fio":
-        c[tool][2].append(float(wms))
-        c[tool][3].append(float(rms))
-head = "%-7s %-9s %-5s %-5s %11s %11s %7s %7s" % ("access", "io", "xfer", "phase", "feedbench",
-                                                "fio", "fb/fio", "fio ms")
+    c = cases.setdefault((access, io, x), collections.defaultdict(dict))
+    c[tool][int(rnd)] = (float(w), float(r), wms, rms)
+
+def ci(v):
+    """95 % interval of the median: order statistics k and n+1-k with P(Bin(n, 1/2) < k) <= 2.5 %."""
+    n, v = len(v), sorted(v)
+    k, cum = 0, 0.0
+    while True:
+        p = math.comb(n, k) / 2 ** n
+        if cum + p > 0.025:
+            break
+        cum += p
+        k += 1
+    return "n/a" if k == 0 else "%.3f-%.3f" % (v[k - 1], v[n - k])
+
+def ratio(c, peer, k):
+    rs = [c["feedbench"][r][k] / c[peer][r][k] for r in c["feedbench"] if r in c[peer] and c[peer][r][k] > 0]
+    if not rs:
+        return "%7s %13s %13s" % ("-", "-", "-")
+    return "%7.3f %13s %13s" % (statistics.median(rs), "%.3f-%.3f" % (min(rs), max(rs)), ci(rs))
+
+head = "%-14s %-9s %-6s %-5s %10s %10s %7s %13s %13s" % ("access/order", "io", "xfer", "phase", "feedbench", "fio", "fb/fio", "range", "95% CI")
 if have_ior:
-    head += " %11s %7s" % ("IOR", "fb/IOR")
-print(head + "   (medians, MiB/s)")
+    head += " %10s %7s %13s %13s" % ("IOR", "fb/IOR", "range", "95% CI")
+print(head + "   (medians, MiB/s; ratios of paired rounds)")
 for (access, io, x), c in cases.items():
     for k, phase in enumerate(("write", "read")):
-        fb = statistics.median(c["feedbench"][k])
-        fio = statistics.median(c["fio"][k])
-        ms = statistics.median(c["fio"][k + 2])
-        line = "%-7s %-9s %-5s %-5s %11.1f %11.1f %7.3f %7.0f" % (access, io, x, phase, fb, fio,
-                                                              fb / fio, ms)
+        med = lambda t: statistics.median(v[k] for v in c[t].values())
+        line = "%-14s %-9s %-6s %-5s %10.1f %10.1f %s" % (access, io, x, phase, med("feedbench"), med("fio"), ratio(c, "fio", k))
         if have_ior:
-            ior = statistics.median(c["ior"][k])
-            line += " %11.1f %7.3f" % (ior, fb / ior)
+            line += " %10.1f %s" % (med("ior"), ratio(c, "ior", k))
         print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
 echo " of the next rank's block; $ROUNDS alternating rounds; load average $LOAD_BEFORE before,"
 echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'NR == 2 {print $2}'))"
-echo "(fio times a phase to the millisecond: 'fio ms' says how fine its figure is; a phase"
-echo " of a few ms, such as a read-back from the page cache, is not a measurement of storage)"
+echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
+echo " page cache, is not a measurement of storage)"
 [ -n "$IOR" ] || echo "(no IOR here: fio stands in for IOR)"
