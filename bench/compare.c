@@ -174,11 +174,8 @@ static int cmp_check_outputs(const struct cmp_opts *o)
 	return 0;
 }
 
-static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
+static void cmp_opts_defaults(struct cmp_opts *o)
 {
-	const char *pos[2] = {NULL, NULL};
-	int npos = 0;
-
 	memset(o, 0, sizeof(*o));
 	o->alpha = CMP_DEFAULT_ALPH;
 	o->baselines_dir = CMP_BASELINES_DIR;
@@ -188,79 +185,88 @@ static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
 		if (metric_table[i].by_default)
 			o->metrics[o->nmetrics++] = i;
 	}
+}
+
+/* An option that takes a value v: 1 when a is one (stored), 0 when it is not, -1 after saying
+ * what is wrong with v. */
+static int cmp_opt_value(struct cmp_opts *o, const char *a, const char *v)
+{
+	if (strcmp(a, "--baseline") == 0) {
+		o->baseline_name = v;
+	} else if (strcmp(a, "--baselines") == 0) {
+		o->baselines_dir = v;
+	} else if (strcmp(a, "--inconclusive") == 0) {
+		o->inconclusive = strcmp(v, "pass") == 0 ? 1 : strcmp(v, "fail") == 0 ? 2 : -1;
+		if (o->inconclusive < 0) {
+			fprintf(stderr,
+				"feedbench compare: --inconclusive '%s': expected pass or fail\n",
+				v);
+			return -1;
+		}
+	} else if (strcmp(a, "--markdown") == 0) {
+		o->markdown = v;
+	} else if (strcmp(a, "--junit") == 0) {
+		o->junit = v;
+	} else if (strcmp(a, "--json") == 0) {
+		o->json = v;
+	} else if (strcmp(a, "--metric") == 0 || strcmp(a, "--metrics") == 0) {
+		return cmp_opt_metrics(o, v) < 0 ? -1 : 1;
+	} else if (strcmp(a, "--tolerance") == 0) {
+		return cmp_opt_pct_per_metric("--tolerance", o->tol, o->tol_set, 1000, v) < 0 ? -1
+											      : 1;
+	} else if (strcmp(a, "--alpha") == 0) {
+		char *end;
+		o->alpha = strtod(v, &end);
+		if (*end || !(o->alpha > 0 && o->alpha <= 0.5)) {
+			fprintf(stderr,
+				"feedbench compare: --alpha '%s': expected a number in (0, 0.5]\n",
+				v);
+			return -1;
+		}
+	} else if (strcmp(a, "--run-noise") == 0) {
+		return cmp_opt_pct_per_metric("--run-noise", o->run_noise, o->noise_set, 100, v) < 0
+			   ? -1
+			   : 1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+static int cmp_parse_args(struct cmp_opts *o, int argc, char **argv)
+{
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0, rc;
+
+	cmp_opts_defaults(o);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = true;
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			compare_usage(stdout);
 			return 1;
 		} else if (strcmp(a, "--allow-cached") == 0) {
 			o->allow_cached = true;
-			takes = false;
 		} else if (strcmp(a, "--allow-unfinished") == 0) {
 			cmp_allow_unfinished(true);
-			takes = false;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			o->quiet = true;
-			takes = false;
 		} else if (a[0] == '-' && a[1] && !v) {
 			fprintf(stderr, "feedbench compare: %s needs a value (see --help)\n", a);
 			return -1;
-		} else if (strcmp(a, "--baseline") == 0) {
-			o->baseline_name = v;
-		} else if (strcmp(a, "--baselines") == 0) {
-			o->baselines_dir = v;
-		} else if (strcmp(a, "--inconclusive") == 0) {
-			o->inconclusive = strcmp(v, "pass") == 0   ? 1
-					  : strcmp(v, "fail") == 0 ? 2
-								   : -1;
-			if (o->inconclusive < 0) {
-				fprintf(stderr,
-					"feedbench compare: --inconclusive '%s': expected pass or "
-					"fail\n",
-					v);
+		} else if ((rc = cmp_opt_value(o, a, v)) != 0) {
+			if (rc < 0)
 				return -1;
-			}
-		} else if (strcmp(a, "--markdown") == 0) {
-			o->markdown = v;
-		} else if (strcmp(a, "--junit") == 0) {
-			o->junit = v;
-		} else if (strcmp(a, "--json") == 0) {
-			o->json = v;
-		} else if (strcmp(a, "--metric") == 0 || strcmp(a, "--metrics") == 0) {
-			if (cmp_opt_metrics(o, v) < 0)
-				return -1;
-		} else if (strcmp(a, "--tolerance") == 0) {
-			if (cmp_opt_pct_per_metric("--tolerance", o->tol, o->tol_set, 1000, v) < 0)
-				return -1;
-		} else if (strcmp(a, "--alpha") == 0) {
-			char *end;
-			o->alpha = strtod(v, &end);
-			if (*end || !(o->alpha > 0 && o->alpha <= 0.5)) {
-				fprintf(stderr,
-					"feedbench compare: --alpha '%s': expected a number in "
-					"(0, 0.5]\n",
-					v);
-				return -1;
-			}
-		} else if (strcmp(a, "--run-noise") == 0) {
-			if (cmp_opt_pct_per_metric("--run-noise", o->run_noise, o->noise_set, 100,
-						   v) < 0)
-				return -1;
+			i++;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "feedbench compare: unknown option '%s' (see --help)\n", a);
 			return -1;
+		} else if (npos == 2) {
+			fprintf(stderr, "feedbench compare: unexpected argument '%s'\n", a);
+			return -1;
 		} else {
-			takes = false;
-			if (npos == 2) {
-				fprintf(stderr, "feedbench compare: unexpected argument '%s'\n", a);
-				return -1;
-			}
 			pos[npos++] = a;
 		}
-		if (takes)
-			i++;
 	}
 	if (o->baseline_name ? npos != 1 : npos != 2) {
 		fprintf(stderr, "feedbench compare: %s (see --help)\n",

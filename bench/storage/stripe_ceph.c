@@ -544,6 +544,33 @@ static bool ceph_differs(const struct stripe_layout *want, const struct ceph_lay
 }
 
 /* Builds stripe_effective from the files read back and (when known) their OSDs. */
+/* File i's entry of files[] (the first few files), and for file 0 the servers of the
+ * effective layout: buf holds the n servers its objects span. */
+static void ceph_file_json(struct run *run, json_t *eff, json_t *files, const struct ceph_file *f,
+			   uint32_t i, const int *buf, int n)
+{
+	char pbuf[CFG_PATH_MAX + 64];
+	json_t *jf;
+
+	if (i < CEPH_MAX_LISTED_FILES) {
+		jf = json_pack("{s:s, s:I, s:I, s:i}", "path",
+			       dataset_path(&run->ds, i, pbuf, sizeof(pbuf)), "size_bytes",
+			       (json_int_t)f->size, "objects", (json_int_t)f->nobjects,
+			       "servers_spanned", n);
+		json_object_set_new(jf, "servers", ceph_int_array(buf, n));
+		json_array_append_new(files, jf);
+	}
+	if (i == 0) {
+		json_object_set_new(eff, "servers_spanned", json_integer(n));
+		json_object_set_new(eff, "servers", ceph_int_array(buf, n));
+		/* The OSD of each object in order: two objects of one stripe on one OSD
+		 * make that OSD the pace-setter, which servers_spanned alone hides. */
+		if (f->nobjects <= CEPH_MAX_OBJECT_SERVERS)
+			json_object_set_new(eff, "object_servers",
+					    ceph_int_array(f->osd, (int)f->nobjects));
+	}
+}
+
 static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 			      struct ceph_file *f, uint32_t nfiles, uint32_t ndiff, bool known,
 			      const char *why)
@@ -580,7 +607,6 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 		known = false;
 	for (uint32_t i = 0; known && i < nfiles; i++) {
 		int n;
-		json_t *jf;
 
 		if (!f[i].mapped)
 			continue;
@@ -596,23 +622,7 @@ static json_t *ceph_effective(struct run *run, const struct stripe_layout *want,
 		ssum += n;
 		memcpy(all + nall, buf, (size_t)n * sizeof(int));
 		nall += n;
-		if (i < CEPH_MAX_LISTED_FILES) {
-			jf = json_pack("{s:s, s:I, s:I, s:i}", "path",
-				       dataset_path(&run->ds, i, pbuf, sizeof(pbuf)), "size_bytes",
-				       (json_int_t)f[i].size, "objects", (json_int_t)f[i].nobjects,
-				       "servers_spanned", n);
-			json_object_set_new(jf, "servers", ceph_int_array(buf, n));
-			json_array_append_new(files, jf);
-		}
-		if (i == 0) {
-			json_object_set_new(eff, "servers_spanned", json_integer(n));
-			json_object_set_new(eff, "servers", ceph_int_array(buf, n));
-			/* The OSD of each object in order: two objects of one stripe on one OSD
-			 * make that OSD the pace-setter, which servers_spanned alone hides. */
-			if (f[0].nobjects <= CEPH_MAX_OBJECT_SERVERS)
-				json_object_set_new(eff, "object_servers",
-						    ceph_int_array(f[0].osd, (int)f[0].nobjects));
-		}
+		ceph_file_json(run, eff, files, &f[i], i, buf, n);
 	}
 	if (known && mapped) {
 		nall = ceph_distinct(all, nall);
