@@ -393,6 +393,20 @@ static int plot_nvalues(json_t *keys, int k)
  * are all left out when skip or skip2 is one of them. Writes `nseries = N; sel(i) = ...;
  * stitle(i) = ...;` for the scripts. Returns N, or 0 when there would be more than
  * PLOT_MAX_SERIES lines. */
+/* The next combination of the dimensions' value indexes, the last dimension fastest. */
+static void plot_next_combination(json_t *keys, int nk, const int *dim, int ndims, int *idx)
+{
+	for (int d = ndims - 1; d >= 0; d--) {
+		int nv = 0;
+		for (int k = 0; k < nk && !nv; k++)
+			if (dim[k] == d)
+				nv = plot_nvalues(keys, k);
+		if (++idx[d] < nv)
+			break;
+		idx[d] = 0;
+	}
+}
+
 static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 {
 	int nk = (int)json_array_size(keys), n = 1, idx[CFG_MAX_SWEEP] = {0};
@@ -454,16 +468,7 @@ static int plot_series(FILE *f, json_t *keys, int skip, int skip2)
 		fprintf(fs, "%s) : ", any ? "" : "1");
 		plot_quote(ft, any ? label : "all points");
 		fprintf(ft, " : ");
-		/* Next combination: last dimension fastest. */
-		for (int d = ndims - 1; d >= 0; d--) {
-			int nv = 0;
-			for (int k = 0; k < nk && !nv; k++)
-				if (dim[k] == d)
-					nv = plot_nvalues(keys, k);
-			if (++idx[d] < nv)
-				break;
-			idx[d] = 0;
-		}
+		plot_next_combination(keys, nk, dim, ndims, idx);
 	}
 	fprintf(fs, "0");
 	fprintf(ft, "''");
