@@ -211,6 +211,10 @@ struct config {
 		double watchdog;
 		int model;	      /* MLPerf Storage workload (MLPERF_MODELS), 0: none */
 		int accelerator_type; /* emulated accelerator (MLPERF_ACCELERATORS), 0: none */
+		double time_limit;		/* seconds; 0: none (bench/live.h) */
+		bool steady_state;		/* stop once the last K intervals agree */
+		int64_t steady_state_intervals; /* K */
+		double steady_state_percent;	/* within this % of their mean */
 	} train;
 	struct {
 		double eval_time; /* emulated compute per evaluation step */
@@ -247,6 +251,7 @@ struct config {
 		int64_t repetitions;
 		bool plots;
 		bool trace; /* per-operation trace.pfw (bench/trace.h) */
+		double live_interval; /* seconds between live lines; 0: off (bench/live.h) */
 	} output;
 	struct {
 		int nkeys;

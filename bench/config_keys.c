@@ -323,6 +323,18 @@ const struct cfg_key cfg_keys[] = {
      "Emulated accelerator of MLPerf Storage: fills computation_time, batch_size, read_threads "
      "and au_threshold from the preset of [train] model and this accelerator where the config "
      "leaves them at their defaults (`feedbench list` shows the presets)."},
+    {"train", "time_limit", CFG_DURATION, OFF(train.time_limit), "0", 0, 1e9, NULL, 0,
+     "Stop the training of a repetition after this long (checked every live_interval, 1 s when "
+     "that is 0): every rank ends its epoch at its next step and the later epochs are left "
+     "out; summary.json says so (stopped_early). 0: no limit."},
+    {"train", "steady_state", CFG_BOOL, OFF(train.steady_state), "false", NOLIM, NULL, 0,
+     "Stop the training once the bandwidth of the last steady_state_intervals live intervals "
+     "is within steady_state_percent of their mean (as warp's autoterm); summary.json says "
+     "so and after how long (stopped_early)."},
+    {"train", "steady_state_intervals", CFG_INT, OFF(train.steady_state_intervals), "7", 2, 1000,
+     NULL, 0, "Live intervals steady_state compares."},
+    {"train", "steady_state_percent", CFG_DOUBLE, OFF(train.steady_state_percent), "7.5", 0.01,
+     100, NULL, 0, "How far from their mean (%) each of those intervals may be."},
 
     {"evaluation", "eval_time", CFG_DURATION, OFF(evaluation.eval_time), "0", 0, 3600, NULL, 0,
      "Emulated compute per evaluation step (DLIO's evaluation.eval_time); needs "
@@ -414,6 +426,10 @@ const struct cfg_key cfg_keys[] = {
      "Write every open, read, write, fsync, close, compute step and data wait of every rank and "
      "thread into trace.pfw (Chrome trace events in JSON lines, dftracer's format; "
      "docs/trace.md)."},
+    {"output", "live_interval", CFG_DURATION, OFF(output.live_interval), "1s", 0, 86400, NULL, N,
+     "type = train: every interval rank 0 prints one line (MiB/s, IOPS, AU, slowest rank, ETA) "
+     "on stderr and keeps a row for live.csv and per-rank rows for ranks.csv (docs/results.md). "
+     "0: off."},
 
     {"sweep", "optimise", CFG_CHOICE, OFF(sweep.optimise), "bandwidth", NOLIM, optimise_choices, N,
      "Metric the sweep recommendation maximises. Other [sweep] keys are section.key = "

@@ -25,6 +25,7 @@ struct storage_ops;
 struct format_ops;
 struct compute_ops;
 struct compute;
+struct live;
 
 /* Who can set a layout on the data folder's file system (bench/storage/stripe*.c). */
 enum fs_striper { FS_STRIPER_NONE, FS_STRIPER_LUSTRE, FS_STRIPER_CEPH };
@@ -79,6 +80,7 @@ struct run {
 	const struct fs_sys *fs_sys; /* calls behind fs detection and striping; NULL = real */
 	void *storage_priv;	     /* back-end state per run (faulty's counters); free() at end */
 	void *workload_priv;	     /* the workload's state between prepare and finish */
+	struct live *live;	     /* live statistics and early stops (bench/live.h) */
 
 	struct fb_errbuf err;	     /* this rank's first error */
 	volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */

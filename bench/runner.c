@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "live.h"
 #include "preflight.h"
 #include "mlperf.h"
 #include "report.h"
@@ -118,6 +119,7 @@ static int run_init(struct run *run, MPI_Comm comm)
 static void run_fini(struct run *run)
 {
 	watchdog_stop(run);
+	live_free(run);
 	if (run->compute)
 		run->compute_ops->fini(run->compute);
 	storage_run_teardown(run);

@@ -25,6 +25,7 @@
 #include "../bench/agree.h"
 #include "../bench/cachestate.h"
 #include "../bench/cpus.h"
+#include "../bench/live.h"
 #include "../bench/progress.h"
 #include "../bench/run.h"
 #include "../bench/storage/storage.h"
@@ -61,6 +62,9 @@ struct epoch_ctx {
 	uint64_t rng;	 /* compute-time variates */
 	uint64_t gstep0; /* checkpoint_every_steps: steps every rank had in earlier epochs */
 	bool eval;	 /* an evaluation pass (eval_enter): no checkpoints inside it */
+	/* The epoch so far, for the live thread (bench/live.h): steps, compute and step time. */
+	_Atomic uint64_t live_steps, live_compute_ns, live_step_ns;
+	uint64_t live_total; /* this rank's steps in the epoch */
 };
 
 /* One step of every loader: the batches, when each was ready, the times of the compute. */
@@ -74,17 +78,20 @@ struct step_state {
 	uint64_t t_ready, t_done, t_end;   /* every batch ready, compute done, step ended */
 	double secs;			   /* configured compute of the step */
 	bool any;			   /* some loader has this step */
+	bool stop;			   /* every rank ends the epoch here (bench/live.h) */
 };
 
-/* Step barrier: the allreduce a data-parallel step ends with; it also carries failure. */
-static int step_barrier(struct run *run, int rc, uint64_t *ns)
+/* Step barrier: the allreduce a data-parallel step ends with; it also carries failure, and an
+ * early stop (time_limit, steady_state) so that every rank ends the epoch at the same step. */
+static int step_barrier(struct run *run, int rc, uint64_t *ns, bool *stop)
 {
-	int in = rc < 0 ? 1 : 0, out = 0;
+	int in = rc < 0 ? 2 : live_stopping(run) != LIVE_RUN, out = 0;
 	uint64_t t0 = timer_now_ns();
 
 	agree_allreduce(run, &in, &out, 1, MPI_INT, MPI_MAX);
 	*ns = timer_now_ns() - t0;
-	if (rc == 0 && out)
+	*stop = out == 1;
+	if (rc == 0 && out == 2)
 		return run_fail(run, -FB_EPEER, "stopped because another rank failed");
 	return rc;
 }
@@ -105,7 +112,7 @@ static int step_take(struct epoch_ctx *e, bool coll, uint64_t step, struct step_
 	ss->pre_ns = ss->post_ns = ss->busy_ns = 0;
 	ss->secs = 0;
 	if (coll) {
-		if ((rc = step_barrier(e->run, rc, &ss->pre_ns)) < 0)
+		if ((rc = step_barrier(e->run, rc, &ss->pre_ns, &ss->stop)) < 0 || ss->stop)
 			return rc;
 		ss->slot[0] = &e->pool[0].slots[0];
 		rc = collective_batch(&e->pool[0], &e->pool[0].workers[0], ss->slot[0], step);
@@ -219,6 +226,51 @@ static void epoch_progress(struct epoch_ctx *e, struct progress *pg, uint64_t st
 	snprintf(extra, sizeof(extra), "%.0f MiB/s (rank 0)",
 		 (double)bytes / 1048576.0 / timer_ns_to_s(timer_now_ns() - t0 + 1));
 	progress_update(pg, (double)(step + 1) / (double)total, extra);
+}
+
+/* What this rank did so far in the epoch, for the live thread (bench/live.h): atomics only. */
+static void epoch_live_sample(void *arg, struct live_sample *ls)
+{
+	struct epoch_ctx *e = arg;
+
+	for (int j = 0; j < e->k; j++)
+		for (unsigned i = 0; i < e->pool[j].nall; i++) {
+			const struct worker *w = &e->pool[j].workers[i];
+			ls->bytes += (double)atomic_load_explicit(&w->progress_bytes,
+								  memory_order_relaxed);
+			ls->ops += (double)atomic_load_explicit(&w->progress_ops,
+								memory_order_relaxed);
+		}
+	ls->steps = (double)atomic_load_explicit(&e->live_steps, memory_order_relaxed);
+	ls->compute_s = timer_ns_to_s(atomic_load_explicit(&e->live_compute_ns,
+							   memory_order_relaxed));
+	ls->step_s = timer_ns_to_s(atomic_load_explicit(&e->live_step_ns, memory_order_relaxed));
+	ls->done = e->live_total ? ls->steps / (double)e->live_total : 1;
+}
+
+/* Training epochs only: an evaluation pass is timed apart. A failure to start the thread is a
+ * warning: the run goes on without live lines. */
+static void epoch_live_begin(struct epoch_ctx *e, int epoch, const char *what)
+{
+	atomic_store(&e->live_steps, 0);
+	atomic_store(&e->live_compute_ns, 0);
+	atomic_store(&e->live_step_ns, 0);
+	e->live_total = e->s[0].steps;
+	if (!e->eval)
+		live_begin(e->run, what, epoch, (int)e->run->cfg.train.epochs, epoch_live_sample, e);
+}
+
+/* After each step: the live thread's counters; without a step barrier a rank stops at its next
+ * step once the live thread says every rank agreed to (with one, the barrier carries it). */
+static void epoch_live_step(struct epoch_ctx *e, struct step_state *ss, uint64_t step, bool coll)
+{
+	const struct run *run = e->run;
+
+	atomic_store_explicit(&e->live_steps, step + 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->live_compute_ns, ss->busy_ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->live_step_ns, ss->t_end - ss->prev, memory_order_relaxed);
+	if (!coll && !e->eval && !(run->cfg.train.step_barrier && step < e->s[0].min_steps))
+		ss->stop |= live_stopping(run) != LIVE_RUN;
 }
 
 /* In a log (not a terminal), one line per epoch, rank 0 only, flushed as it ends, so a long run
@@ -345,7 +397,8 @@ static int epoch_stop(struct epoch_ctx *e, bool coll, uint64_t step, uint64_t to
 	/* Collective mode: a failure in the last step still needs its matching agreement. */
 	if (coll && step == total) {
 		uint64_t ns;
-		rc = step_barrier(run, rc, &ns);
+		bool stop;
+		rc = step_barrier(run, rc, &ns, &stop);
 	}
 	if (rc < 0 && !coll)
 		agree_notify_failure(run);
@@ -389,9 +442,12 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 	struct rusage ru0, ru1;
 	uint64_t t0 = epoch_start(e, epoch, coll, &pg, what, sizeof(what), &ru0);
 	ss->prev = t0;
-	for (; step < total && (coll || rc == 0); step++) {
+	epoch_live_begin(e, epoch, what);
+	for (; step < total && (coll || rc == 0) && !ss->stop; step++) {
 		if ((rc = step_take(e, coll, step, ss, rc)) < 0 && coll && !ss->slot[0])
 			break; /* the agreement before the collective read failed */
+		if (ss->stop)
+			break; /* collective mode: every rank agreed to stop before reading */
 		rc = step_compute(e, ss, rc);
 		ss->t_done = timer_now_ns();
 		for (int j = 0; !coll && j < e->k; j++)
@@ -403,7 +459,7 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 			agree_notify_failure(run);
 		if (cfg->train.step_barrier && step < min_steps) {
 			/* Every rank has this step: the allreduce of data-parallel training. */
-			rc = step_barrier(run, rc, &ss->post_ns);
+			rc = step_barrier(run, rc, &ss->post_ns, &ss->stop);
 			if (rc < 0 && coll) {
 				step++;
 				break;
@@ -418,12 +474,15 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 		}
 		ss->t_end = timer_now_ns();
 		step_account(e, er, acc, step, t0, ss);
+		epoch_live_step(e, ss, step, coll);
 		ss->prev = e->pool[0].step_end = ss->t_end;
 		watchdog_kick_at(run, ss->t_end);
 		if (total && e->s[0].steps)
 			epoch_progress(e, &pg, step, total, t0);
 	}
 	rc = epoch_stop(e, coll, step, total, ck_agreed, rc);
+	if (!e->eval)
+		live_end(run);
 	free(ss);
 	uint64_t t1 = timer_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
@@ -697,6 +756,11 @@ static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
 		if (rc == 0) /* agreed: every rank measures */
 			cachestate_record(run, ep, "after");
 		e->gstep0 += e->s[0].min_steps;
+		if (rc == 0 && live_stopped(run, &res->stopped_after)) {
+			res->stopped_early = live_stopping(run);
+			res->epochs = ep + 1; /* the later epochs are left out, not failed */
+			break;
+		}
 		/* Between epochs every rank agreed: the checkpoint's collectives match. Its blocked
 		 * time counts in the epoch's wall time and its last step's time. */
 		if (rc == 0)

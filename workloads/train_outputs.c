@@ -46,6 +46,9 @@ static const struct out_col train_rank_cols[] = {
     {"barrier_seconds", "{step_barrier_seconds:%.9f}", false},
     {"data_wait_p99_seconds", "{data_wait_p99_seconds:%.9f}", false},
     {"latency_p99_seconds", "{latency_p99_seconds:%.9f}", false},
+    /* Empty in the whole-run rows; the per-interval rows bench/live.c appends fill them. */
+    {"interval", "{interval:%d}", false},
+    {"elapsed_seconds", "{elapsed_seconds:%.6f}", false},
     {NULL, NULL, false}};
 
 static const struct out_csv train_csvs[] = {{"epochs.csv", "epochs", train_epoch_cols},

@@ -329,6 +329,7 @@ void pool_worker_tl_read(struct worker *w, uint64_t t0, uint64_t t1)
 	const struct pool *p = w->pool;
 
 	atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
+	atomic_store_explicit(&w->progress_ops, w->stats.ops, memory_order_relaxed);
 	tl_add(w->tl, &w->ntl, w->tlcap, w->id, TL_READ,
 	       p->time_base + timer_ns_to_s(t0 - p->epoch_t0),
 	       p->time_base + timer_ns_to_s(t1 - p->epoch_t0));

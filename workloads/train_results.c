@@ -12,6 +12,7 @@
 #include "../bench/agree.h"
 #include "../bench/compute/compute.h"
 #include "../bench/mlperf.h"
+#include "../bench/live.h"
 #include "../bench/outputs.h"
 #include "../bench/storage/storage.h"
 #include "../formats/format.h"
@@ -556,6 +557,7 @@ static json_t *summary_build(struct report_data *d, const struct results_ctx *ct
 
 /* Train's own files: the CSVs and table.md. */
 struct train_files {
+	const struct run *run;
 	struct report_data *d;
 	json_t *summary;
 	const struct timeline_event *tl;
@@ -569,6 +571,9 @@ static int train_fill(const char *tmp, void *arg)
 	size_t len = 0;
 	FILE *m;
 	int rc = outputs_write_csvs(&train_outputs, t->summary, tmp);
+
+	if (rc == 0)
+		rc = live_write(t->run, tmp);
 
 	if (rc == 0)
 		rc = train_write_csvs(tmp, t->d, t->tl, t->tlc, t->tld);
@@ -933,6 +938,32 @@ static void rank_totals_gather(struct run *run, struct rank_total *mine,
 		   run->comm);
 }
 
+/* summary.json "stopped_early" (repetitions ended by time_limit or steady_state) and "live"
+ * (the live statistics' intervals and the slowest rank by lost time): bench/live.h. */
+static void live_members(const struct run *run, json_t *s, int nreps,
+			 const struct train_result *reps)
+{
+	json_t *st = json_array(), *lv;
+	double share;
+	int slow = live_slowest(run, &share);
+
+	for (int r = 0; r < nreps; r++)
+		if (reps[r].stopped_early)
+			json_array_append_new(
+			    st, json_pack("{s:i, s:s, s:f, s:i}", "repetition", r + 1, "reason",
+					  live_stop_name(reps[r].stopped_early), "after_seconds",
+					  reps[r].stopped_after, "epochs", reps[r].epochs));
+	if (json_array_size(st))
+		json_object_set(s, "stopped_early", st);
+	json_decref(st);
+	if (slow < 0)
+		return;
+	lv = json_pack("{s:f, s:i, s:s, s:f}", "interval_seconds", run->cfg.output.live_interval,
+		       "slowest_rank", slow, "slowest_host",
+		       run->rank_hosts ? run->rank_hosts[slow] : "", "slowest_lost_share", share);
+	json_object_set_new(s, "live", lv);
+}
+
 /* Rank 0: the cache state and its warnings, ranks grouped by node, the verdict and the MLPerf
  * rules, summary.json, then the run folder (tf: what train_fill writes). 0 or the failure. */
 static int rank0_write(struct run *run, struct train_files *tf, const struct results_ctx *ctx,
@@ -978,6 +1009,7 @@ static int rank0_write(struct run *run, struct train_files *tf, const struct res
 		eval_attach(summary, d->eval, nreps, run->cfg.train.au_threshold);
 	if (d->accel)
 		json_object_set(summary, "accelerators", d->accel);
+	live_members(run, summary, nreps, reps);
 	tf->summary = summary;
 	rc = results_folder_write(run, summary, ctx, final_dir, train_fill, tf, quiet);
 	json_decref(summary);
@@ -1090,7 +1122,7 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 	gather_timeline(run, &reps[0], &tl, tlc, tld);
 
 	if (run->rank == 0) {
-		struct train_files tf = {&d, NULL, tl, tlc, tld};
+		struct train_files tf = {run, &d, NULL, tl, tlc, tld};
 		rc = rank0_write(run, &tf, ctx, nreps, reps, final_dir, quiet);
 	}
 	/* every rank makes the broadcast, rank 0 also after a failure */
