@@ -154,6 +154,9 @@ struct config {
 		double read_slowdown; /* reads deliver this fraction less (0.2: 1.25x the time) */
 		double read_latency;  /* s: every read takes at least this long (emulated device) */
 		bool shared_device;   /* read_latency serialised over the ranks of a node */
+		double write_latency; /* s: every write takes at least this long */
+		double latency_doubling; /* s: read_latency doubles every this long; 0: fixed */
+		int64_t slow_rank;	 /* this rank's latencies are twice the others'; -1: none */
 	} faulty;
 	struct {
 		char endpoint[256]; /* http(s)://host[:port]; empty: AWS's for the region */
@@ -178,6 +181,8 @@ struct config {
 		bool write, read;
 		bool verify;	 /* check every byte read against the pattern written */
 		bool keep_files; /* leave the test files in data_dir */
+		double stonewall;	 /* s: the write phase stops after this long; 0: never */
+		bool stonewall_wear_out; /* then every rank writes as much as the one that wrote most */
 	} ior;
 	struct {
 		int64_t files_per_rank;

@@ -192,6 +192,15 @@ const struct cfg_key cfg_keys[] = {
      "Tests: the reads of all ranks of a node queue for one emulated device (a lock file beside "
      "data_dir), each holding it read_latency: a fixed capacity of 1/read_latency reads/s per "
      "node, what feedbench search needs to find a known answer."},
+    {"storage.faulty", "write_latency", CFG_DURATION, OFF(faulty.write_latency), "0", 0, 10, NULL,
+     N, "Tests: every write call takes at least this long (an emulated device's service time)."},
+    {"storage.faulty", "latency_doubling", CFG_DURATION, OFF(faulty.latency_doubling), "0", 0,
+     3600, NULL, N,
+     "Tests: read_latency doubles every this long from the rank's first read (a device that "
+     "slows down: a run that never reaches a steady state). 0: fixed."},
+    {"storage.faulty", "slow_rank", CFG_INT, OFF(faulty.slow_rank), "-1", -1, 1e9, NULL, N,
+     "Tests: this rank's read_latency and write_latency are twice the others' (a straggler). "
+     "-1: none."},
 
     {"storage.s3", "endpoint", CFG_STRING, OFF(s3.endpoint), "", NOLIM, NULL, 0,
      "S3 endpoint, http(s)://host[:port] (radosgw, MinIO, moto); empty: "
@@ -249,6 +258,14 @@ const struct cfg_key cfg_keys[] = {
      "type = ior: check every byte read against the pattern written (after the timing)."},
     {"ior", "keep_files", CFG_BOOL, OFF(ior.keep_files), "false", NOLIM, NULL, N,
      "type = ior: keep the test files in data_dir after the run (IOR -k)."},
+    {"ior", "stonewall", CFG_DURATION, OFF(ior.stonewall), "0", 0, 1e9, NULL, 0,
+     "Each rank stops writing after this long in the write phase (IOR -D, IO500's 300 s), and "
+     "the read phase reads back what was written. 0: write everything."},
+    {"ior", "stonewall_wear_out", CFG_BOOL, OFF(ior.stonewall_wear_out), "true", NOLIM, NULL, 0,
+     "After the stonewall the ranks agree on the most transfers any rank made and every rank "
+     "writes up to that many (IOR -O stoneWallingWearOut=1), so every rank wrote the same bytes; "
+     "false: each keeps what it wrote by the stonewall and reads back the fewest any rank "
+     "wrote."},
     {"metadata", "files_per_rank", CFG_INT, OFF(metadata.files_per_rank), "1000", 1, 1e9, NULL, 0,
      "[workload] type = metadata: files each rank creates, stats, reads and removes (mdtest "
      "-n)."},

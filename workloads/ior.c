@@ -59,6 +59,11 @@ struct ior_phase {
 	double open_s, xfer_s, close_s, total_s;
 	double stamp[T_N];
 	struct io_stats io;
+	uint64_t pairs; /* transfers this rank made (write: what every rank holds after it) */
+	/* [ior] stonewall (write phase): this rank's transfers at the stonewall, the fewest and
+	 * the most of any rank, and when it stopped (s from the phase's start) */
+	uint64_t pairs_stop, pairs_stop_min, pairs_stop_max;
+	double stonewall_s;
 };
 
 struct ior_rep {
@@ -95,6 +100,12 @@ static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [storage.mpiio] collective = true moves the transfers of one "
 			       "shared file; set [ior] file_per_process = false",
+			       src);
+	if (cfg->ior.stonewall > 0 && cfg->mpiio.collective)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [ior] stonewall stops each rank on its own clock; collective "
+			       "transfers need every rank in every call: set [storage.mpiio] "
+			       "collective = false",
 			       src);
 	if (cfg->storage.backend == BACKEND_NULL && cfg->ior.verify && cfg->ior.read)
 		return fb_fail(err, -FB_ECONFIG,
@@ -210,14 +221,96 @@ static int ior_xfer(struct io *io, struct sfile *f, int phase, bool coll, void *
 	return coll ? io_pread_all(io, f, buf, len, off) : io_pread(io, f, buf, len, off);
 }
 
-static int ior_phase(struct run *run, int phase, struct ior_phase *out)
+/* One phase's transfers in IOR's order: pair p is transfer p % n of segment p / n. */
+struct ior_moves {
+	struct run *run;
+	struct io *io;
+	struct sfile *f;
+	int phase, owner;
+	bool coll;
+	const char *path;
+	unsigned char *buf, *want;
+	uint64_t *ord, n, t;
+	int64_t seg;	    /* the segment ord holds (-1: none yet) */
+	uint64_t verify_ns; /* filling and checking: taken out of the phase's time */
+	uint64_t pairs;	    /* transfers made */
+};
+
+/* Moves pairs up to `to`; with a deadline (ns, 0: none) stops after the first transfer that ends
+ * past it (IOR's stonewall). */
+static int ior_move(struct ior_moves *m, uint64_t to, uint64_t deadline, int rc)
+{
+	const struct config *cfg = &m->run->cfg;
+
+	for (; (rc == 0 || m->coll) && m->pairs < to; m->pairs++) {
+		int64_t s = (int64_t)(m->pairs / m->n);
+		if (s != m->seg)
+			ior_order(m->run, m->owner, m->seg = s, m->ord, m->n);
+		uint64_t off = ior_offset(m->run, m->owner, s, m->ord[m->pairs % m->n]);
+		/* Collective transfers: every rank makes the same calls, so a rank that already
+		 * failed keeps joining with nothing to move until the phase ends and the failure
+		 * is agreed. */
+		if (m->coll && rc != 0) {
+			(void)ior_xfer(m->io, m->f, m->phase, m->coll, m->buf, 0, off);
+			continue;
+		}
+		if (m->phase == IOR_WRITE) {
+			uint64_t v0 = timer_now_ns();
+			ior_fill(m->run, m->owner, off, m->buf, m->t);
+			m->verify_ns += timer_now_ns() - v0;
+		}
+		rc = ior_xfer(m->io, m->f, m->phase, m->coll, m->buf, m->t, off);
+		if (m->phase == IOR_READ && rc == 0 && cfg->ior.verify) {
+			uint64_t v0 = timer_now_ns();
+			rc = ior_verify(m->run, m->path, m->owner, off, m->buf, m->want, m->t);
+			m->verify_ns += timer_now_ns() - v0;
+		}
+		if (deadline && rc == 0 && timer_now_ns() >= deadline) {
+			m->pairs++;
+			break;
+		}
+	}
+	return rc;
+}
+
+/* The write phase with a stonewall: each rank stops at the deadline; then they agree on the
+ * fewest and the most transfers any rank made (every rank, even after a failure: a
+ * collective), and with wear-out every rank writes up to the most. out->pairs: what every
+ * rank then holds (wear-out: the most; else the fewest, what the read phase reads back). */
+static int ior_stonewall(struct ior_moves *m, uint64_t t0, struct ior_phase *out, int rc)
+{
+	const struct config *cfg = &m->run->cfg;
+	uint64_t all = m->n * (uint64_t)cfg->ior.segments;
+	struct {
+		long long neg_min, max, failed;
+	} in, got;
+
+	rc = ior_move(m, all, t0 + (uint64_t)(cfg->ior.stonewall * 1e9), rc);
+	out->stonewall_s = timer_ns_to_s(timer_now_ns() - t0);
+	in.neg_min = -(long long)m->pairs;
+	in.max = (long long)m->pairs;
+	in.failed = rc < 0;
+	agree_allreduce(m->run, &in, &got, 3, MPI_LONG_LONG, MPI_MAX);
+	out->pairs_stop = m->pairs;
+	out->pairs_stop_min = (uint64_t)-got.neg_min;
+	out->pairs_stop_max = (uint64_t)got.max;
+	if (got.failed)
+		return rc < 0 ? rc : run_fail(m->run, -FB_EPEER, "stopped because another rank failed");
+	if (cfg->ior.stonewall_wear_out)
+		rc = ior_move(m, out->pairs_stop_max, 0, rc);
+	out->pairs = cfg->ior.stonewall_wear_out ? out->pairs_stop_max : out->pairs_stop_min;
+	return rc;
+}
+
+/* limit: the transfers to read back (the write phase's pairs; all without a stonewall). */
+static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phase *out)
 {
 	const struct config *cfg = &run->cfg;
 	uint64_t t = cfg->ior.transfer_size, n = cfg->ior.block_size / t;
 	int owner = phase == IOR_READ ? ior_partner(run) : run->rank;
 	struct io io = {.run = run, .stats = &out->io, .direct = cfg->storage.direct};
 	unsigned char *buf = NULL, *want = NULL;
-	uint64_t *ord = calloc(n, sizeof(*ord)), verify_ns = 0;
+	uint64_t *ord = calloc(n, sizeof(*ord));
 	char path[CFG_PATH_MAX + 64];
 	struct sfile *f = NULL;
 	int rc = 0;
@@ -236,31 +329,14 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 	uint64_t t1 = timer_now_ns();
 	/* Collective transfers: every rank joins every call; a failed open fails all alike
 	 * (the shared open is collective), so the loop runs on every rank or on none. */
-	bool coll = cfg->mpiio.collective && f;
-	for (int64_t s = 0; (rc == 0 || coll) && s < cfg->ior.segments; s++) {
-		ior_order(run, owner, s, ord, n);
-		for (uint64_t k = 0; (rc == 0 || coll) && k < n; k++) {
-			uint64_t off = ior_offset(run, owner, s, ord[k]);
-			/* Collective transfers: every rank makes the same calls, so a rank that
-			 * already failed keeps joining with nothing to move until the phase ends
-			 * and the failure is agreed. */
-			if (coll && rc != 0) {
-				(void)ior_xfer(&io, f, phase, coll, buf, 0, off);
-				continue;
-			}
-			if (phase == IOR_WRITE) {
-				uint64_t v0 = timer_now_ns();
-				ior_fill(run, owner, off, buf, t);
-				verify_ns += timer_now_ns() - v0;
-			}
-			rc = ior_xfer(&io, f, phase, coll, buf, t, off);
-			if (phase == IOR_READ && rc == 0 && cfg->ior.verify) {
-				uint64_t v0 = timer_now_ns();
-				rc = ior_verify(run, path, owner, off, buf, want, t);
-				verify_ns += timer_now_ns() - v0;
-			}
-		}
-	}
+	struct ior_moves m = {run, &io, f, phase, owner, cfg->mpiio.collective && f, path, buf,
+			      want, ord, n, t, -1, 0, 0};
+	if (phase == IOR_WRITE && cfg->ior.stonewall > 0)
+		rc = ior_stonewall(&m, t0, out, rc);
+	else
+		rc = ior_move(&m, limit, 0, rc);
+	if (!(phase == IOR_WRITE && cfg->ior.stonewall > 0))
+		out->pairs = m.pairs;
 	/* The sync of a handle shared collectively (MPI-IO) is a collective call: a rank that
 	 * failed still makes it, or the others would wait in it forever. */
 	bool shared_handle = f && (((struct sfile_base *)f)->flags & STORAGE_O_SHARED);
@@ -273,9 +349,9 @@ static int ior_phase(struct run *run, int phase, struct ior_phase *out)
 	rc = rc ? rc : crc;
 	uint64_t t3 = timer_now_ns();
 	out->open_s = timer_ns_to_s(t1 - t0);
-	out->xfer_s = timer_ns_to_s(t2 - t1 - verify_ns);
+	out->xfer_s = timer_ns_to_s(t2 - t1 - m.verify_ns);
 	out->close_s = timer_ns_to_s(t3 - t2);
-	out->total_s = timer_ns_to_s(t3 - t0 - verify_ns);
+	out->total_s = timer_ns_to_s(t3 - t0 - m.verify_ns);
 	double st[T_N] = {0,
 			  out->open_s,
 			  out->open_s,
@@ -306,9 +382,13 @@ static int ior_rep(struct run *run, int repetition, void **out)
 	}
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	if (run->cfg.ior.write && (rc = ior_phase(run, IOR_WRITE, &rep->ph[IOR_WRITE])) < 0)
+	uint64_t all = run->cfg.ior.block_size / run->cfg.ior.transfer_size *
+		       (uint64_t)run->cfg.ior.segments;
+	if (run->cfg.ior.write && (rc = ior_phase(run, IOR_WRITE, all, &rep->ph[IOR_WRITE])) < 0)
 		return rc;
-	if (run->cfg.ior.read && (rc = ior_phase(run, IOR_READ, &rep->ph[IOR_READ])) < 0)
+	/* The read phase reads back what every rank holds (a stonewall may have cut it short). */
+	uint64_t back = run->cfg.ior.write ? rep->ph[IOR_WRITE].pairs : all;
+	if (run->cfg.ior.read && (rc = ior_phase(run, IOR_READ, back, &rep->ph[IOR_READ])) < 0)
 		return rc;
 	return 0;
 }
@@ -399,6 +479,35 @@ static json_t *ior_row(const struct config *cfg, const char *access, int iter,
 	return o;
 }
 
+/* A write phase cut by [ior] stonewall: when each rank stopped and what it then wrote, bytes
+ * written by every rank (gathered: every rank calls this). NULL on ranks other than 0. */
+static json_t *ior_stonewall_json(struct run *run, const struct ior_phase *p)
+{
+	const struct config *cfg = &run->cfg;
+	double mine[2] = {(double)p->io.wbytes, p->stonewall_s}, *all = NULL;
+	json_t *o = NULL, *bytes, *secs;
+
+	if (run->rank == 0)
+		all = calloc((size_t)run->nranks * 2, sizeof(double));
+	MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, run->comm);
+	if (!all)
+		return NULL;
+	bytes = json_array();
+	secs = json_array();
+	for (int r = 0; r < run->nranks; r++) {
+		json_array_append_new(bytes, json_integer((json_int_t)all[2 * r]));
+		json_array_append_new(secs, json_real(all[2 * r + 1]));
+	}
+	o = json_pack("{s:f, s:b, s:I, s:I, s:I, s:I, s:o, s:o}", "seconds", cfg->ior.stonewall,
+		      "wear_out", cfg->ior.stonewall_wear_out, "transfers_at_stop_min",
+		      (json_int_t)p->pairs_stop_min, "transfers_at_stop_max",
+		      (json_int_t)p->pairs_stop_max, "transfers_per_rank", (json_int_t)p->pairs,
+		      "bytes_per_rank", (json_int_t)(p->pairs * cfg->ior.transfer_size),
+		      "rank_bytes_written", bytes, "rank_stop_seconds", secs);
+	free(all);
+	return o;
+}
+
 static int ior_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
 		     const char *final_dir, bool quiet)
 {
@@ -433,6 +542,11 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 				 ior_phase_names[ph]);
 			json_object_set(one, key, json_object_get(row, "bw_MiB_per_second"));
 			json_array_append_new(rows, row);
+		}
+		if (cfg->ior.write && cfg->ior.stonewall > 0) {
+			json_t *sw = ior_stonewall_json(run, &rep->ph[IOR_WRITE]);
+			if (sw)
+				json_object_set_new(one, "stonewall", sw);
 		}
 		json_object_set_new(one, "repetition", json_integer(r + 1));
 		json_array_append_new(rj, one);

@@ -37,6 +37,7 @@
 #include "storage.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -95,6 +96,7 @@ struct faulty_state {
 	uint64_t busy_since; /* when inflight went from 0 to 1 */
 	uint64_t busy_ns;    /* time with at least one read in flight */
 	uint64_t paid_ns;    /* pauses inserted */
+	uint64_t first_read; /* ns: latency_doubling counts from here */
 };
 
 #define FAULTY_PACE_MIN_NS 1000000 /* pay the debt in pauses of at least 1 ms */
@@ -271,6 +273,26 @@ static void faulty_pace_exit(struct faulty_state *st)
 	pthread_mutex_unlock(&st->pace_lock);
 }
 
+/* An emulated device's service time: lat seconds, twice on slow_rank, doubled every
+ * latency_doubling seconds since the rank's first read (reads only). */
+static uint64_t faulty_latency_ns(const struct run *run, struct faulty_state *st, double lat,
+				  uint64_t now)
+{
+	const struct config *cfg = &run->cfg;
+	uint64_t zero = 0;
+
+	if (run->rank == cfg->faulty.slow_rank)
+		lat *= 2;
+	if (st && cfg->faulty.latency_doubling > 0) {
+		__atomic_compare_exchange_n(&st->first_read, &zero, now, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		lat *= pow(2.0, timer_ns_to_s(now - __atomic_load_n(&st->first_read,
+								      __ATOMIC_RELAXED)) /
+				    cfg->faulty.latency_doubling);
+	}
+	return (uint64_t)(lat * 1e9);
+}
+
 /* The inner read, stretched to read_latency and paced by read_slowdown. */
 static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, uint64_t off)
 {
@@ -308,7 +330,7 @@ static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, u
 	t0 = timer_now_ns();
 	n = f->inner_ops->pread(f->inner, buf, len, off);
 	if (cfg->faulty.read_latency > 0)
-		faulty_sleep_until(t0 + (uint64_t)(cfg->faulty.read_latency * 1e9));
+		faulty_sleep_until(t0 + faulty_latency_ns(f->run, st, cfg->faulty.read_latency, t0));
 	if (lockfd >= 0)
 		close(lockfd); /* releases the device */
 	if (s > 0)
@@ -345,6 +367,13 @@ static ssize_t faulty_pwrite(struct sfile *sf, const void *buf, size_t len, uint
 
 	if (rc)
 		return rc;
+	if (f->run->cfg.faulty.write_latency > 0) {
+		uint64_t t0 = timer_now_ns();
+		ssize_t n = f->inner_ops->pwrite(f->inner, buf, len, off);
+		faulty_sleep_until(t0 + faulty_latency_ns(f->run, NULL,
+							  f->run->cfg.faulty.write_latency, t0));
+		return n;
+	}
 	return f->inner_ops->pwrite(f->inner, buf, len, off);
 }
 
