@@ -370,6 +370,7 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	lv->period_ns = (uint64_t)((every > 0 ? every : 1.0) * 1e9);
 	if (phase == 0) { /* a repetition begins: its own clock, counters and stop */
 		memset(lv->base, 0, sizeof(lv->base));
+		memset(lv->prev, 0, (size_t)run->nranks * NF * sizeof(double));
 		lv->have_prev = false;
 		lv->nrates = 0;
 		atomic_store(&lv->stop, LIVE_RUN);

@@ -311,6 +311,7 @@ static int epoch_begin(struct epoch_ctx *e, int epoch, struct epoch_rank *er,
 		for (unsigned i = 0; i < e->pool[j].nall; i++) {
 			io_stats_reset(&e->pool[j].workers[i].stats);
 			atomic_store(&e->pool[j].workers[i].progress_bytes, 0);
+			atomic_store(&e->pool[j].workers[i].progress_ops, 0);
 		}
 	return 0;
 }

@@ -311,8 +311,18 @@ def main():
                          ("iops", "iops"), ("samples_per_second", "samples_per_second"),
                          ("au_percentage", "au_percentage")):
                 check(close(row[c], e[k], rel=1e-5, abs_tol=1e-5), f"{tag}: {c} {row[c]} != {e[k]}")
+    # ranks.csv: one whole-run row per rank (interval empty), then with live statistics one
+    # row per rank and interval (docs/results.md), whose bytes add up to the rank's.
     with open(os.path.join(a.run_dir, "ranks.csv")) as f:
-        rows = list(csv.DictReader(f))
+        every = list(csv.DictReader(f))
+    rows = [row for row in every if not row.get("interval")]
+    for r in ranks:
+        live = [row for row in every if row.get("interval") and int(row["rank"]) == r["rank"]]
+        if live and "eval" not in s:
+            got = sum(int(row["bytes_read"]) for row in live)
+            check(got == r["bytes_read"],
+                  f"ranks.csv rank {r['rank']}: per-interval bytes add up to {got}, "
+                  f"not {r['bytes_read']}")
     if check(len(rows) == len(ranks), f"ranks.csv has {len(rows)} rows"):
         for row, r in zip(rows, ranks):
             tag = f"ranks.csv rank {row['rank']}"

@@ -1,0 +1,161 @@
+#!/bin/bash
+# Live statistics and early stops: real 2-rank runs on a temporary folder, checking what a user
+# sees: the live lines on stderr (plain lines, no control characters: stderr is a file here),
+# live.csv and the per-interval rows of ranks.csv against summary.json, summary.json's
+# stopped_early, and the ior workload's stonewall (every rank wrote the same bytes, all read
+# back and verified).
+#
+# usage: live.sh CASE   (environment from tests/CMakeLists.txt)
+set -u
+CASE=$1
+. "$(dirname "$0")/../lib.sh"
+lib_init live
+cat >"$T/train.ini" <<'INI'
+[workload]
+name = live-test
+[dataset]
+format = raw
+num_files_train = 4
+num_samples_per_file = 40
+record_length_bytes = 4KiB
+file_access = per_rank
+[reader]
+batch_size = 4
+read_threads = 1
+[train]
+epochs = 2
+computation_time = 25ms
+[output]
+live_interval = 0.25s
+plots = false
+INI
+
+# fb NRANKS CONFIG [--set ...]
+fb() {
+	local n=$1 ini=$2
+	shift 2
+	fb_mpi "$n" run "$ini" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" "$@"
+}
+run_dir() { dirname "$(ls "$T"/results/*/summary.json | head -1)"; }
+
+# stopped REASON|none EPOCHS_MAX: summary.json's stopped_early and the epochs it kept
+stopped() {
+	python3 - "$(run_dir)" "$1" "$2" <<'PY' || fail "stopped_early"
+import json, sys
+d, want, most = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = json.load(open(d + "/summary.json"))
+st = s.get("stopped_early")
+assert "interrupted" not in s and not d.endswith(".unfinished"), "an early stop is no interruption"
+if want == "none":
+    assert st is None, st
+    assert len(s["epochs"]) == most, len(s["epochs"])
+else:
+    assert st and st[0]["reason"] == want, st
+    assert len(s["epochs"]) == st[0]["epochs"] <= most, (len(s["epochs"]), st)
+    assert 0 < st[0]["after_seconds"] <= sum(e["wall_seconds"] for e in s["epochs"]) + 1, st
+PY
+}
+
+case $CASE in
+mpiexec)
+	# The live lines, live.csv and ranks.csv's per-interval rows, then live_interval = 0.
+	fb 2 "$T/train.ini"
+	expect_rc 0
+	grep -q '^live epoch 1/2 .* MiB/s .* IOPS (so far .*), AU .*, slowest rank [01] (.*% done), ETA ' \
+		"$T/err" || fail "no live line on stderr"
+	! grep -q $'[\r\033]' "$T/err" || fail "control characters on stderr, which is not a terminal"
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/mpi/check_summary.py" "$(run_dir)" --ranks 2 --epochs 2 \
+		--bytes $((2 * 4 * 40 * 4096)) || fail "check_summary (ranks.csv's per-interval rows)"
+	python3 - "$(run_dir)" <<'PY' || fail "live.csv"
+import csv, json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+rows = list(csv.DictReader(open(d + "/live.csv")))
+assert len(rows) >= 2, len(rows)
+assert [int(r["interval"]) for r in rows] == list(range(1, len(rows) + 1))
+el = [float(r["elapsed_seconds"]) for r in rows]
+assert el == sorted(el), el
+total = sum(e["bytes_read"] for e in s["epochs"])
+assert sum(int(r["bytes"]) for r in rows) == total, "interval bytes do not add up"
+assert int(rows[-1]["bytes_so_far"]) == total, (rows[-1], total)
+assert int(rows[-1]["ops_so_far"]) == sum(e["read_ops"] for e in s["epochs"])
+for r in rows:
+    dt = float(r["interval_seconds"])
+    assert abs(float(r["bandwidth_MiB_per_second"]) - int(r["bytes"]) / 1048576 / dt) < 1e-3, r
+    assert r["slowest_rank"] in ("0", "1") and 0 <= float(r["au_so_far_percentage"]) <= 100, r
+ranks = list(csv.DictReader(open(d + "/ranks.csv")))
+per = [r for r in ranks if r["interval"]]
+assert {r["rank"] for r in per} == {"0", "1"} and len(per) == 2 * len(rows), len(per)
+assert s["live"]["slowest_rank"] in (0, 1) and 0 <= s["live"]["slowest_lost_share"] <= 1, s["live"]
+PY
+	rm -rf "$T/results"
+	fb 2 "$T/train.ini" --set output.live_interval=0
+	expect_rc 0
+	! grep -q '^live ' "$T/err" || fail "live lines with live_interval = 0"
+	[ ! -e "$(run_dir)/live.csv" ] || fail "live.csv with live_interval = 0"
+	;;
+time_limit)
+	fb 2 "$T/train.ini" --set train.epochs=40 --set train.time_limit=1s
+	expect_rc 0
+	expect_err "time_limit 1.0 s reached"
+	stopped time_limit 39
+	;;
+steady | ramp)
+	# An emulated device: every read takes 2 ms (steady: 3 epochs of about 0.6 s), or 2 ms
+	# doubling every 0.5 s from the first read (ramp: one epoch of about 1.3 s whose
+	# intervals each read about 30 % less than the one before).
+	if [ "$CASE" = steady ]; then set -- --set train.epochs=3; else
+		set -- --set train.epochs=1 --set storage.faulty.latency_doubling=0.5s; fi
+	fb 2 "$T/train.ini" --set train.computation_time=0 --set dataset.num_samples_per_file=150 \
+		--set storage.backend=faulty --set storage.faulty.read_latency=2ms \
+		--set train.steady_state=true --set train.steady_state_intervals=3 \
+		--set train.steady_state_percent=20 "$@"
+	expect_rc 0
+	if [ "$CASE" = steady ]; then
+		expect_err "steady state: the last 3 intervals within 20.0 %"
+		stopped steady_state 2
+	else
+		! grep -q "steady state" "$T/err" || fail "a slowing device was taken for steady"
+		stopped none 1
+	fi
+	;;
+stonewall)
+	# Every write takes 4 ms, 8 ms on rank 1: at the stonewall rank 0 has made about twice
+	# the transfers; with wear-out both end with as many, and the read phase verifies them.
+	cat >"$T/ior.ini" <<'INI'
+[workload]
+name = live-stonewall
+type = ior
+[storage]
+backend = faulty
+[storage.faulty]
+write_latency = 4ms
+slow_rank = 1
+[ior]
+block_size = 256KiB
+transfer_size = 4KiB
+segments = 4
+stonewall = 0.4s
+[output]
+plots = false
+INI
+	fb 2 "$T/ior.ini"
+	expect_rc 0
+	python3 - "$(run_dir)" <<'PY' || fail "stonewall wear-out"
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+sw = s["repetitions"][0]["stonewall"]
+assert sw["transfers_at_stop_min"] < sw["transfers_at_stop_max"] < 2 * 4 * 64, sw
+assert sw["transfers_per_rank"] == sw["transfers_at_stop_max"], sw
+per = sw["bytes_per_rank"]
+assert per == sw["transfers_per_rank"] * 4096, sw
+assert sw["rank_bytes_written"] == [per, per], sw
+assert s["metric"]["ior_bytes_written"] == 2 * per == s["metric"]["ior_bytes_read"], s["metric"]
+assert s["config"]["ior"]["verify"] is True
+PY
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+exit 0
