@@ -179,10 +179,11 @@ struct config {
 		bool reorder; /* read back what another rank wrote (IOR -C) */
 		bool fsync;   /* fsync before close after writing (IOR -e) */
 		bool write, read;
-		bool verify;	 /* check every byte read against the pattern written */
-		bool keep_files; /* leave the test files in data_dir */
+		bool verify;		 /* check every byte read against the pattern written */
+		bool keep_files;	 /* leave the test files in data_dir */
 		double stonewall;	 /* s: the write phase stops after this long; 0: never */
-		bool stonewall_wear_out; /* then every rank writes as much as the one that wrote most */
+		bool stonewall_wear_out; /* then every rank writes as much as the one that wrote
+					    most */
 	} ior;
 	struct {
 		int64_t files_per_rank;
@@ -255,7 +256,7 @@ struct config {
 		char name[CFG_NAME_MAX];
 		int64_t repetitions;
 		bool plots;
-		bool trace; /* per-operation trace.pfw (bench/trace.h) */
+		bool trace;	      /* per-operation trace.pfw (bench/trace.h) */
 		double live_interval; /* seconds between live lines; 0: off (bench/live.h) */
 	} output;
 	struct {

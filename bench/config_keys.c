@@ -194,8 +194,8 @@ const struct cfg_key cfg_keys[] = {
      "node, what feedbench search needs to find a known answer."},
     {"storage.faulty", "write_latency", CFG_DURATION, OFF(faulty.write_latency), "0", 0, 10, NULL,
      N, "Tests: every write call takes at least this long (an emulated device's service time)."},
-    {"storage.faulty", "latency_doubling", CFG_DURATION, OFF(faulty.latency_doubling), "0", 0,
-     3600, NULL, N,
+    {"storage.faulty", "latency_doubling", CFG_DURATION, OFF(faulty.latency_doubling), "0", 0, 3600,
+     NULL, N,
      "Tests: read_latency doubles every this long from the rank's first read (a device that "
      "slows down: a run that never reaches a steady state). 0: fixed."},
     {"storage.faulty", "slow_rank", CFG_INT, OFF(faulty.slow_rank), "-1", -1, 1e9, NULL, N,
@@ -350,8 +350,8 @@ const struct cfg_key cfg_keys[] = {
      "so and after how long (stopped_early)."},
     {"train", "steady_state_intervals", CFG_INT, OFF(train.steady_state_intervals), "7", 2, 1000,
      NULL, 0, "Live intervals steady_state compares."},
-    {"train", "steady_state_percent", CFG_DOUBLE, OFF(train.steady_state_percent), "7.5", 0.01,
-     100, NULL, 0, "How far from their mean (%) each of those intervals may be."},
+    {"train", "steady_state_percent", CFG_DOUBLE, OFF(train.steady_state_percent), "7.5", 0.01, 100,
+     NULL, 0, "How far from their mean (%) each of those intervals may be."},
 
     {"evaluation", "eval_time", CFG_DURATION, OFF(evaluation.eval_time), "0", 0, 3600, NULL, 0,
      "Emulated compute per evaluation step (DLIO's evaluation.eval_time); needs "

@@ -25,7 +25,7 @@ struct live {
 	pthread_t thread;
 	bool thread_on;
 	bool active; /* between live_begin and live_end: the same on every rank (the config's) */
-	int wake;	     /* eventfd: live_end wakes the sleeping thread at once */
+	int wake;    /* eventfd: live_end wakes the sleeping thread at once */
 	_Atomic int quit;    /* the phase ended: the thread returns */
 	_Atomic int stop;    /* enum live_stop every rank agreed on */
 	double stop_after_s; /* elapsed seconds (rank 0's clock) at the interval that decided */
@@ -37,7 +37,7 @@ struct live {
 	int phase, nphases;
 	live_sampler fn;
 	void *arg;
-	double base[NF]; /* counters of the earlier phases */
+	double base[NF];	       /* counters of the earlier phases */
 	double send[NF], *recv, *prev; /* recv: [nranks][NF]; prev: the last gather's */
 	bool have_prev;
 	MPI_Request req;
@@ -91,8 +91,8 @@ static void sample(struct live *lv, double t_s, bool tail)
 static int post(struct run *run)
 {
 	struct live *lv = run->live;
-	int rc = MPI_Iallgather(lv->send, NF, MPI_DOUBLE, lv->recv, NF, MPI_DOUBLE, lv->comm,
-				&lv->req);
+	int rc =
+	    MPI_Iallgather(lv->send, NF, MPI_DOUBLE, lv->recv, NF, MPI_DOUBLE, lv->comm, &lv->req);
 
 	lv->pending = rc == MPI_SUCCESS;
 	lv->posted += lv->pending;
@@ -142,8 +142,8 @@ static void decide(struct run *run, const struct totals *now, const struct total
 		for (int i = lv->nrates - k; i >= 0 && i < lv->nrates; i++)
 			mean += lv->rates[i] / k;
 		for (int i = lv->nrates - k; i >= 0 && i < lv->nrates; i++)
-			steady &= fabs(lv->rates[i] - mean) <= mean * cfg->train.steady_state_percent /
-									100.0;
+			steady &= fabs(lv->rates[i] - mean) <=
+				  mean * cfg->train.steady_state_percent / 100.0;
 		if (lv->nrates >= k && mean > 0 && steady)
 			why = LIVE_STEADY_STATE;
 	}
@@ -155,12 +155,14 @@ static void decide(struct run *run, const struct totals *now, const struct total
 				fprintf(stderr, "%sfeedbench: time_limit %.1f s reached",
 					lv->tty ? "\r\033[K" : "", lim);
 			else
-				fprintf(stderr, "%sfeedbench: steady state: the last %d intervals "
-						"within %.1f %% of their mean",
+				fprintf(stderr,
+					"%sfeedbench: steady state: the last %d intervals "
+					"within %.1f %% of their mean",
 					lv->tty ? "\r\033[K" : "", k,
 					cfg->train.steady_state_percent);
-			fprintf(stderr, " after %.1f s: every rank stops at its next step "
-					"(summary.json: stopped_early)\n",
+			fprintf(stderr,
+				" after %.1f s: every rank stops at its next step "
+				"(summary.json: stopped_early)\n",
 				now->t);
 			fflush(stderr);
 		}
@@ -182,7 +184,8 @@ static double eta_of(const struct run *run, const struct totals *now)
 {
 	const struct live *lv = run->live;
 	double done = lv->recv[(size_t)now->slowest * NF + F_DONE];
-	double f = ((double)lv->phase + done) / (double)lv->nphases, lim = run->cfg.train.time_limit;
+	double f = ((double)lv->phase + done) / (double)lv->nphases,
+	       lim = run->cfg.train.time_limit;
 	double eta = f > 0 ? now->t * (1 - f) / f : -1;
 
 	if (lim > 0 && (eta < 0 || lim - now->t < eta))
@@ -328,8 +331,9 @@ static void live_csv_open(struct run *run, struct live *lv)
 	lv->rcsv = tmpfile();
 	lv->lost = calloc((size_t)run->nranks, sizeof(double));
 	if (!lv->csv || !lv->rcsv || !lv->lost)
-		run_warn(run, "live statistics: cannot keep rows for live.csv (%s); the lines on "
-			      "stderr go on",
+		run_warn(run,
+			 "live statistics: cannot keep rows for live.csv (%s); the lines on "
+			 "stderr go on",
 			 strerror(errno));
 }
 
@@ -389,8 +393,9 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	lv->thread_on = lv->wake >= 0 && pthread_create(&lv->thread, NULL, live_main, run) == 0;
 	/* Without its thread this rank still makes every gather, from live_end. */
 	if (!lv->thread_on)
-		run_warn(run, "rank %d: cannot start the live statistics thread; its figures "
-			      "reach the live lines at each epoch's end",
+		run_warn(run,
+			 "rank %d: cannot start the live statistics thread; its figures "
+			 "reach the live lines at each epoch's end",
 			 run->rank);
 	return 0;
 }

@@ -339,7 +339,7 @@ static int report_write_outputs(FILE *f, json_t *root, const char *run_dir)
  * judgement where summary.json has them, and the files the folder holds. */
 static void report_run_lead(FILE *f, json_t *root, const char *dir)
 {
-	static const char *const files[] = {"epochs.csv",   "ranks.csv",  "latency.csv",
+	static const char *const files[] = {"epochs.csv",   "ranks.csv",  "live.csv", "latency.csv",
 					    "timeline.csv", "config.ini", "table.md"};
 	const char *verdict = summary_str(root, "verdict", NULL);
 	const char *meets =
@@ -413,6 +413,32 @@ static void report_run_epochs(FILE *f, json_t *epochs)
 	}
 }
 
+/* Live statistics (docs/results.md): the slowest rank and its share of the time lost, and a
+ * training that stopped early (time_limit, steady_state). */
+static void report_live(FILE *f, json_t *root)
+{
+	json_t *lv = json_object_get(root, "live"), *v;
+	size_t i;
+
+	if (json_is_object(lv) && !isnan(summary_num(lv, "slowest_lost_share")))
+		fprintf(
+		    f,
+		    "\n### Stragglers\n\nSlowest rank: **rank %.0f** on host `%s`, %.1f %% of the "
+		    "time all ranks spent not computing (live statistics every %g s: `live.csv`, "
+		    "and `ranks.csv`'s per-interval rows).\n",
+		    summary_num(lv, "slowest_rank"), summary_str(lv, "slowest_host", "n/a"),
+		    100 * summary_num(lv, "slowest_lost_share"),
+		    summary_num(lv, "interval_seconds"));
+	json_array_foreach(json_object_get(root, "stopped_early"), i, v)
+	{
+		fprintf(f,
+			"\nRepetition %.0f stopped early (%s) after %.1f s: %.0f epochs kept, the "
+			"last one partial; not an interruption.\n",
+			summary_num(v, "repetition"), summary_str(v, "reason", "n/a"),
+			summary_num(v, "after_seconds"), summary_num(v, "epochs"));
+	}
+}
+
 int report_write_run(const char *run_dir)
 {
 	char path[CFG_PATH_MAX + 64], *buf = NULL;
@@ -449,6 +475,7 @@ int report_write_run(const char *run_dir)
 	report_run_epochs(f, json_object_get(root, "epochs"));
 	report_accelerators(f, root);
 	report_eval(f, root);
+	report_live(f, root);
 	fprintf(f, "\n## Plots\n\n");
 	for (size_t k = 0; k < sizeof(report_run_plots) / sizeof(report_run_plots[0]); k++)
 		report_embed(f, run_dir, report_run_plots[k][0], report_run_plots[k][1]);

@@ -295,7 +295,8 @@ static int ior_stonewall(struct ior_moves *m, uint64_t t0, struct ior_phase *out
 	out->pairs_stop_min = (uint64_t)-got.neg_min;
 	out->pairs_stop_max = (uint64_t)got.max;
 	if (got.failed)
-		return rc < 0 ? rc : run_fail(m->run, -FB_EPEER, "stopped because another rank failed");
+		return rc < 0 ? rc
+			      : run_fail(m->run, -FB_EPEER, "stopped because another rank failed");
 	if (cfg->ior.stonewall_wear_out)
 		rc = ior_move(m, out->pairs_stop_max, 0, rc);
 	out->pairs = cfg->ior.stonewall_wear_out ? out->pairs_stop_max : out->pairs_stop_min;
@@ -329,8 +330,9 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 	uint64_t t1 = timer_now_ns();
 	/* Collective transfers: every rank joins every call; a failed open fails all alike
 	 * (the shared open is collective), so the loop runs on every rank or on none. */
-	struct ior_moves m = {run, &io, f, phase, owner, cfg->mpiio.collective && f, path, buf,
-			      want, ord, n, t, -1, 0, 0};
+	struct ior_moves m = {run,  &io, f,    phase, owner, cfg->mpiio.collective && f,
+			      path, buf, want, ord,   n,     t,
+			      -1,   0,	 0};
 	if (phase == IOR_WRITE && cfg->ior.stonewall > 0)
 		rc = ior_stonewall(&m, t0, out, rc);
 	else
@@ -382,8 +384,8 @@ static int ior_rep(struct run *run, int repetition, void **out)
 	}
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	uint64_t all = run->cfg.ior.block_size / run->cfg.ior.transfer_size *
-		       (uint64_t)run->cfg.ior.segments;
+	uint64_t all =
+	    run->cfg.ior.block_size / run->cfg.ior.transfer_size * (uint64_t)run->cfg.ior.segments;
 	if (run->cfg.ior.write && (rc = ior_phase(run, IOR_WRITE, all, &rep->ph[IOR_WRITE])) < 0)
 		return rc;
 	/* The read phase reads back what every rank holds (a stonewall may have cut it short). */
@@ -508,6 +510,30 @@ static json_t *ior_stonewall_json(struct run *run, const struct ior_phase *p)
 	return o;
 }
 
+/* summary.json "ior": the pattern as run (the results rows are added by ior_write). */
+static json_t *ior_info_json(const struct run *run)
+{
+	const struct config *cfg = &run->cfg;
+	json_t *ior = json_object();
+
+	json_object_set_new(ior, "segments", json_integer(cfg->ior.segments));
+	json_object_set_new(ior, "block_size_bytes", json_integer((json_int_t)cfg->ior.block_size));
+	json_object_set_new(ior, "transfer_size_bytes",
+			    json_integer((json_int_t)cfg->ior.transfer_size));
+	json_object_set_new(ior, "file_per_process", json_boolean(cfg->ior.file_per_process));
+	json_object_set_new(ior, "files",
+			    json_integer(cfg->ior.file_per_process ? run->nranks : 1));
+	json_object_set_new(ior, "random", json_boolean(cfg->ior.random));
+	json_object_set_new(ior, "reorder_shift",
+			    json_integer(cfg->ior.reorder && run->nranks > 1
+					     ? (run->nnodes > 1 ? run->local_size : 1)
+					     : 0));
+	json_object_set_new(ior, "fsync", json_boolean(cfg->ior.fsync));
+	json_object_set_new(ior, "transfers",
+			    json_string(cfg->mpiio.collective ? "collective" : "independent"));
+	return ior;
+}
+
 static int ior_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
 		     const char *final_dir, bool quiet)
 {
@@ -558,7 +584,7 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 	}
 	results_summary_head(run, ctx, s);
 	json_object_set_new(s, "storage", results_storage_json(run));
-	json_t *m = json_object(), *ior = json_object();
+	json_t *m = json_object(), *ior = ior_info_json(run);
 	for (int ph = 0; ph < IOR_NPHASES; ph++) {
 		char key[80];
 		if (wsum[ph] <= 0)
@@ -569,21 +595,6 @@ static int ior_write(struct run *run, void *const *reps, int nreps, const struct
 		json_object_set_new(m, key, json_integer((json_int_t)bytes[ph]));
 	}
 	json_object_set_new(s, "metric", m);
-	json_object_set_new(ior, "segments", json_integer(cfg->ior.segments));
-	json_object_set_new(ior, "block_size_bytes", json_integer((json_int_t)cfg->ior.block_size));
-	json_object_set_new(ior, "transfer_size_bytes",
-			    json_integer((json_int_t)cfg->ior.transfer_size));
-	json_object_set_new(ior, "file_per_process", json_boolean(cfg->ior.file_per_process));
-	json_object_set_new(ior, "files",
-			    json_integer(cfg->ior.file_per_process ? run->nranks : 1));
-	json_object_set_new(ior, "random", json_boolean(cfg->ior.random));
-	json_object_set_new(ior, "reorder_shift",
-			    json_integer(cfg->ior.reorder && run->nranks > 1
-					     ? (run->nnodes > 1 ? run->local_size : 1)
-					     : 0));
-	json_object_set_new(ior, "fsync", json_boolean(cfg->ior.fsync));
-	json_object_set_new(ior, "transfers",
-			    json_string(cfg->mpiio.collective ? "collective" : "independent"));
 	json_object_set_new(ior, "results", rows);
 	json_object_set_new(s, "ior", ior);
 	json_object_set_new(s, "repetitions", rj);

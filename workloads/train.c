@@ -236,14 +236,14 @@ static void epoch_live_sample(void *arg, struct live_sample *ls)
 	for (int j = 0; j < e->k; j++)
 		for (unsigned i = 0; i < e->pool[j].nall; i++) {
 			const struct worker *w = &e->pool[j].workers[i];
-			ls->bytes += (double)atomic_load_explicit(&w->progress_bytes,
-								  memory_order_relaxed);
-			ls->ops += (double)atomic_load_explicit(&w->progress_ops,
-								memory_order_relaxed);
+			ls->bytes +=
+			    (double)atomic_load_explicit(&w->progress_bytes, memory_order_relaxed);
+			ls->ops +=
+			    (double)atomic_load_explicit(&w->progress_ops, memory_order_relaxed);
 		}
 	ls->steps = (double)atomic_load_explicit(&e->live_steps, memory_order_relaxed);
-	ls->compute_s = timer_ns_to_s(atomic_load_explicit(&e->live_compute_ns,
-							   memory_order_relaxed));
+	ls->compute_s =
+	    timer_ns_to_s(atomic_load_explicit(&e->live_compute_ns, memory_order_relaxed));
 	ls->step_s = timer_ns_to_s(atomic_load_explicit(&e->live_step_ns, memory_order_relaxed));
 	ls->done = e->live_total ? ls->steps / (double)e->live_total : 1;
 }
@@ -257,7 +257,8 @@ static void epoch_live_begin(struct epoch_ctx *e, int epoch, const char *what)
 	atomic_store(&e->live_step_ns, 0);
 	e->live_total = e->s[0].steps;
 	if (!e->eval)
-		live_begin(e->run, what, epoch, (int)e->run->cfg.train.epochs, epoch_live_sample, e);
+		live_begin(e->run, what, epoch, (int)e->run->cfg.train.epochs, epoch_live_sample,
+			   e);
 }
 
 /* After each step: the live thread's counters; without a step barrier a rank stops at its next
@@ -266,6 +267,11 @@ static void epoch_live_step(struct epoch_ctx *e, struct step_state *ss, uint64_t
 {
 	const struct run *run = e->run;
 
+	if (coll) { /* the trainer read the batch itself: its counts, published here */
+		struct worker *w = &e->pool[0].workers[0];
+		atomic_store_explicit(&w->progress_bytes, w->stats.bytes, memory_order_relaxed);
+		atomic_store_explicit(&w->progress_ops, w->stats.ops, memory_order_relaxed);
+	}
 	atomic_store_explicit(&e->live_steps, step + 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->live_compute_ns, ss->busy_ns, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->live_step_ns, ss->t_end - ss->prev, memory_order_relaxed);

@@ -68,9 +68,9 @@ struct worker {
 	struct reader_cache cache[READER_CACHE];
 	uint64_t tick;
 	_Atomic uint64_t
-	    progress_bytes;	   /* stats.bytes after each batch, read by the progress line */
+	    progress_bytes;	       /* stats.bytes after each batch, read by the progress line */
 	_Atomic uint64_t progress_ops; /* stats.ops after each batch, read by the live thread */
-	struct timeline_event *tl; /* private timeline buffer */
+	struct timeline_event *tl;     /* private timeline buffer */
 	int ntl, tlcap;
 	struct spinner spin; /* this reader's, for the slots it waits on */
 	uint64_t pend_step;  /* lazy wakes: its first batch handed over without a wake-up */

@@ -47,9 +47,9 @@ struct timeline_event {
 #define TIMELINE_MAX 20000 /* events kept per rank */
 
 struct train_result {
-	int epochs;	  /* the epochs it holds: all, or those finished before a signal */
-	bool interrupted; /* stopped by SIGINT/SIGTERM after `epochs` finished epochs */
-	int stopped_early;    /* enum live_stop (bench/live.h): time_limit or steady_state ended it */
+	int epochs;	   /* the epochs it holds: all, or those finished before a signal */
+	bool interrupted;  /* stopped by SIGINT/SIGTERM after `epochs` finished epochs */
+	int stopped_early; /* enum live_stop (bench/live.h): time_limit or steady_state ended it */
 	double stopped_after; /* seconds into the repetition when every rank agreed to stop */
 	struct epoch_rank *per_epoch; /* [epochs] for this rank */
 	int nevals;		      /* evaluation passes run */

@@ -15,7 +15,10 @@
  * read_latency = L makes every read call last at least L (the inner read, then a sleep): an
  * emulated device with a fixed service time. Over a memory-backed folder that gives a
  * storage-bound run whose speed does not drift with a shared machine's disk, which is what the
- * tests of `feedbench compare` need to prove its verdicts.
+ * tests of `feedbench compare` need to prove its verdicts. latency_doubling = D doubles it every
+ * D seconds from the rank's first read (a device that slows down, never steady); write_latency
+ * does the same for writes (the ior workload's stonewall); slow_rank = r doubles both on rank r
+ * (a straggler).
  *
  * Calls are counted per rank, per operation, over all files and threads (atomic counters in
  * shared_device = true (with read_latency) makes the ranks of a node share one emulated device:
@@ -286,9 +289,9 @@ static uint64_t faulty_latency_ns(const struct run *run, struct faulty_state *st
 	if (st && cfg->faulty.latency_doubling > 0) {
 		__atomic_compare_exchange_n(&st->first_read, &zero, now, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
-		lat *= pow(2.0, timer_ns_to_s(now - __atomic_load_n(&st->first_read,
-								      __ATOMIC_RELAXED)) /
-				    cfg->faulty.latency_doubling);
+		lat *= pow(2.0,
+			   timer_ns_to_s(now - __atomic_load_n(&st->first_read, __ATOMIC_RELAXED)) /
+			       cfg->faulty.latency_doubling);
 	}
 	return (uint64_t)(lat * 1e9);
 }
@@ -330,7 +333,8 @@ static ssize_t faulty_slow_pread(struct faulty_file *f, void *buf, size_t len, u
 	t0 = timer_now_ns();
 	n = f->inner_ops->pread(f->inner, buf, len, off);
 	if (cfg->faulty.read_latency > 0)
-		faulty_sleep_until(t0 + faulty_latency_ns(f->run, st, cfg->faulty.read_latency, t0));
+		faulty_sleep_until(t0 +
+				   faulty_latency_ns(f->run, st, cfg->faulty.read_latency, t0));
 	if (lockfd >= 0)
 		close(lockfd); /* releases the device */
 	if (s > 0)
@@ -370,8 +374,8 @@ static ssize_t faulty_pwrite(struct sfile *sf, const void *buf, size_t len, uint
 	if (f->run->cfg.faulty.write_latency > 0) {
 		uint64_t t0 = timer_now_ns();
 		ssize_t n = f->inner_ops->pwrite(f->inner, buf, len, off);
-		faulty_sleep_until(t0 + faulty_latency_ns(f->run, NULL,
-							  f->run->cfg.faulty.write_latency, t0));
+		faulty_sleep_until(
+		    t0 + faulty_latency_ns(f->run, NULL, f->run->cfg.faulty.write_latency, t0));
 		return n;
 	}
 	return f->inner_ops->pwrite(f->inner, buf, len, off);

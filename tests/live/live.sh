@@ -79,6 +79,10 @@ total = sum(e["bytes_read"] for e in s["epochs"])
 assert sum(int(r["bytes"]) for r in rows) == total, "interval bytes do not add up"
 assert int(rows[-1]["bytes_so_far"]) == total, (rows[-1], total)
 assert int(rows[-1]["ops_so_far"]) == sum(e["read_ops"] for e in s["epochs"])
+# each epoch's last row is taken after its last step: every rank 100 % through it
+last = {r["phase"]: r for r in rows}
+assert sorted(last) == ["epoch 1/2", "epoch 2/2"], sorted(last)
+assert all(float(r["slowest_done_percentage"]) == 100 for r in last.values()), last
 for r in rows:
     dt = float(r["interval_seconds"])
     assert abs(float(r["bandwidth_MiB_per_second"]) - int(r["bytes"]) / 1048576 / dt) < 1e-3, r
@@ -88,6 +92,8 @@ per = [r for r in ranks if r["interval"]]
 assert {r["rank"] for r in per} == {"0", "1"} and len(per) == 2 * len(rows), len(per)
 assert s["live"]["slowest_rank"] in (0, 1) and 0 <= s["live"]["slowest_lost_share"] <= 1, s["live"]
 PY
+	grep -q 'Slowest rank: \*\*rank [01]\*\* on host `.*`, [0-9.]* % of the time' "$(run_dir)/report.md" ||
+		fail "report.md does not name the slowest rank"
 	rm -rf "$T/results"
 	fb 2 "$T/train.ini" --set output.live_interval=0
 	expect_rc 0
@@ -99,12 +105,16 @@ time_limit)
 	expect_rc 0
 	expect_err "time_limit 1.0 s reached"
 	stopped time_limit 39
+	grep -q "^Repetition 1 stopped early (time_limit) after" "$(run_dir)/report.md" ||
+		fail "report.md does not say the run stopped early"
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(run_dir)" || fail "report.md"
+
 	;;
 steady | ramp)
-	# An emulated device: every read takes 2 ms (steady: 3 epochs of about 0.6 s), or 2 ms
+	# An emulated device: every read takes 2 ms (steady: up to 8 epochs of about 0.6 s), or 2 ms
 	# doubling every 0.5 s from the first read (ramp: one epoch of about 1.3 s whose
 	# intervals each read about 30 % less than the one before).
-	if [ "$CASE" = steady ]; then set -- --set train.epochs=3; else
+	if [ "$CASE" = steady ]; then set -- --set train.epochs=8; else
 		set -- --set train.epochs=1 --set storage.faulty.latency_doubling=0.5s; fi
 	fb 2 "$T/train.ini" --set train.computation_time=0 --set dataset.num_samples_per_file=150 \
 		--set storage.backend=faulty --set storage.faulty.read_latency=2ms \
@@ -113,7 +123,7 @@ steady | ramp)
 	expect_rc 0
 	if [ "$CASE" = steady ]; then
 		expect_err "steady state: the last 3 intervals within 20.0 %"
-		stopped steady_state 2
+		stopped steady_state 7
 	else
 		! grep -q "steady state" "$T/err" || fail "a slowing device was taken for steady"
 		stopped none 1
