@@ -155,8 +155,8 @@ struct config {
 		double read_latency;  /* s: every read takes at least this long (emulated device) */
 		bool shared_device;   /* read_latency serialised over the ranks of a node */
 		double write_latency; /* s: every write takes at least this long */
-		double latency_doubling; /* s: read_latency doubles every this long; 0: fixed */
-		int64_t slow_rank;	 /* this rank's latencies are twice the others'; -1: none */
+		double latency_halving; /* s: read_latency halves every this long; 0: fixed */
+		int64_t slow_rank;	/* this rank's latencies are twice the others'; -1: none */
 	} faulty;
 	struct {
 		char endpoint[256]; /* http(s)://host[:port]; empty: AWS's for the region */

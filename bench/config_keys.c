@@ -194,10 +194,10 @@ const struct cfg_key cfg_keys[] = {
      "node, what feedbench search needs to find a known answer."},
     {"storage.faulty", "write_latency", CFG_DURATION, OFF(faulty.write_latency), "0", 0, 10, NULL,
      N, "Tests: every write call takes at least this long (an emulated device's service time)."},
-    {"storage.faulty", "latency_doubling", CFG_DURATION, OFF(faulty.latency_doubling), "0", 0, 3600,
+    {"storage.faulty", "latency_halving", CFG_DURATION, OFF(faulty.latency_halving), "0", 0, 3600,
      NULL, N,
-     "Tests: read_latency doubles every this long from the rank's first read (a device that "
-     "slows down: a run that never reaches a steady state). 0: fixed."},
+     "Tests: read_latency halves every this long from the rank's first read (a device warming "
+     "up: a run that never reaches a steady state). 0: fixed."},
     {"storage.faulty", "slow_rank", CFG_INT, OFF(faulty.slow_rank), "-1", -1, 1e9, NULL, N,
      "Tests: this rank's read_latency and write_latency are twice the others' (a straggler). "
      "-1: none."},

@@ -15,10 +15,10 @@
  * read_latency = L makes every read call last at least L (the inner read, then a sleep): an
  * emulated device with a fixed service time. Over a memory-backed folder that gives a
  * storage-bound run whose speed does not drift with a shared machine's disk, which is what the
- * tests of `feedbench compare` need to prove its verdicts. latency_doubling = D doubles it every
- * D seconds from the rank's first read (a device that slows down, never steady); write_latency
- * does the same for writes (the ior workload's stonewall); slow_rank = r doubles both on rank r
- * (a straggler).
+ * tests of `feedbench compare` need to prove its verdicts. latency_halving = D halves it every
+ * D seconds from the rank's first read (a device warming up, never steady); write_latency
+ * makes every write last at least that long (the ior workload's stonewall); slow_rank = r doubles
+ * both on rank r (a straggler).
  *
  * Calls are counted per rank, per operation, over all files and threads (atomic counters in
  * shared_device = true (with read_latency) makes the ranks of a node share one emulated device:
@@ -99,7 +99,7 @@ struct faulty_state {
 	uint64_t busy_since; /* when inflight went from 0 to 1 */
 	uint64_t busy_ns;    /* time with at least one read in flight */
 	uint64_t paid_ns;    /* pauses inserted */
-	uint64_t first_read; /* ns: latency_doubling counts from here */
+	uint64_t first_read; /* ns: latency_halving counts from here */
 };
 
 #define FAULTY_PACE_MIN_NS 1000000 /* pay the debt in pauses of at least 1 ms */
@@ -276,8 +276,8 @@ static void faulty_pace_exit(struct faulty_state *st)
 	pthread_mutex_unlock(&st->pace_lock);
 }
 
-/* An emulated device's service time: lat seconds, twice on slow_rank, doubled every
- * latency_doubling seconds since the rank's first read (reads only). */
+/* An emulated device's service time: lat seconds, twice on slow_rank, halved every
+ * latency_halving seconds since the rank's first read (reads only). */
 static uint64_t faulty_latency_ns(const struct run *run, struct faulty_state *st, double lat,
 				  uint64_t now)
 {
@@ -286,12 +286,12 @@ static uint64_t faulty_latency_ns(const struct run *run, struct faulty_state *st
 
 	if (run->rank == cfg->faulty.slow_rank)
 		lat *= 2;
-	if (st && cfg->faulty.latency_doubling > 0) {
+	if (st && cfg->faulty.latency_halving > 0) {
 		__atomic_compare_exchange_n(&st->first_read, &zero, now, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
-		lat *= pow(2.0,
+		lat *= pow(0.5,
 			   timer_ns_to_s(now - __atomic_load_n(&st->first_read, __ATOMIC_RELAXED)) /
-			       cfg->faulty.latency_doubling);
+			       cfg->faulty.latency_halving);
 	}
 	return (uint64_t)(lat * 1e9);
 }

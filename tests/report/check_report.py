@@ -18,6 +18,8 @@ gives no section and no row:
   binding's other members (cpus_online, affinity_cpus, cgroup_cpu_quota and its file,
   cpus_per_rank_min and _max, ranks[]) are in summary.json only and not checked;
 - file_table_max_bytes and ranks[].file_table_bytes (the first 8 ranks): the file table row;
+- live: a '### Stragglers' section naming slowest_rank, slowest_host and slowest_lost_share
+  (as rounded); stopped_early[]: one line per element with its repetition, reason and epochs;
 - the whole report, through check_folder.py: no '?' as a value, no nan, inf or (null), no file
   named that the folder lacks, a title and '## What ran'.
 --passes / --accelerators: the row counts wanted.
@@ -124,6 +126,8 @@ CHECKED = {
     "ranks[].file_table_bytes": "the file table row",
     "file_table_max_bytes": "the file table row",
     "eval": "the Evaluation section",
+    "live": "the Stragglers section",
+    "stopped_early[]": "one 'stopped early' line each",
 }
 
 
@@ -142,6 +146,24 @@ def documented_members():
     if not names:
         fail("docs/architecture.md's members table lists no member")
     return names
+
+
+def check_live(s, md):
+    lv = s.get("live") if isinstance(s.get("live"), dict) else None
+    sec = section(md, "### Stragglers")
+    if lv is None:
+        if sec is not None:
+            fail("a Stragglers section without live in summary.json")
+    else:
+        want = "Slowest rank: **rank %d** on host `%s`, %.1f %% of the time" % (
+            lv["slowest_rank"], lv["slowest_host"], 100 * lv["slowest_lost_share"])
+        if sec is None or want not in "\n".join(sec):
+            fail("no Stragglers section saying: " + want)
+    for st in s.get("stopped_early", []):
+        want = "Repetition %d stopped early (%s) after %.1f s: %d epochs kept" % (
+            st["repetition"], st["reason"], st["after_seconds"], st["epochs"])
+        if want not in md:
+            fail("no line saying: " + want)
 
 
 def main():
@@ -225,6 +247,7 @@ def main():
         fail("num_accelerators %s with one accelerator per rank, but %s ranks" % (
             s["num_accelerators"], s.get("num_ranks")))
     check_binding(s, md)
+    check_live(s, md)
     tmax = s.get("file_table_max_bytes")
     if isinstance(tmax, (int, float)):
         line = [x for x in md.split("\n") if x.startswith("| file table (memory) |")]
