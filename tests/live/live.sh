@@ -112,13 +112,15 @@ time_limit)
 	;;
 steady | ramp)
 	# An emulated device: every read takes 2 ms (steady: up to 8 epochs of about 0.6 s), or
-	# 8 ms halving every 0.5 s from the first read (ramp, a device warming up: one epoch of
-	# about 1.2 s whose intervals each read about 40 % more than the one before; the reads
-	# only get faster, so a loaded machine cannot stretch it much).
+	# 40 ms halving every 0.5 s from the first read (ramp, a device warming up: one epoch of
+	# 60 reads a rank in about 1.1 s, each interval reading about 40 % more than the one
+	# before; the reads only get faster, so a loaded machine cannot stretch it much, and at
+	# 9 ms or more a read they stay the device's, not the CPU's).
 	if [ "$CASE" = steady ]; then set -- --set train.epochs=8 --set storage.faulty.read_latency=2ms \
 		--set dataset.num_samples_per_file=150; else
-		set -- --set train.epochs=1 --set storage.faulty.read_latency=8ms \
-			--set storage.faulty.latency_halving=0.5s --set dataset.num_samples_per_file=200; fi
+		set -- --set train.epochs=1 --set storage.faulty.read_latency=40ms \
+			--set storage.faulty.latency_halving=0.5s --set dataset.num_samples_per_file=30 \
+			--set reader.batch_size=1; fi
 	fb 2 "$T/train.ini" --set train.computation_time=0 --set storage.backend=faulty \
 		--set train.steady_state=true --set train.steady_state_intervals=3 \
 		--set train.steady_state_percent=20 "$@"
