@@ -217,8 +217,8 @@ struct config {
 		double watchdog;
 		int model;	      /* MLPerf Storage workload (MLPERF_MODELS), 0: none */
 		int accelerator_type; /* emulated accelerator (MLPERF_ACCELERATORS), 0: none */
-		double time_limit;		/* seconds; 0: none (bench/live.h) */
-		bool steady_state;		/* stop once the last K intervals agree */
+		double time_limit;    /* seconds; 0: none (bench/live.h) */
+		bool steady_state;    /* stop once the last K intervals agree */
 		int64_t steady_state_intervals; /* K */
 		double steady_state_percent;	/* within this % of their mean */
 	} train;
