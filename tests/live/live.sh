@@ -94,7 +94,7 @@ assert s["live"]["slowest_rank"] in (0, 1) and 0 <= s["live"]["slowest_lost_shar
 PY
 	grep -q 'Slowest rank: \*\*rank [01]\*\* on host `.*`, [0-9.]* % of the time' "$(run_dir)/report.md" ||
 		fail "report.md does not name the slowest rank"
-	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_report.py" "$(run_dir)" || fail "report.md"
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(run_dir)" || fail "report.md"
 	rm -rf "$T/results"
 	fb 2 "$T/train.ini" --set output.live_interval=0
 	expect_rc 0
@@ -108,7 +108,7 @@ time_limit)
 	stopped time_limit 39
 	grep -q "^Repetition 1 stopped early (time_limit) after" "$(run_dir)/report.md" ||
 		fail "report.md does not say the run stopped early"
-	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_report.py" "$(run_dir)" || fail "report.md"
+	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(run_dir)" || fail "report.md"
 	;;
 steady | ramp)
 	# An emulated device: every read takes 2 ms (steady: up to 8 epochs of about 0.6 s), or
