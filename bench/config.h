@@ -250,6 +250,12 @@ struct config {
 		int64_t after_epoch;	/* the first checkpoint epoch (1-based); 0: every_epochs */
 		int64_t every_steps;	/* inside training, every N global steps: 0 never */
 		int mode;		/* CKPT_MODE_* (inside training) */
+		/* MLPerf Storage's write and read phases (docs/checkpoint.md): -1 both: off */
+		int64_t num_write;	  /* checkpoints written first; 0: a read-only invocation */
+		int64_t num_read;	  /* then read back after a flush; 0: write-only */
+		bool recovery_rank_shift; /* rank r reads the shard of r + ranks per host */
+		int64_t data_parallelism; /* subset: the full geometry's replicas; 0: ranks/mp */
+		uint64_t client_memory_bytes; /* the flush rule's RAM per host; 0: MemTotal */
 	} checkpoint;
 	struct {
 		char dir[CFG_PATH_MAX];

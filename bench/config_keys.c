@@ -431,6 +431,31 @@ const struct cfg_key cfg_keys[] = {
      "state is copied to a staging buffer, a writer thread writes it while training goes on, "
      "as DCP async_save; one checkpoint in flight)."},
 
+    {"checkpoint", "num_checkpoints_write", CFG_INT, OFF(checkpoint.num_write), "-1", -1, 1e6, NULL,
+     0,
+     "MLPerf Storage's phases (DLIO's name): write this many checkpoints first, then flush the "
+     "page cache and read num_checkpoints_read of them back; 0: a read-only invocation of "
+     "checkpoints already written. -1 (with num_checkpoints_read = -1): count, save and "
+     "restore as above."},
+    {"checkpoint", "num_checkpoints_read", CFG_INT, OFF(checkpoint.num_read), "-1", -1, 1e6, NULL,
+     0,
+     "Checkpoints read back after the write phase and the flush (the first ones written); 0: "
+     "a write-only invocation."},
+    {"checkpoint", "recovery_rank_shift", CFG_BOOL, OFF(checkpoint.recovery_rank_shift), "false",
+     NOLIM, NULL, 0,
+     "Phases: rank r reads the shard written by rank (r + ranks per host) mod ranks, so "
+     "another host recovers it (DLIO's recovery_rank_shift); the time until it is readable "
+     "there is measured and added to the recovery time."},
+    {"checkpoint", "data_parallelism", CFG_INT, OFF(checkpoint.data_parallelism), "0", 0, 1e6, NULL,
+     0,
+     "Data-parallel degree of the full geometry; 0: ranks / (tensor x pipeline). Larger: a "
+     "subset run, the ranks write the shares of the first ranks of that geometry (MLPerf "
+     "Storage's 8-process subset)."},
+    {"checkpoint", "client_memory_bytes", CFG_SIZE, OFF(checkpoint.client_memory_bytes), "0", 0,
+     1.8e19, NULL, 0,
+     "Phases: RAM per host for the flush rule (a host's share of a checkpoint below 3 x its "
+     "RAM needs the page cache flushed before the reads); 0: the host's MemTotal."},
+
     {"output", "dir", CFG_STRING, OFF(output.dir), "results", NOLIM, NULL, N,
      "Folder that receives run folders.", SZ(output.dir)},
     {"output", "name", CFG_STRING, OFF(output.name), "", NOLIM, NULL, N,

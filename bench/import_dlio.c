@@ -36,6 +36,20 @@ static const struct {
 	const char *why;
 } imp_reasons[] = {
     {"framework", "feedbench's reader threads emulate either framework's loader"},
+    {"model.parallelism.data",
+     "mlpstorage sets the data-parallel degree from the process count: feedbench takes ranks / "
+     "(tensor x pipeline), or [checkpoint] data_parallelism for a subset of the geometry"},
+    {"checkpoint.fsync", "feedbench fsyncs every checkpoint file, .metadata and the folders "
+			 "(always on)"},
+    {"checkpoint.time_between_checkpoints",
+     "DLIO sleeps between the checkpoints of a checkpoint-only workflow (no I/O); feedbench "
+     "writes them back to back"},
+    {"checkpoint.mode", "DLIO's subset mode: feedbench runs a subset when the ranks are fewer "
+			"than [checkpoint] data_parallelism x tensor x pipeline"},
+    {"checkpoint.rank_sync", "feedbench starts every checkpoint and read at a barrier of all "
+			     "ranks and times from it (always on)"},
+    {"checkpoint.randomize_tensor", "feedbench writes a seeded pattern per step and rank, "
+				    "verified when read back"},
     {"model.", "DLIO 2.0.0 reads model only as a name; only model.name is used (workload name)"},
     {"reader.data_loader", "feedbench's reader threads are the loader (read_threads of them)"},
     {"reader.data_loader_classname", "no plug-in loaders: feedbench's reader threads"},
@@ -358,6 +372,9 @@ static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
 
 	if (strcmp(dk, "framework") == 0)
 		snprintf(im->framework, sizeof(im->framework), "%s", v); /* and listed below */
+	if ((strncmp(dk, "model.", 6) == 0 || strncmp(dk, "checkpoint.", 11) == 0) &&
+	    imp_llm_key(&im->llm, dk, v, line))
+		return true; /* mapped or listed once the workflow is known (imp_finish) */
 	if (strncmp(dk, "checkpoint.", 11) == 0 && imp_ckpt_key(im, dk + 11, v, line)) {
 		return true;
 	} else if (strcmp(dk, "workflow.checkpoint") == 0 && yaml_bool(v, &b)) {
@@ -383,9 +400,7 @@ static bool imp_special(struct imp *im, const char *dk, const char *v, int line)
 		im->evaluation = b;
 	} else if (strcmp(dk, "workflow.train") == 0 && yaml_bool(v, &b)) {
 		im->train = b;
-		if (!b)
-			imp_skip(im, dk, v, line,
-				 "a generate-only workflow: run `feedbench generate` on the INI");
+		im->train_line = line;
 	} else if (strcmp(dk, "reader.file_access") == 0) {
 		imp_set(im, "dataset.file_access", strcmp(v, "multi") == 0 ? "per_rank" : "shared",
 			line, "%s: %s%s", dk, v,
@@ -520,7 +535,9 @@ static void imp_node(struct imp *im, yaml_document_t *doc, const char *prefix, y
 		imp_scalar(im, prefix, (const char *)n->data.scalar.value, imp_line(n));
 		return;
 	}
-	if (n->type == YAML_MAPPING_NODE && !strchr(prefix, '.')) {
+	if (n->type == YAML_MAPPING_NODE &&
+	    (!strchr(prefix, '.') || !strcmp(prefix, "model.parallelism") ||
+	     !strcmp(prefix, "model.transformer"))) {
 		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 		     p < n->data.mapping.pairs.top; p++) {
 			yaml_node_t *k = yaml_document_get_node(doc, p->key);
@@ -803,19 +820,26 @@ static struct imp_ckpt_bytes imp_ckpt_size(const struct imp *im)
 	return b;
 }
 
-/* The folder, the bytes and who writes them, the layout and the mode. */
-static void imp_ckpt_what(struct imp *im, const struct imp_ckpt_bytes *b)
+/* checkpoint.checkpoint_folder (DLIO's default when absent) as [checkpoint] folder, in folder. */
+static void imp_ckpt_folder(struct imp *im, char *folder, size_t len)
 {
-	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
-	char v[64], lay[96], folder[CFG_PATH_MAX];
 	size_t n;
 
-	snprintf(folder, sizeof(folder), "%s", im->ck.folder[0] ? im->ck.folder : "./checkpoints");
+	snprintf(folder, len, "%s", im->ck.folder[0] ? im->ck.folder : "./checkpoints");
 	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
 		folder[--n] = '\0';
 	imp_set(im, "checkpoint.folder", folder, -1, "checkpoint.checkpoint_folder: %s%s",
 		im->ck.folder[0] ? im->ck.folder : "./checkpoints/",
 		im->ck.folder[0] ? "" : " (DLIO's default)");
+}
+
+/* The folder, the bytes and who writes them, the layout and the mode. */
+static void imp_ckpt_what(struct imp *im, const struct imp_ckpt_bytes *b)
+{
+	bool tf = !im->framework[0] || strcasecmp(im->framework, "tensorflow") == 0;
+	char v[64], lay[96], folder[CFG_PATH_MAX];
+
+	imp_ckpt_folder(im, folder, sizeof(folder));
 	snprintf(v, sizeof(v), "%.0f", b->total);
 	if (im->ck.tp > 1)
 		snprintf(lay, sizeof(lay), "%.0f + tensor_parallelism %.0f", im->ck.num_layers,
@@ -941,6 +965,61 @@ static void imp_preset(struct imp *im)
 	}
 }
 
+/* A checkpoint-only workflow (workflow.checkpoint True, train False: DLIO writes
+ * num_checkpoints_write checkpoints of the model section's LLM, then reads num_checkpoints_read)
+ * is feedbench's checkpoint workload with its phases (docs/checkpoint.md). */
+static bool imp_ckpt_only(const struct imp *im)
+{
+	return im->ck.enabled == 1 && !im->train && im->generate_data != 1;
+}
+
+static void imp_llm_map(struct imp *im)
+{
+	const struct imp_llm *l = &im->llm;
+	double p = imp_llm_params(l);
+	char folder[CFG_PATH_MAX];
+
+	imp_set(im, "workload.type", "checkpoint", im->ck.enabled_line,
+		"workflow: checkpoint True, train False: a checkpoint-only workflow (writes, then "
+		"reads: [checkpoint] num_checkpoints_write and num_checkpoints_read)");
+	imp_ckpt_folder(im, folder, sizeof(folder));
+	imp_set(im, "dataset.data_dir", folder, -1,
+		"checkpoint.checkpoint_folder: a checkpoint-only workflow reads no dataset");
+	for (int i = 0; i < im->ck.nkeys; i++)
+		if (strcmp(im->ck.keys[i].dlio, "checkpoint.checkpoint_folder") != 0)
+			imp_skip(im, im->ck.keys[i].dlio, im->ck.keys[i].value, im->ck.keys[i].line,
+				 "a checkpoint-only workflow sizes its checkpoint from model.*");
+	if (p <= 0) {
+		imp_set(im, "checkpoint.num_parameters", "0", -1,
+			"model.num_layers and model.transformer's sizes are missing: DLIO's "
+			"checkpoint has no layers (set [checkpoint] num_parameters)");
+		return;
+	}
+	struct imp_set *keys = calloc(IMP_LLM_SETS, sizeof(*keys));
+	int n = keys ? imp_llm_plan(l, keys, IMP_LLM_SETS) : 0;
+
+	for (int i = 0; i < n; i++)
+		imp_set(im, keys[i].key, keys[i].value, -1, "%s", keys[i].from);
+	free(keys);
+}
+
+/* Not a checkpoint-only workflow: the keys kept for one are listed, with why. */
+static void imp_llm_skip(struct imp *im)
+{
+	for (int i = 0; i < im->llm.nkeys; i++) {
+		const struct imp_skip *k = &im->llm.keys[i];
+		const char *why = imp_reason(k->dlio);
+		imp_skip(im, k->dlio, k->value, k->line,
+			 strncmp(k->dlio, "model.", 6) == 0 && why
+			     ? why
+			     : "read by DLIO only in a checkpoint-only workflow (workflow.train "
+			       "False, checkpoint True)");
+	}
+	if (!im->train && im->train_line)
+		imp_skip(im, "workflow.train", "False", im->train_line,
+			 "a generate-only workflow: run `feedbench generate` on the INI");
+}
+
 /* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
 static void imp_finish(struct imp *im)
 {
@@ -965,6 +1044,11 @@ static void imp_finish(struct imp *im)
 	char dir[CFG_PATH_MAX * 2 + 16], folder[CFG_PATH_MAX];
 	size_t n;
 
+	if (imp_ckpt_only(im)) {
+		imp_llm_map(im);
+		return;
+	}
+	imp_llm_skip(im);
 	snprintf(folder, sizeof(folder), "%s", im->data_folder[0] ? im->data_folder : "./data/");
 	for (n = strlen(folder); n > 1 && folder[n - 1] == '/';)
 		folder[--n] = '\0';
@@ -1043,6 +1127,7 @@ int import_dlio_main(int argc, char **argv)
 	im->ck.pp = 1;
 	im->ck.nopt = -1;
 	im->ck.nlayers = -1;
+	imp_llm_init(&im->llm);
 	snprintf(im->ck.type, sizeof(im->ck.type), "rank_zero");
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {

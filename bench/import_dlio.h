@@ -31,6 +31,36 @@ struct imp_skip {
 	int line;
 };
 
+#define IMP_LLM_KEYS 24
+
+/* A checkpoint-only workflow's keys (DLIO's LLM checkpointing: workflow.train False,
+ * workflow.checkpoint True; mlcommons/storage's llama3_*.yaml): the model's architecture,
+ * parallelism and datatypes, and the checkpoint.* keys DLIO reads only without training. Kept
+ * until the workflow is known (import_dlio_llm.c). */
+struct imp_llm {
+	double layers, vocab, hidden, ffn, heads, kv_heads; /* -1: absent */
+	double tp, pp, zero, nwrite, nread;		    /* -1: absent */
+	int shift;					    /* recovery_rank_shift: -1, 0, 1 */
+	char model_dtype[16], opt_dtype[16];		    /* "": absent */
+	struct imp_skip keys[IMP_LLM_KEYS];		    /* every key kept: value and line */
+	int nkeys;
+};
+
+void imp_llm_init(struct imp_llm *l);
+/* Keeps one of those keys (dk: "model.num_layers", "model.parallelism.tensor",
+ * "checkpoint.num_checkpoints_write", ...); false when dk is not one, or its value is not
+ * what DLIO reads there. */
+bool imp_llm_key(struct imp_llm *l, const char *dk, const char *v, int line);
+/* DLIO's parameter count of the transformer (embedding, layers, LM head); 0 without layers. */
+double imp_llm_params(const struct imp_llm *l);
+/* The [checkpoint] keys of a checkpoint-only workflow with a parameter count (num_parameters,
+ * bytes per parameter, parallelism, phases, layout), each with where it comes from, into out
+ * (at most max); returns how many. */
+#define IMP_LLM_SETS 16
+int imp_llm_plan(const struct imp_llm *l, struct imp_set *out, int max);
+/* Bytes of a DLIO datatype (int8, fp16, bf16, fp32, fp64); 0 when unknown. */
+int imp_dtype_bytes(const char *d);
+
 struct imp {
 	const char *path;
 	struct imp_set sets[IMP_MAX];
@@ -60,6 +90,8 @@ struct imp {
 		struct imp_skip keys[32]; /* every checkpoint.* key seen: value and line */
 		int nkeys;
 	} ck;
+	struct imp_llm llm;
+	int train_line; /* workflow.train's line (0: absent) */
 };
 
 /* Writes the INI to out_path (atomically), or to stdout when NULL: 0, or 1 after saying why. */

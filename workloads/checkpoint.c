@@ -49,6 +49,8 @@ static int ckpt_prepare(struct run *run, struct results_ctx *ctx)
 	(void)ctx;
 	if ((rc = ckpt_setup(run)) < 0)
 		return rc;
+	if (ckpt_phased(&run->cfg) && (rc = ckpt_phases_prepare(run)) < 0)
+		return rc;
 	/* The requested layout: recorded, applied to the data folder where files inherit it,
 	 * to each file at creation otherwise (bench/storage/stripe.c). */
 	return agree(run, stripe_prepare(run));
@@ -61,33 +63,33 @@ static int ckpt_rep(struct run *run, int repetition, void **out)
 	struct ckpt_rep *rep = calloc(1, sizeof(*rep));
 	int rc = 0;
 
+	int64_t n = cfg->checkpoint.count;
+
+	if (ckpt_phased(cfg))
+		n = cfg->checkpoint.num_write > cfg->checkpoint.num_read ? cfg->checkpoint.num_write
+									 : cfg->checkpoint.num_read;
 	if (rep)
-		rep->c = calloc((size_t)cfg->checkpoint.count, sizeof(*rep->c));
+		rep->c = calloc((size_t)n, sizeof(*rep->c));
 	if (!rep || !rep->c) {
 		free(rep);
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
 	}
 	*out = rep;
+	if (ckpt_phased(cfg))
+		return ckpt_phases_run(run, repetition, rep);
 	for (int64_t k = 0; k < cfg->checkpoint.count && rc == 0; k++) {
 		struct ckpt_one *c = &rep->c[rep->n++];
 
 		c->step = (int64_t)repetition * cfg->checkpoint.count + k + 1;
+		c->wrote = cfg->checkpoint.save;
+		c->read = cfg->checkpoint.restore || !cfg->checkpoint.save;
 		if (!cfg->checkpoint.save) {
 			if ((rc = agree(run, ckpt_check_existing(run, st, c->step))) < 0 ||
 			    (rc = ckpt_restore(run, st, c)) < 0)
 				break;
 			continue;
 		}
-		if ((rc = ckpt_save(run, st, c)) < 0)
-			break;
-		if ((rc = agree(run, ckpt_stripe_readback(run, st, c->step))) < 0)
-			break;
-		if (cfg->checkpoint.restore && (rc = ckpt_restore(run, st, c)) < 0)
-			break;
-		rc = ckpt_prune(run, st, c);
-		if (rc == 0 && run->stop && *run->stop)
-			rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
-		rc = agree(run, rc);
+		rc = ckpt_save_step(run, st, c, cfg->checkpoint.restore);
 	}
 	return rc;
 }
@@ -101,17 +103,32 @@ static void ckpt_free_rep(void *rep)
 	free(r);
 }
 
+/* The phases' keys first (their refusals name them), then the checkpoint's. */
+static int ckpt_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	int rc = ckpt_phases_check(cfg, nranks, err);
+
+	return rc < 0 ? rc : checkpoint_check(cfg, nranks, err);
+}
+
+static void ckpt_finish_all(struct run *run, int rc)
+{
+	if (ckpt_of(run))
+		ckpt_phases_free(ckpt_of(run));
+	ckpt_finish(run, rc);
+}
+
 const struct workload_ops checkpoint_workload = {
     .version = WORKLOAD_OPS_VERSION,
     .name = "checkpoint",
     .help = "model checkpoints (DCP or one shared file): write to durable, restore, verify; "
 	    "MiB/s, time to durable, per-rank skew",
     .caps = 0,
-    .check = checkpoint_check,
+    .check = ckpt_check,
     .prepare = ckpt_prepare,
     .run = ckpt_rep,
     .write = checkpoint_results_write,
     .free_rep = ckpt_free_rep,
-    .finish = ckpt_finish,
+    .finish = ckpt_finish_all,
     .outputs = &checkpoint_outputs,
 };

@@ -51,7 +51,7 @@ void checkpoint_project(struct run *run, json_t *summary, uint64_t full_bytes)
 	json_object_set_new(p, "min_bytes_per_writing_rank",
 			    json_integer((json_int_t)CKPT_MIN_BYTES_PER_WRITER));
 	json_object_set_new(p, "representative", json_boolean(stands));
-	if (cfg->checkpoint.save && durable > 0 && size > 0) {
+	if (durable > 0 && size > 0) { /* only a run that wrote has a time to durable */
 		n = (double)full_bytes / (size / durable);
 		ckpt_set_real(p, "durable_bytes_per_second", size / durable);
 		ckpt_set_real(p, "seconds_to_durable", n);
@@ -105,6 +105,38 @@ void checkpoint_project(struct run *run, json_t *summary, uint64_t full_bytes)
 	"{checkpoint.projection.full_size_bytes/1073741824:%.4g} GiB at this rate: "               \
 	"{checkpoint.projection.seconds_to_durable:%.4g} s to durable"
 
+#define CKPT_PHASES_ROWS                                                                           \
+	{"MLPerf phases",                                                                          \
+	 "{checkpoint.phases.invocation}: {checkpoint.phases.num_checkpoints_write} written, "     \
+	 "{checkpoint.phases.num_checkpoints_read} read; {checkpoint.phases.hosts} host(s), "      \
+	 "{checkpoint.phases.ranks_per_host} ranks each; read on another host: "                   \
+	 "{checkpoint.phases.read_on_other_host?yes|no}",                                          \
+	 "checkpoint.phases"},                                                                     \
+	    {"write (MLPerf)",                                                                     \
+	     "{metric.checkpoint_write_duration_seconds:%.4f} s, "                                 \
+	     "{metric.checkpoint_write_throughput_GiB_per_second:%.3f} GiB/s (longest rank; mean " \
+	     "over checkpoints)",                                                                  \
+	     NULL},                                                                                \
+	    {"read (MLPerf)",                                                                      \
+	     "{metric.checkpoint_read_duration_seconds:%.4f} s, "                                  \
+	     "{metric.checkpoint_read_throughput_GiB_per_second:%.3f} GiB/s (longest rank; mean "  \
+	     "over checkpoints)",                                                                  \
+	     NULL},                                                                                \
+	    {"recovery",                                                                           \
+	     "{metric.checkpoint_recovery_seconds:%.4f} s, "                                       \
+	     "{metric.checkpoint_recovery_throughput_GiB_per_second:%.3f} GiB/s (the read and "    \
+	     "{checkpoint.phases.visible_after_seconds:%.6f} s until another host could read it)", \
+	     NULL},                                                                                \
+	{                                                                                          \
+		"flush before the reads",                                                          \
+		    "{checkpoint.phases.flush.nodes.0.outcome} on "                                \
+		    "{checkpoint.phases.flush.nodes.0.host}, "                                     \
+		    "{checkpoint.phases.flush.required?required|not required} by the rule (a "     \
+		    "host's "                                                                      \
+		    "share below 3 x its RAM); every host's in summary.json",                      \
+		    "checkpoint.phases.flush"                                                      \
+	}
+
 static const struct out_col ckpt_fact_cols[] = {
     {"metric", NULL, true}, {"value", NULL, true}, {NULL, NULL, false}};
 
@@ -120,6 +152,7 @@ static const struct out_fact ckpt_table_facts[] = {
      NULL},
     {"time to durable", "{metric.checkpoint_time_to_durable_seconds:%.4f} s", NULL},
     {"restore (read)", CKPT_READ_BW, NULL},
+    CKPT_PHASES_ROWS,
     {"namespace (rank 0)", CKPT_NAMESPACE, NULL},
     {"per-rank write time", CKPT_SKEW("write"), NULL},
     {"projection", CKPT_PROJECTION, "checkpoint.projection.scaled"},
@@ -190,6 +223,7 @@ static const struct out_fact ckpt_stats[] = {
     {NULL, NULL, NULL}};
 
 static const struct out_fact ckpt_more[] = {
+    CKPT_PHASES_ROWS,
     {"per-rank write time", CKPT_SKEW("write"), NULL},
     {"per-rank read time", CKPT_SKEW("read"), NULL},
     {"write calls",

@@ -62,7 +62,7 @@ static json_t *ckpt_latency_json(const struct hist *h)
 
 struct ckpt_totals {
 	double wbw_sum, rbw_sum, durable_sum, delete_sum, wbytes, rbytes;
-	int n, nread;
+	int n, nread, nwrite;
 	double wbw_min, wbw_max, rbw_min, rbw_max;
 };
 
@@ -95,7 +95,7 @@ static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const dou
 	json_object_set_new(o, "repetition", json_integer(rep + 1));
 	json_object_set_new(o, "step", json_integer(c0->step));
 	json_object_set_new(o, "files", json_integer((json_int_t)files));
-	if (run->cfg.checkpoint.save) {
+	if (c0->wrote) {
 		json_object_set_new(o, "bytes_written", json_integer((json_int_t)wb));
 		json_object_set_new(o, "write_calls", json_integer((json_int_t)wcalls));
 		json_object_set_new(o, "write_seconds", json_real(wmax));
@@ -104,7 +104,7 @@ static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const dou
 				    json_real(ckpt_durable(c0, wmax)));
 		json_object_set_new(o, "write_seconds_per_rank", w ? ckpt_skew(w, n) : json_null());
 	}
-	if (run->cfg.checkpoint.restore) {
+	if (c0->read) {
 		json_object_set_new(o, "bytes_read", json_integer((json_int_t)rb));
 		json_object_set_new(o, "read_calls", json_integer((json_int_t)rcalls));
 		json_object_set_new(o, "read_seconds", json_real(rmax));
@@ -116,10 +116,15 @@ static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const dou
 		t->nread++;
 	}
 	json_object_set_new(o, "delete_seconds", json_real(c0->delete_s));
-	t->wbw_sum += wbw;
-	t->wbw_min = t->n ? fmin(t->wbw_min, wbw) : wbw;
-	t->wbw_max = fmax(t->wbw_max, wbw);
-	t->durable_sum += ckpt_durable(c0, wmax);
+	if (ckpt_phased(&run->cfg))
+		ckpt_phases_record(run, c0, wmax, rmax, o);
+	if (c0->wrote) {
+		t->wbw_sum += wbw;
+		t->wbw_min = t->nwrite ? fmin(t->wbw_min, wbw) : wbw;
+		t->wbw_max = fmax(t->wbw_max, wbw);
+		t->nwrite++;
+	}
+	t->durable_sum += c0->wrote ? ckpt_durable(c0, wmax) : 0;
 	t->delete_sum += c0->delete_s;
 	t->wbytes += wb;
 	t->rbytes += rb;
@@ -135,12 +140,12 @@ static json_t *ckpt_record(struct run *run, const struct ckpt_one *c0, const dou
 static json_t *ckpt_rep_json(const struct run *run, int r, const struct ckpt_totals *a,
 			     const struct ckpt_totals *b)
 {
-	int n = b->n - a->n, nr = b->nread - a->nread;
+	int n = b->nwrite - a->nwrite, nr = b->nread - a->nread;
 	json_t *o = json_object();
 
 	json_object_set_new(o, "repetition", json_integer(r + 1));
-	json_object_set_new(o, "checkpoints", json_integer(n));
-	if (run->cfg.checkpoint.save && n > 0)
+	json_object_set_new(o, "checkpoints", json_integer(b->n - a->n));
+	if (n > 0)
 		json_object_set_new(o, "bandwidth_MiB_per_second",
 				    json_real((b->wbw_sum - a->wbw_sum) / n));
 	else if (nr > 0)
@@ -224,15 +229,15 @@ static json_t *ckpt_metric_json(const struct run *run, const struct ckpt_plan *p
 	json_object_set_new(m, "checkpoint_bytes_read", json_integer((json_int_t)t->rbytes));
 	json_object_set_new(m, "checkpoint_files", json_incref(json_object_get(first, "files")));
 	json_object_set_new(m, "checkpoint_writing_ranks", json_integer(p->writers));
-	if (run->cfg.checkpoint.save) {
+	if (t->nwrite) {
 		json_object_set_new(m, "checkpoint_write_bandwidth_MiB_per_second",
-				    json_real(t->n ? t->wbw_sum / t->n : 0));
+				    json_real(t->wbw_sum / t->nwrite));
 		json_object_set_new(m, "checkpoint_write_bandwidth_min_MiB_per_second",
 				    json_real(t->wbw_min));
 		json_object_set_new(m, "checkpoint_write_bandwidth_max_MiB_per_second",
 				    json_real(t->wbw_max));
 		json_object_set_new(m, "checkpoint_time_to_durable_seconds",
-				    json_real(t->n ? t->durable_sum / t->n : 0));
+				    json_real(t->durable_sum / t->nwrite));
 		json_object_set_new(m, "checkpoint_write_seconds_per_rank",
 				    json_incref(json_object_get(first, "write_seconds_per_rank")));
 	}
@@ -249,7 +254,7 @@ static json_t *ckpt_metric_json(const struct run *run, const struct ckpt_plan *p
 				    json_boolean(run->cfg.checkpoint.verify));
 	}
 	json_object_set_new(m, "checkpoint_delete_seconds", json_real(t->delete_sum));
-	if (run->cfg.checkpoint.save) {
+	if (t->nwrite) {
 		json_object_set_new(m, "checkpoint_write_latency_seconds",
 				    ckpt_latency_json(&c->wl));
 		json_object_set_new(m, "checkpoint_fsync_calls",
@@ -288,6 +293,15 @@ static json_t *ckpt_plan_json(const struct run *run, const struct ckpt_state *st
 	json_object_set_new(plan, "zero_stage", json_integer(run->cfg.checkpoint.zero_stage));
 	json_object_set_new(plan, "bytes_per_rank", bytes);
 	json_object_set_new(plan, "folder", json_string(st->folder));
+	if (p->geometry_total != p->total)
+		json_object_set_new(plan, "subset",
+				    json_pack("{s:I, s:I, s:I, s:I}", "ranks",
+					      (json_int_t)run->nranks, "geometry_ranks",
+					      (json_int_t)p->tp * p->pp * p->dp, "bytes",
+					      (json_int_t)p->total, "geometry_bytes",
+					      (json_int_t)p->geometry_total));
+	if (ckpt_phased(&run->cfg))
+		json_object_set_new(plan, "phases", ckpt_phases_json(run));
 	return plan;
 }
 
@@ -323,8 +337,10 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
 	results_summary_head(run, ctx, s);
 	json_object_set_new(s, "storage", results_storage_json(run));
-	json_object_set_new(s, "metric",
-			    ckpt_metric_json(run, &st->plan, &t, json_array_get(list, 0), &calls));
+	json_t *m = ckpt_metric_json(run, &st->plan, &t, json_array_get(list, 0), &calls);
+	if (ckpt_phased(&run->cfg))
+		ckpt_phases_metric(run, list, m);
+	json_object_set_new(s, "metric", m);
 	json_object_set_new(s, "checkpoints", list);
 	json_object_set_new(s, "repetitions", rj);
 	json_object_set_new(s, "checkpoint", ckpt_plan_json(run, st));

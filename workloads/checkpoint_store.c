@@ -101,9 +101,11 @@ static void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struc
 	ckpt_parts(cfg, p);
 	p->tp = (int)cfg->checkpoint.tensor_parallelism;
 	p->pp = (int)cfg->checkpoint.pipeline_parallelism;
-	p->dp = nranks / (p->tp * p->pp);
+	p->dp = cfg->checkpoint.data_parallelism ? (int)cfg->checkpoint.data_parallelism
+						 : nranks / (p->tp * p->pp);
 	p->mp_rank = rank % (p->tp * p->pp);
 	p->dp_rank = rank / (p->tp * p->pp);
+	uint64_t sum = 0;
 	for (int r = 0; r < nranks; r++) {
 		uint64_t b = ckpt_bytes_of(cfg, p, r);
 		if (r < rank)
@@ -111,6 +113,14 @@ static void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struc
 		if (r == rank)
 			p->mine = b;
 		p->writers += b > 0;
+		sum += b;
+	}
+	/* A subset (fewer ranks than the geometry): the checkpoint is what its ranks write, the
+	 * full size in the projection the same share of the full model. */
+	p->geometry_total = p->total;
+	if (sum != p->total && p->total > 0) {
+		p->full = (uint64_t)((double)p->full * ((double)sum / (double)p->total));
+		p->total = sum;
 	}
 }
 
@@ -130,7 +140,14 @@ int checkpoint_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "%s: [checkpoint] bytes_per_param_model + _optimizer + _gradients "
 			       "is 0: nothing to save",
 			       src);
-	if (mpn > nranks || nranks % mpn != 0)
+	int64_t dpk = cfg->checkpoint.data_parallelism;
+	if (dpk && nranks > mpn * dpk)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [checkpoint] data_parallelism = %" PRId64 " with tensor x "
+			       "pipeline = %" PRId64 " is a geometry of %" PRId64
+			       " ranks: %d ranks do not fit (a subset has at most that many)",
+			       src, dpk, mpn, mpn * dpk, nranks);
+	if (!dpk && (mpn > nranks || nranks % mpn != 0))
 		return fb_fail(
 		    err, -FB_ECONFIG,
 		    "%s: [checkpoint] tensor_parallelism x pipeline_parallelism = %" PRId64
@@ -148,11 +165,11 @@ int checkpoint_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "%s: [storage] direct = true is not supported by the checkpoint "
 			       "workload (its shards are not block-aligned)",
 			       src);
-	if (!cfg->checkpoint.save && !cfg->checkpoint.restore)
+	if (!ckpt_saves(cfg) && !ckpt_restores(cfg))
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [checkpoint] save = false and restore = false: nothing to do",
 			       src);
-	if (cfg->checkpoint.verify && !cfg->checkpoint.restore)
+	if (!ckpt_phased(cfg) && cfg->checkpoint.verify && !cfg->checkpoint.restore)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: [checkpoint] verify = true needs restore = true (verification "
 			       "checks what the restore reads)",
@@ -256,8 +273,8 @@ int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_one *c,
  * counted (its time is in meta_s); the rename and the folder fsyncs are namespace calls. A
  * failure leaves no temporary, and no path when only a folder fsync failed: not known to be
  * durable, the checkpoint must not look complete (best effort). */
-static int ckpt_put_atomic(struct run *run, struct ckpt_state *st, const char *dir,
-			   const char *path, const char *text, size_t len)
+int ckpt_put_atomic(struct run *run, struct ckpt_state *st, const char *dir, const char *path,
+		    const char *text, size_t len)
 {
 	struct io io = {.run = run}, nio = {.run = run, .stats = st->nst};
 	char tmp[CFG_PATH_MAX + 160];
@@ -500,7 +517,7 @@ double ckpt_durable(const struct ckpt_one *c, double wmax)
 static int ckpt_verify(struct run *run, struct ckpt_state *st, const char *path, int64_t step,
 		       uint64_t off, size_t n)
 {
-	ckpt_header(st->pattern, n, step, run->rank, off);
+	ckpt_header(st->pattern, n, step, st->src, off);
 	if (memcmp(st->rbuf, st->pattern, n) == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -544,18 +561,20 @@ static int ckpt_read_range(struct run *run, struct ckpt_state *st, struct ckpt_o
 
 int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 {
-	const struct ckpt_plan *p = &st->plan;
 	bool single = run->cfg.checkpoint.layout == CKPT_LAYOUT_SINGLE;
 	char path[CFG_PATH_MAX + 96];
 	int rc = 0;
 
-	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
+	ckpt_file(run, st, c->step, st->src, path, sizeof(path));
 	/* The page cache must not answer the restore: this rank's file is evicted through the
 	 * back-end (after the fsync its pages are clean), or page_cache = drop drops the whole
-	 * cache (root, the first rank of each node, whether or not it has bytes). */
-	if (run->cfg.storage.page_cache == PAGE_CACHE_DROP) {
+	 * cache (root, the first rank of each node, whether or not it has bytes). Phases flush
+	 * once, between the write and the read phase (checkpoint_phases.c). */
+	if (st->flushed) {
+		rc = 0;
+	} else if (run->cfg.storage.page_cache == PAGE_CACHE_DROP) {
 		rc = evict_drop_all(run);
-	} else if (p->mine) {
+	} else if (st->src_bytes) {
 		struct io io = {.run = run}; /* not part of the timed restore */
 		rc = io_evict(&io, path);
 	}
@@ -565,11 +584,11 @@ int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 	cachestate_record_path(run, p->mine && (!single || run->local_rank == 0) ? path : NULL,
 			       "checkpoint_restore_cache_measured", c->step, "before");
 	if (run->cfg.checkpoint.verify) /* the pattern, headers aside, as written */
-		ckpt_pattern(&run->cfg, c->step, run->rank, st->pattern,
+		ckpt_pattern(&run->cfg, c->step, st->src, st->pattern,
 			     run->cfg.checkpoint.transfer_size);
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
-	rc = ckpt_read_range(run, st, c, path, single ? p->offset : 0, p->mine);
+	rc = ckpt_read_range(run, st, c, path, single ? st->src_off : 0, st->src_bytes);
 	/* The read bandwidth is of the storage: the byte comparison is not in it. */
 	c->read_s = timer_ns_to_s(timer_now_ns() - t0 - c->verify_ns);
 	watchdog_kick(run);
@@ -636,6 +655,22 @@ int ckpt_prune(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 			rc = io_sync_dir(&io, st->folder); /* the step folder's entry gone */
 		c->delete_s = timer_ns_to_s(timer_now_ns() - t0);
 	}
+	return agree(run, rc);
+}
+
+int ckpt_save_step(struct run *run, struct ckpt_state *st, struct ckpt_one *c, bool restore)
+{
+	int rc;
+
+	if ((rc = ckpt_save(run, st, c)) < 0)
+		return rc;
+	if ((rc = agree(run, ckpt_stripe_readback(run, st, c->step))) < 0)
+		return rc;
+	if (restore && (rc = ckpt_restore(run, st, c)) < 0)
+		return rc;
+	rc = ckpt_prune(run, st, c);
+	if (rc == 0 && run->stop && *run->stop)
+		rc = run_fail(run, -FB_EINTR, "interrupted by a signal");
 	return agree(run, rc);
 }
 
@@ -710,6 +745,9 @@ int ckpt_setup(struct run *run)
 			      cfg->checkpoint.transfer_size);
 	for (int r = 0; rc == 0 && r < run->nranks; r++)
 		st->plan.bytes_of[r] = ckpt_bytes_of(cfg, &st->plan, r);
+	st->src = run->rank;
+	st->src_off = st->plan.offset;
+	st->src_bytes = st->plan.mine;
 	if (rc == 0 && run->rank == 0) {
 		struct io io = {.run = run}; /* set-up: not counted */
 		rc = io_mkdirs(&io, st->folder, 0755);

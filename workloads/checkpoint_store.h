@@ -32,6 +32,7 @@ struct ckpt_plan {
 	int tp, pp, dp;			  /* parallel degrees */
 	int mp_rank, dp_rank;		  /* model-parallel and data-parallel coordinates */
 	int writers;			  /* ranks with bytes to write */
+	uint64_t geometry_total;	  /* subset: the whole geometry's bytes (else total) */
 	uint64_t *bytes_of;		  /* rank 0: every rank's bytes */
 };
 
@@ -47,7 +48,8 @@ struct ckpt_one {
 	uint64_t verify_ns; /* restore: time spent comparing what was read (as ior leaves out) */
 	double delete_s;    /* rank 0: removing the checkpoint keep_last pushed out */
 	uint64_t wbytes, wcalls, rbytes, rcalls;
-	uint64_t files; /* files this rank created */
+	uint64_t files;	  /* files this rank created */
+	bool wrote, read; /* this entry saved a checkpoint, restored one (or both) */
 };
 
 struct ckpt_rep {
@@ -61,7 +63,13 @@ struct ckpt_state {
 	unsigned char *pattern; /* transfer_size bytes of this rank's seeded data */
 	unsigned char *rbuf;	/* restore buffer */
 	int64_t step;		/* last checkpoint number written */
-	bool stripe_read;	/* the layout of a checkpoint file was read back */
+	/* The shard this rank restores: its own, or with recovery_rank_shift the one rank
+	 * src wrote (another host's); its offset in a single file and its bytes. */
+	int src;
+	uint64_t src_off, src_bytes;
+	bool flushed;		    /* phases: the flush before the reads evicted them */
+	struct ckpt_phases *phases; /* phases: hosts, flush outcomes, visibility (rank 0) */
+	bool stripe_read;	    /* the layout of a checkpoint file was read back */
 	/* In training (checkpoint_train_*): rank 0's totals. */
 	int ntrain;		  /* checkpoints saved */
 	double train_block_s;	  /* training stopped: barrier to durable, summed */
@@ -93,6 +101,23 @@ struct ckpt_state {
 	struct io_stats *nst;
 };
 
+/* MLPerf Storage's phases: num_checkpoints_write / _read set (checkpoint_phases.c). */
+static inline bool ckpt_phased(const struct config *cfg)
+{
+	return cfg->checkpoint.num_write >= 0 || cfg->checkpoint.num_read >= 0;
+}
+
+/* Whether the run writes checkpoints, and whether it reads them back. */
+static inline bool ckpt_saves(const struct config *cfg)
+{
+	return ckpt_phased(cfg) ? cfg->checkpoint.num_write > 0 : cfg->checkpoint.save;
+}
+
+static inline bool ckpt_restores(const struct config *cfg)
+{
+	return ckpt_phased(cfg) ? cfg->checkpoint.num_read > 0 : cfg->checkpoint.restore;
+}
+
 static inline struct ckpt_state *ckpt_of(struct run *run)
 {
 	return (struct ckpt_state *)run->workload_priv;
@@ -112,6 +137,12 @@ void ckpt_file(const struct run *run, const struct ckpt_state *st, int64_t step,
  * with its header, then fsync and close. */
 int ckpt_write_range(struct run *run, struct ckpt_state *st, struct ckpt_one *c, const char *path,
 		     uint64_t base, uint64_t len, const unsigned char *staged);
+
+/* Writes path (in dir, under the checkpoint folder) atomically through the back-end: a hidden
+ * temporary, fsync, rename, fsync of dir and of the checkpoint folder (namespace calls counted
+ * in st->nst). */
+int ckpt_put_atomic(struct run *run, struct ckpt_state *st, const char *dir, const char *path,
+		    const char *text, size_t len);
 
 /* Rank 0, after every rank's bytes are durable: .metadata under a temporary name, fsync,
  * rename, fsync of the step folder and of the checkpoint folder. */
@@ -142,6 +173,10 @@ int ckpt_check_existing(struct run *run, struct ckpt_state *st, int64_t step);
 /* keep_last: removes the checkpoint that falls out of the kept ones (rank 0). */
 int ckpt_prune(struct run *run, struct ckpt_state *st, struct ckpt_one *c);
 
+/* Collective: one checkpoint of the workload saved to durable, its layout read back (the first
+ * one), restored when restore is set, keep_last applied; a signal stops it. Agreed code. */
+int ckpt_save_step(struct run *run, struct ckpt_state *st, struct ckpt_one *c, bool restore);
+
 /* The layout the file system gave a checkpoint file, recorded like a dataset's (first
  * checkpoint only): the checkpoint's files stand in for the dataset's while it is read. */
 int ckpt_stripe_readback(struct run *run, struct ckpt_state *st, int64_t step);
@@ -155,6 +190,23 @@ void ckpt_finish(struct run *run, int rc);
 /* The checkpoints' namespace calls through the io_* wrappers (rank 0's: it keeps the folders). */
 void ckpt_namespace_json(json_t *m, uint64_t ops, uint64_t ops_ns, uint64_t dsyncs,
 			 uint64_t dsync_ns);
+
+/* Phases (checkpoint_phases.c). The keys' checks (no I/O). */
+int ckpt_phases_check(const struct config *cfg, int nranks, struct fb_errbuf *err);
+/* Collective, once after set-up: ranks per host, the shard each rank restores. */
+int ckpt_phases_prepare(struct run *run);
+/* Collective: one repetition's write phase, flush, read phase into rep (rep->c sized for
+ * max(num_checkpoints_write, num_checkpoints_read)). */
+struct ckpt_rep;
+int ckpt_phases_run(struct run *run, int repetition, struct ckpt_rep *rep);
+/* Rank 0: summary.json's checkpoint.phases. */
+json_t *ckpt_phases_json(const struct run *run);
+/* Rank 0: adds the phase figures (GiB/s, recovery) to one checkpoint's record and the means to
+ * metric. */
+void ckpt_phases_record(struct run *run, const struct ckpt_one *c0, double wmax, double rmax,
+			json_t *o);
+void ckpt_phases_metric(struct run *run, json_t *checkpoints, json_t *metric);
+void ckpt_phases_free(struct ckpt_state *st);
 
 /* The workload's write hook (checkpoint_results.c): summary.json, table.md, checkpoints.csv. */
 struct results_ctx;

@@ -12,9 +12,16 @@ NAME=$1
 FAIL_WHAT="checkpoint config $NAME"
 INI=$FEEDBENCH_SOURCE_DIR/configs/workloads/$NAME.ini
 lib_init ckconf
+# The MLPerf Storage configs run 2 writes and 2 reads scaled down (10 and 10 at full size).
+PHASES=(--set checkpoint.num_checkpoints_write=2 --set checkpoint.num_checkpoints_read=2)
+vranks= # ranks of the full-size validation (default: the header's)
 case $NAME in
-llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=() ;;
-llama3_70b_checkpoint) full=64 params=70553706496 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2) ;;
+llama3_8b_checkpoint) full=8 params=8030261248 scale=0.001 extra=("${PHASES[@]}") ;;
+llama3_70b_checkpoint) full=64 params=69882617856 scale=0.0001 extra=(--set checkpoint.tensor_parallelism=2 "${PHASES[@]}") ;;
+# 512 and 1024 ranks are not started here: 405B validates as the 8-process subset and runs
+# scaled down as a subset of 2 ranks; 1T (the same shape) validates as a subset of 2 ranks
+llama3_405b_checkpoint) full=512 vranks=8 params=405853388800 scale=0.001 extra=("${PHASES[@]}") ;;
+llama3_1t_checkpoint) full=1024 vranks=2 params=1183035102480 scale=0.001 extra=("${PHASES[@]}") ;;
 train_with_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set dataset.num_files_train=28
 	--set dataset.record_length_bytes=64KiB --set train.epochs=3 --set train.computation_time=2ms) ;;
 train_with_async_checkpoints) full=2 params=8030261248 scale=0.0001 extra=(--set dataset.num_files_train=28
@@ -27,8 +34,8 @@ esac
 # the scaled-down settings (70B: tensor 2 instead of 8, which 2 ranks cannot hold).
 hdr=$(grep -m1 -oE '^; +mpiexec -n [0-9]+' "$INI" | grep -oE '[0-9]+$')
 [ "$hdr" = "$full" ] || fail "the header's first command runs ${hdr:-no} ranks, expected $full"
-fb_mpi "$full" validate "$INI"
-[ "$RC" -eq 0 ] || fail "the full-size config does not validate on $full ranks"
+fb_mpi "${vranks:-$full}" validate "$INI"
+[ "$RC" -eq 0 ] || fail "the full-size config does not validate on ${vranks:-$full} ranks"
 if [ "$NAME" = llama3_70b_checkpoint ]; then
 	fb_mpi 2 validate "$INI"
 	[ "$RC" -ne 0 ] || fail "tensor_parallelism = 8 validated on 2 ranks"
@@ -36,6 +43,10 @@ if [ "$NAME" = llama3_70b_checkpoint ]; then
 fi
 fb_mpi 2 validate "$INI" "${extra[@]}"
 [ "$RC" -eq 0 ] || fail "the full-size config does not validate on 2 ranks with ${extra[*]}"
+if [ "$NAME" = llama3_1t_checkpoint ]; then # llama3_405b_checkpoint's run covers its shape
+	echo "PASS (checkpoint config $NAME: validates as a subset of 2 ranks)"
+	exit 0
+fi
 fb_mpi 2 run "$INI" --set checkpoint.scale=$scale "${extra[@]}" \
 	--set dataset.data_dir="$T/data" --output "$T/results" --quiet
 [ "$RC" -eq 0 ] || fail "the scaled-down run failed"
@@ -62,8 +73,24 @@ if s["workload_type"] == "train":
         s["workload"], want, m["checkpoint_training_steps_lost"]))
     sys.exit(0)
 assert s["workload_type"] == "checkpoint"
+plan = s["checkpoint"]
+if "subset" in plan:
+    # the first 2 ranks of tensor 8 x pipeline P x data 2, ZeRO 1: replica 0's shares of the
+    # weights and of replica 0's half of the optimizer state
+    def piece(total, i, n): return total * (i + 1) // n - total * i // n
+    mp = plan["tensor_parallelism"] * plan["pipeline_parallelism"]
+    model, opt = round(params * 2 * scale), round(params * 12 * scale)
+    ranks = [piece(model, r, mp) + piece(piece(opt, r, mp), 0, 2) for r in (0, 1)]
+    assert plan["bytes_per_rank"] == ranks, (plan["bytes_per_rank"], ranks)
+    assert plan["subset"] == {"ranks": 2, "geometry_ranks": mp * 2, "bytes": sum(ranks),
+                              "geometry_bytes": want}, plan["subset"]
+    want = sum(ranks)
 assert m["checkpoint_size_bytes"] == want, (m["checkpoint_size_bytes"], want)
-assert m["checkpoint_bytes_written"] == want and m["checkpoint_bytes_read"] == want, m
+n = plan["phases"]["num_checkpoints_write"] if "phases" in plan else 1
+assert m["checkpoint_bytes_written"] == n * want and m["checkpoint_bytes_read"] == n * want, m
+if "phases" in plan:
+    assert plan["phases"]["invocation"] == "both" and plan["phases"]["recovery_rank_shift"] is True
+    assert m["checkpoint_write_throughput_GiB_per_second"] > 0 and m["checkpoint_recovery_seconds"] > 0, m
 assert m["checkpoint_restore_verified"] is True
 files = sorted(os.listdir(os.path.join(ck, "step-1")))
 assert files == [".metadata", "__0_0.distcp", "__1_0.distcp"], files
@@ -75,8 +102,8 @@ PY
 # model (params x 14 bytes) and warns that a scaled one this small does not stand for it.
 python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(dirname "$summary")" || fail "report.md or table.md (tests/report/check_folder.py)"
 if grep -q '"workload_type": "checkpoint"' "$summary"; then
-	JSON_LET="p = s['checkpoint']['projection']" json_check "$summary" \
-		"p['full_size_bytes'] == $params * 14" "p['representative'] is False" \
+	JSON_LET="p = s['checkpoint']['projection']; sub = 'subset' in s['checkpoint']" json_check "$summary" \
+		"sub or p['full_size_bytes'] == $params * 14" "p['representative'] is False" \
 		"p['seconds_to_durable'] > 0"
 	grep -qF "GiB at this rate:" "$(dirname "$summary")/report.md" || fail "no projection"
 	grep -qF "too small to stand for the full one" "$(dirname "$summary")/report.md" ||
