@@ -42,8 +42,9 @@ struct live {
 	bool have_prev;
 	MPI_Request req;
 	bool pending;
-	long posted; /* gathers this rank posted in this phase */
-	long rows;   /* intervals gathered over the run */
+	long posted;		 /* gathers this rank posted in this phase */
+	long rows;		 /* intervals gathered over the run */
+	double line_was[NF + 1]; /* rank 0: the totals at its last line ([NF]: their time) */
 	double rates[STEADY_MAX];
 	int nrates;
 	FILE *csv, *rcsv; /* rank 0: live.csv's rows, ranks.csv's per-interval rows */
@@ -278,9 +279,16 @@ static void consume(struct run *run)
 		decide(run, &now, &was);
 	lv->rows++;
 	if (run->rank == 0 && lv->print) {
-		/* A phase's last gather after a whole interval: its row, no line of its own. */
-		if (!now.v[F_TAIL] || now.t - was.t >= 0.5 * timer_ns_to_s(lv->period_ns))
-			report_line(run, &now, &was);
+		/* A line per interval, over the time since the last line: a phase's last gather
+		 * (rows at every epoch's end) gets one only when a whole interval has passed. */
+		struct totals last = {.t = lv->line_was[NF]};
+		double gap = now.t - last.t, every = timer_ns_to_s(lv->period_ns);
+		memcpy(last.v, lv->line_was, sizeof(last.v));
+		if (gap >= (now.v[F_TAIL] ? every : 0.5 * every)) {
+			report_line(run, &now, &last);
+			memcpy(lv->line_was, now.v, sizeof(now.v));
+			lv->line_was[NF] = now.t;
+		}
 		report_row(run, &now, &was);
 		report_ranks(run);
 	}
@@ -294,7 +302,9 @@ static void *live_main(void *arg)
 {
 	struct run *run = arg;
 	struct live *lv = run->live;
-	uint64_t next = timer_now_ns() + lv->period_ns;
+	/* On the repetition's grid, so that epochs shorter than an interval still get lines. */
+	uint64_t next =
+	    lv->t_base + ((timer_now_ns() - lv->t_base) / lv->period_ns + 1) * lv->period_ns;
 
 	while (!atomic_load(&lv->quit)) {
 		uint64_t now = timer_now_ns();
@@ -375,6 +385,7 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	if (phase == 0) { /* a repetition begins: its own clock, counters and stop */
 		memset(lv->base, 0, sizeof(lv->base));
 		memset(lv->prev, 0, (size_t)run->nranks * NF * sizeof(double));
+		memset(lv->line_was, 0, sizeof(lv->line_was));
 		lv->have_prev = false;
 		lv->nrates = 0;
 		atomic_store(&lv->stop, LIVE_RUN);
