@@ -90,7 +90,7 @@ static const struct cli_cmd {
 } cli_cmds[] = {
     {"run", CLI_RUN,
      "usage: feedbench run CONFIG [--set section.key=value]... [--output DIR] [--quiet]\n"
-     "                    [--strict]\n"
+     "                    [--strict] [--dry-run [--ranks-per-host N]]\n"
      "\n"
      "Generates the dataset when needed (see [dataset] generate), trains for the configured\n"
      "epochs and repetitions, and writes a run folder (summary.json, CSVs, report, plots)\n"
@@ -104,6 +104,10 @@ static const struct cli_cmd {
      "                                (exit 2 before reading), too few steps per epoch for a\n"
      "                                steady state, an AU threshold not the workload's own\n"
      "                                (exit 1 after the run; the results are written)\n"
+     "  --dry-run, -n                 make validate's checks, then print the plan (checkpoint:\n"
+     "                                the whole geometry's bytes and files per rank and per\n"
+     "                                host, memory per rank, totals); touches no file\n"
+     "  --ranks-per-host N            the plan's hosts: N consecutive ranks each (default 8)\n"
      "\n"
      "Run under MPI, one rank per emulated accelerator:\n"
      "  mpiexec -n 2 feedbench run configs/quickstart.ini\n"
@@ -277,6 +281,21 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			c->opts.quiet = true;
 		} else if (strcmp(a, "--strict") == 0) {
 			c->opts.strict = true;
+		} else if (c->cmd == CLI_RUN &&
+			   (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0)) {
+			c->opts.dry_run = true;
+		} else if (c->cmd == CLI_RUN && strcmp(a, "--ranks-per-host") == 0 &&
+			   i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 1048576) {
+				fprintf(stderr,
+					"feedbench: --ranks-per-host '%s' is not a count of 1 or "
+					"more\n",
+					argv[i]);
+				return -FB_EUSAGE;
+			}
+			c->opts.ranks_per_host = (int)v;
 		} else if (a[0] == '-') {
 			fprintf(stderr,
 				"feedbench: unknown or incomplete option '%s' (see feedbench "
@@ -475,6 +494,22 @@ static int validate_preflight(const struct config *cfg, struct fb_errbuf *err)
 	return rc;
 }
 
+/* Rank 0, run --dry-run after the checks: the workload's plan. */
+static void dry_run_plan(const struct config *cfg, const struct runner_opts *o)
+{
+	const struct workload_ops *w = workload_of(cfg);
+	int nranks;
+
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (w && w->plan)
+		w->plan(cfg, nranks, o->ranks_per_host ? o->ranks_per_host : 8, stdout);
+	else
+		printf("# feedbench run --dry-run: %s: the config is valid; the %s workload has no "
+		       "plan to print\n",
+		       cfg->workload.name, w ? w->name : "?");
+}
+
+/* validate, and run --dry-run (the same checks, then the plan instead of the config). */
 static int cli_validate(struct cli *c)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
@@ -492,6 +527,8 @@ static int cli_validate(struct cli *c)
 	if (rank == 0) {
 		if (rc < 0)
 			fprintf(stderr, "feedbench: error: %s\n", err.msg);
+		else if (c->opts.dry_run)
+			dry_run_plan(cfg, &c->opts);
 		else
 			cfg_write_ini(cfg, stdout);
 	}
@@ -557,6 +594,8 @@ int cli_dispatch(struct cli *c)
 	case CLI_RUN:
 		if (config_has_sweep(c))
 			return sweep_main(c->argc, c->argv, &world);
+		if (c->opts.dry_run)
+			return cli_validate(c);
 		/* fall through */
 	case CLI_GENERATE:
 		return fb_exit_status(runner_run(&c->opts, MPI_COMM_WORLD, dir, sizeof(dir)));

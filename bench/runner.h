@@ -22,6 +22,8 @@ struct runner_opts {
 	bool no_plots;	      /* sweeps plot once at the end */
 	bool strict;	      /* --strict: MLPerf Storage rules are errors */
 	bool say_accelerator; /* quiet runs too: say which accelerator and why (a sweep's first) */
+	bool dry_run;	      /* run --dry-run: the checks and the workload's plan, no I/O */
+	int ranks_per_host;   /* --ranks-per-host of the dry run's plan (0: 8) */
 };
 
 /* Loads and validates the config on every rank (rank 0 reads, broadcasts, all parse).

@@ -131,4 +131,5 @@ const struct workload_ops checkpoint_workload = {
     .free_rep = ckpt_free_rep,
     .finish = ckpt_finish_all,
     .outputs = &checkpoint_outputs,
+    .plan = ckpt_dry_plan,
 };

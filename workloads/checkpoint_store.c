@@ -85,7 +85,7 @@ static uint64_t ckpt_share(uint64_t part, const struct ckpt_plan *p, int mp_rank
 	return dp_rank == 0 ? mp : 0;
 }
 
-static uint64_t ckpt_bytes_of(const struct config *cfg, const struct ckpt_plan *p, int rank)
+uint64_t ckpt_bytes_of(const struct config *cfg, const struct ckpt_plan *p, int rank)
 {
 	int mpn = p->tp * p->pp, mp_rank = rank % mpn, dp_rank = rank / mpn;
 	int64_t z = cfg->checkpoint.zero_stage;
@@ -95,7 +95,7 @@ static uint64_t ckpt_bytes_of(const struct config *cfg, const struct ckpt_plan *
 	       ckpt_share(p->grads, p, mp_rank, dp_rank, z >= 2);
 }
 
-static void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struct ckpt_plan *p)
+void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struct ckpt_plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	ckpt_parts(cfg, p);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -122,6 +123,12 @@ static inline struct ckpt_state *ckpt_of(struct run *run)
 {
 	return (struct ckpt_state *)run->workload_priv;
 }
+
+/* The plan of rank for nranks ranks (no I/O), and any rank's bytes under it. */
+void ckpt_plan_make(const struct config *cfg, int rank, int nranks, struct ckpt_plan *p);
+uint64_t ckpt_bytes_of(const struct config *cfg, const struct ckpt_plan *p, int rank);
+/* `feedbench run --dry-run` (checkpoint_plan.c): the geometry's plan on out. */
+int ckpt_dry_plan(const struct config *cfg, int nranks, int ranks_per_host, FILE *out);
 
 void ckpt_pattern(const struct config *cfg, int64_t step, int rank, unsigned char *buf, size_t len);
 

@@ -22,6 +22,7 @@
 #define FEEDBENCH_WORKLOAD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct config;
 struct fb_errbuf;
@@ -76,6 +77,12 @@ struct workload_ops {
 	 * builds summary.json and ends with outputs_write_folder; report.md, at the run's end and
 	 * from `feedbench plot`, is rendered from summary.json with it. NULL: training's own. */
 	const struct workload_outputs *outputs;
+
+	/* `feedbench run --dry-run` (rank 0, after the checks, no I/O, no MPI): prints what a run
+	 * of the config would move and allocate, per rank and per host of ranks_per_host ranks.
+	 * nranks: the ranks launched (a workload with a fixed geometry plans all of it).
+	 * Optional: without it the dry run says the workload has no plan. */
+	int (*plan)(const struct config *cfg, int nranks, int ranks_per_host, FILE *out);
 };
 
 /* The registry (workloads/registry.c): NULL-terminated, in the order of workload_choices. */

@@ -44,7 +44,36 @@ fi
 fb_mpi 2 validate "$INI" "${extra[@]}"
 [ "$RC" -eq 0 ] || fail "the full-size config does not validate on 2 ranks with ${extra[*]}"
 if [ "$NAME" = llama3_1t_checkpoint ]; then # llama3_405b_checkpoint's run covers its shape
-	echo "PASS (checkpoint config $NAME: validates as a subset of 2 ranks)"
+	# The 1024-process plan from 2 launched ranks (hosts of 16), every figure recomputed
+	# here from the config; nothing written.
+	fb_mpi 2 run "$INI" --dry-run --ranks-per-host 16 --set dataset.data_dir="$T/data"
+	[ "$RC" -eq 0 ] || fail "run --dry-run failed"
+	[ ! -e "$T/data" ] || fail "run --dry-run created the data folder"
+	python3 - "$INI" "$T/out" <<'PY' || fail "the dry run's plan does not match the config"
+import configparser, re, sys
+c = configparser.ConfigParser(inline_comment_prefixes=(";",))
+c.read(sys.argv[1])
+k = c["checkpoint"]
+got = {m[1]: int(m[2]) for m in re.finditer(r"^(\w+) = (\d+)", open(sys.argv[2]).read(), re.M)}
+n, tp, pp, dp = (int(k[x]) for x in ("num_parameters", "tensor_parallelism",
+                                     "pipeline_parallelism", "data_parallelism"))
+def piece(total, i, n): return total * (i + 1) // n - total * i // n
+model, opt, mp, g = n * 2, n * 12, tp * pp, tp * pp * dp
+# ZeRO 1: replica 0 writes the weights' shard, every replica its half of the optimizer's
+ranks = [piece(model, r % mp, mp) * (r < mp) + piece(piece(opt, r % mp, mp), r // mp, dp)
+         for r in range(g)]
+hosts = [sum(ranks[h:h + 16]) for h in range(0, g, 16)]
+want = {"ranks": g, "hosts": g // 16, "checkpoint_bytes": model + opt, "writing_ranks": g,
+        "checkpoints_written": 10, "checkpoints_read": 10,
+        "bytes_per_rank_min": min(ranks), "bytes_per_rank_max": max(ranks),
+        "files_per_rank_min": 1, "files_per_rank_max": 2,
+        "bytes_per_host_min": min(hosts), "bytes_per_host_max": max(hosts),
+        "files_per_host_min": 16, "files_per_host_max": 17,
+        "memory_per_rank": 2 * 16 * 2**20 + 8 * g,
+        "total_bytes_written": 10 * (model + opt), "total_bytes_read": 10 * (model + opt)}
+assert got == want, {x: (got.get(x), want[x]) for x in want if got.get(x) != want[x]}
+PY
+	echo "PASS (checkpoint config $NAME: validates as a subset of 2 ranks, the 1024-rank plan)"
 	exit 0
 fi
 fb_mpi 2 run "$INI" --set checkpoint.scale=$scale "${extra[@]}" \
