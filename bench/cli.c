@@ -205,6 +205,82 @@ static bool is_help(const char *a)
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+static bool is_dry_run_opt(const char *a)
+{
+	return strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0 ||
+	       strcmp(a, "--ranks-per-host") == 0;
+}
+
+/* run's --dry-run and --ranks-per-host N (argv[*i]). */
+static int cli_dry_run_opt(struct cli *c, int argc, char **argv, int *i)
+{
+	char *end;
+	long v;
+
+	if (strcmp(argv[*i], "--ranks-per-host") != 0) {
+		c->opts.dry_run = true;
+		return 0;
+	}
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "feedbench: --ranks-per-host needs a count\n");
+		return -FB_EUSAGE;
+	}
+	v = strtol(argv[++*i], &end, 10);
+	if (end == argv[*i] || *end || v < 1 || v > 1048576) {
+		fprintf(stderr, "feedbench: --ranks-per-host '%s' is not a count of 1 or more\n",
+			argv[*i]);
+		return -FB_EUSAGE;
+	}
+	c->opts.ranks_per_host = (int)v;
+	return 0;
+}
+
+/* The options of run, generate, validate and search (argv[2...]). */
+static int cli_parse_opts(struct cli *c, int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if ((strcmp(a, "--set") == 0 || strcmp(a, "-s") == 0) && i + 1 < argc) {
+			if (c->opts.nsets == RUNNER_MAX_SETS) {
+				fprintf(stderr, "feedbench: too many --set options\n");
+				return -FB_EUSAGE;
+			}
+			c->opts.sets[c->opts.nsets++] = argv[++i];
+		} else if (strncmp(a, "--set=", 6) == 0) {
+			if (c->opts.nsets == RUNNER_MAX_SETS)
+				return -FB_EUSAGE;
+			c->opts.sets[c->opts.nsets++] = a + 6;
+		} else if ((strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) && i + 1 < argc) {
+			c->opts.output_dir = argv[++i];
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			c->opts.quiet = true;
+		} else if (strcmp(a, "--strict") == 0) {
+			c->opts.strict = true;
+		} else if (c->cmd == CLI_RUN && is_dry_run_opt(a)) {
+			if (cli_dry_run_opt(c, argc, argv, &i) < 0)
+				return -FB_EUSAGE;
+		} else if (a[0] == '-') {
+			fprintf(stderr,
+				"feedbench: unknown or incomplete option '%s' (see feedbench "
+				"--help)\n",
+				a);
+			return -FB_EUSAGE;
+		} else if (!c->opts.config_path) {
+			c->opts.config_path = a;
+		} else {
+			fprintf(stderr, "feedbench: unexpected argument '%s'\n", a);
+			return -FB_EUSAGE;
+		}
+	}
+	if (!c->opts.config_path) {
+		fprintf(stderr, "feedbench: %s needs a CONFIG file (see feedbench --help)\n",
+			argv[1]);
+		return -FB_EUSAGE;
+	}
+	c->opts.generate_only = c->cmd == CLI_GENERATE;
+	return 0;
+}
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
 	const struct cli_cmd *found;
@@ -263,59 +339,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
 	if (c->cmd != CLI_RUN && c->cmd != CLI_GENERATE && c->cmd != CLI_VALIDATE &&
 	    c->cmd != CLI_SEARCH)
 		return 0;
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		if ((strcmp(a, "--set") == 0 || strcmp(a, "-s") == 0) && i + 1 < argc) {
-			if (c->opts.nsets == RUNNER_MAX_SETS) {
-				fprintf(stderr, "feedbench: too many --set options\n");
-				return -FB_EUSAGE;
-			}
-			c->opts.sets[c->opts.nsets++] = argv[++i];
-		} else if (strncmp(a, "--set=", 6) == 0) {
-			if (c->opts.nsets == RUNNER_MAX_SETS)
-				return -FB_EUSAGE;
-			c->opts.sets[c->opts.nsets++] = a + 6;
-		} else if ((strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) && i + 1 < argc) {
-			c->opts.output_dir = argv[++i];
-		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-			c->opts.quiet = true;
-		} else if (strcmp(a, "--strict") == 0) {
-			c->opts.strict = true;
-		} else if (c->cmd == CLI_RUN &&
-			   (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0)) {
-			c->opts.dry_run = true;
-		} else if (c->cmd == CLI_RUN && strcmp(a, "--ranks-per-host") == 0 &&
-			   i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 1 || v > 1048576) {
-				fprintf(stderr,
-					"feedbench: --ranks-per-host '%s' is not a count of 1 or "
-					"more\n",
-					argv[i]);
-				return -FB_EUSAGE;
-			}
-			c->opts.ranks_per_host = (int)v;
-		} else if (a[0] == '-') {
-			fprintf(stderr,
-				"feedbench: unknown or incomplete option '%s' (see feedbench "
-				"--help)\n",
-				a);
-			return -FB_EUSAGE;
-		} else if (!c->opts.config_path) {
-			c->opts.config_path = a;
-		} else {
-			fprintf(stderr, "feedbench: unexpected argument '%s'\n", a);
-			return -FB_EUSAGE;
-		}
-	}
-	if (!c->opts.config_path) {
-		fprintf(stderr, "feedbench: %s needs a CONFIG file (see feedbench --help)\n",
-			argv[1]);
-		return -FB_EUSAGE;
-	}
-	c->opts.generate_only = c->cmd == CLI_GENERATE;
-	return 0;
+	return cli_parse_opts(c, argc, argv);
 }
 
 bool cli_launched(void)

@@ -96,9 +96,8 @@ static void ckpt_spans(const struct config *cfg, const struct ckpt_plan *p, int 
 int ckpt_dry_plan(const struct config *cfg, int nranks, int ranks_per_host, FILE *out)
 {
 	int64_t mp = cfg->checkpoint.tensor_parallelism * cfg->checkpoint.pipeline_parallelism;
-	int g = cfg->checkpoint.data_parallelism
-		    ? (int)(mp * cfg->checkpoint.data_parallelism)
-		    : nranks;
+	int g = cfg->checkpoint.data_parallelism ? (int)(mp * cfg->checkpoint.data_parallelism)
+						 : nranks;
 	int rph = ranks_per_host > 0 ? ranks_per_host : 1;
 	struct ckpt_plan p;
 	int64_t nw, nr;
@@ -116,12 +115,13 @@ int ckpt_dry_plan(const struct config *cfg, int nranks, int ranks_per_host, FILE
 		"nothing allocated)\n",
 		cfg->workload.name);
 	fprintf(out,
-		"ranks = %d (tensor %d x pipeline %d x data %d, ZeRO %" PRId64 ", %d launched)\n", g,
-		p.tp, p.pp, p.dp, cfg->checkpoint.zero_stage, nranks);
+		"ranks = %d (tensor %d x pipeline %d x data %d, ZeRO %" PRId64 ", %d launched)\n",
+		g, p.tp, p.pp, p.dp, cfg->checkpoint.zero_stage, nranks);
 	fprintf(out, "hosts = %d (%d ranks per host, rank r on host r / %d)\n", (g + rph - 1) / rph,
 		rph, rph);
-	fprintf(out, "checkpoint_bytes = %" PRIu64 " (%.1f GiB: model %" PRIu64 ", optimizer %" PRIu64
-		     ", gradients %" PRIu64 ")\n",
+	fprintf(out,
+		"checkpoint_bytes = %" PRIu64 " (%.1f GiB: model %" PRIu64 ", optimizer %" PRIu64
+		", gradients %" PRIu64 ")\n",
 		p.total, (double)p.total / GIB, p.model, p.optimizer, p.grads);
 	fprintf(out, "checkpoints_written = %" PRId64 "\ncheckpoints_read = %" PRId64 "\n", nw, nr);
 	ckpt_spans(cfg, &p, g, rph, out);
