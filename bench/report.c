@@ -165,6 +165,28 @@ static void report_binding_rows(FILE *f, json_t *root)
 	fprintf(f, " |\n");
 }
 
+/* "| MLPerf dataset size |": the preset in effect and rule 3.1.2 over this run's hosts, RAM and
+ * accelerators (summary.json "mlperf"); no row where summary.json has no such member. */
+static void report_mlperf_row(FILE *f, json_t *root)
+{
+	json_t *m = json_object_get(root, "mlperf"), *d = json_object_get(m, "datasize");
+	char t[4][32];
+
+	if (!json_is_object(d))
+		return;
+	fprintf(f,
+		"| MLPerf dataset size | %s, %s: rule %s %s: %s training files, at least %s "
+		"needed (%s hosts of %.1f GiB RAM, %s accelerators) |\n",
+		summary_str(m, "model", "n/a"), summary_str(m, "accelerator_type", "n/a"),
+		summary_str(d, "rule", "n/a"),
+		json_is_true(json_object_get(d, "holds")) ? "holds" : "does not hold",
+		report_count(summary_num(d, "num_files_train"), t[0], sizeof(t[0])),
+		report_count(summary_num(d, "min_files"), t[1], sizeof(t[1])),
+		report_count(summary_num(d, "hosts"), t[2], sizeof(t[2])),
+		summary_num(d, "client_memory_bytes") / 1073741824.0,
+		report_count(summary_num(d, "accelerators"), t[3], sizeof(t[3])));
+}
+
 static void report_run_context(FILE *f, json_t *root)
 {
 	json_t *cfg = json_object_get(root, "config"), *st = json_object_get(root, "storage");
@@ -224,6 +246,7 @@ static void report_run_context(FILE *f, json_t *root)
 		report_text(rd, "batch_size", t[0], 64), report_text(rd, "read_threads", t[1], 64),
 		report_text(rd, "prefetch_size", t[2], 64));
 	report_binding_rows(f, root);
+	report_mlperf_row(f, root);
 	fprintf(f, "| training | %s epochs, computation_time %s s, %s repetitions |\n",
 		report_text(tr, "epochs", t[0], 64), report_text(tr, "computation_time", t[1], 64),
 		report_text(out, "repetitions", t[2], 64));

@@ -18,6 +18,8 @@ gives no section and no row:
   binding's other members (cpus_online, affinity_cpus, cgroup_cpu_quota and its file,
   cpus_per_rank_min and _max, ranks[]) are in summary.json only and not checked;
 - file_table_max_bytes and ranks[].file_table_bytes (the first 8 ranks): the file table row;
+- mlperf: the row "| MLPerf dataset size |" with the model, accelerator_type and rule 3.1.2's
+  result, files, minimum files, hosts, RAM per host and accelerators (mlperf.datasize);
 - live: a '### Stragglers' section naming slowest_rank, slowest_host and slowest_lost_share
   (as rounded); stopped_early[]: one line per element with its repetition, reason and epochs;
 - the whole report, through check_folder.py: no '?' as a value, no nan, inf or (null), no file
@@ -128,6 +130,7 @@ CHECKED = {
     "eval": "the Evaluation section",
     "live": "the Stragglers section",
     "stopped_early[]": "one 'stopped early' line each",
+    "mlperf": "the MLPerf dataset size row",
 }
 
 
@@ -164,6 +167,22 @@ def check_live(s, md):
             st["repetition"], st["reason"], st["after_seconds"], st["epochs"])
         if want not in md:
             fail("no line saying: " + want)
+
+
+def check_mlperf(s, md):
+    m = s.get("mlperf") if isinstance(s.get("mlperf"), dict) else None
+    d = m.get("datasize") if m and isinstance(m.get("datasize"), dict) else None
+    if d is None:
+        if "| MLPerf dataset size |" in md:
+            fail("an MLPerf dataset size row without mlperf.datasize in summary.json")
+        return
+    want = ("| MLPerf dataset size | %s, %s: rule %s %s: %d training files, at least %d needed "
+            "(%d hosts of %.1f GiB RAM, %d accelerators) |") % (
+        m["model"], m["accelerator_type"], d["rule"],
+        "holds" if d["holds"] else "does not hold", d["num_files_train"], d["min_files"],
+        d["hosts"], d["client_memory_bytes"] / 2**30, d["accelerators"])
+    if want not in md:
+        fail("no MLPerf dataset size row %r" % want)
 
 
 def main():
@@ -248,6 +267,7 @@ def main():
             s["num_accelerators"], s.get("num_ranks")))
     check_binding(s, md)
     check_live(s, md)
+    check_mlperf(s, md)
     tmax = s.get("file_table_max_bytes")
     if isinstance(tmax, (int, float)):
         line = [x for x in md.split("\n") if x.startswith("| file table (memory) |")]
