@@ -1,7 +1,8 @@
 #!/bin/bash
 # `feedbench search` at 4 ranks on tests/search/search.ini: a shared emulated device (one read
 # at a time per node, 2 ms each) feeds a number of accelerators computed here from the config;
-# the search must land within one accelerator of it. Then the same search with the device not
+# the search must answer it (one fewer only where its trial at that count was inconclusive: a
+# busy machine's noise). Then the same search with the device not
 # shared (capacity grows with the ranks) must answer 4: the limit found is the device's.
 #
 # Environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC, FEEDBENCH_SOURCE_DIR.
@@ -43,7 +44,16 @@ ans = r["answer_accelerators"]
 tried = [t["accelerators"] for t in r["trials"]]
 print(f"expected {exp}, search answered {ans}, tried {tried}, margin {r['noise_margin']}")
 assert tried[0] == 4, "the first trial must use every rank"
-assert ans == exp, f"answer {ans}, the config predicts {exp} (AU 100 % at 2 ranks, 83 % at 3)"
+# A busy machine only adds data wait (AU falls, never rises): where the trial at the predicted
+# count is one the decision module calls inconclusive (its spread cannot place it against the
+# threshold), the search may answer one fewer; a device faster or slower than configured still
+# fails (an answer above the prediction, or below it with that trial clearly below).
+at_exp = [t for t in r["trials"] if t["accelerators"] == exp]
+noisy = bool(at_exp) and at_exp[0]["au_vs_threshold"] == "inconclusive"
+assert ans == exp or (noisy and ans == exp - 1), \
+    f"answer {ans}, the config predicts {exp} (AU 100 % at 2 ranks, 83 % at 3)"
+if ans != exp:
+    print(f"answered {ans}: the trial at {exp} was inconclusive (load)")
 for t in r["trials"]:
     assert os.path.isfile(os.path.join(d, t["run_dir"], "summary.json")), t["run_dir"]
     assert t["pass"] == (t["au_pct_mean"] >= r["au_threshold_pct"])
