@@ -83,6 +83,7 @@ void io_stats_merge(struct io_stats *dst, const struct io_stats *src)
 	if (src->inflight_max > dst->inflight_max)
 		dst->inflight_max = src->inflight_max;
 	hist_merge(&dst->latency, &src->latency);
+	hist_merge(&dst->ttfb, &src->ttfb);
 	dst->wbytes += src->wbytes;
 	dst->wops += src->wops;
 	dst->creates += src->creates;

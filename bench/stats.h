@@ -39,6 +39,8 @@ struct io_stats {
 	uint64_t retries;      /* short reads and EINTR that needed another call */
 	uint64_t inflight_max; /* most queued reads in flight at once on one thread (io_uring) */
 	struct hist latency;   /* per read transfer */
+	struct hist ttfb;      /* per read transfer whose back-end reports its time to first
+				* byte (S3 GETs); empty on files */
 	/* Writes and the namespace, counted by the same wrappers (bench/storage/io.c). */
 	uint64_t wbytes;      /* bytes accepted by write calls */
 	uint64_t wops;	      /* write calls that moved bytes */

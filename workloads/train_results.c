@@ -318,6 +318,8 @@ static void add_metrics(json_t *summary, struct report_data *d)
 	json_object_set_new(m, "train_wall_seconds", json_real(d->tot_wall));
 	add_cpu_metrics(m, d);
 	json_object_set_new(m, "train_latency_seconds", latency_json(&d->lat));
+	if (d->ttfb.count)
+		json_object_set_new(m, "train_ttfb_seconds", latency_json(&d->ttfb));
 	json_object_set_new(m, "train_data_wait_seconds", wait_json(&d->wait));
 	json_object_set_new(summary, "metric", m);
 	free(auv);
@@ -431,6 +433,8 @@ static json_t *epochs_json(const struct report_data *d)
 		json_object_set_new(o, "cpu_seconds_per_GiB",
 				    json_num(cpu_per_gib(e->cpu_user + e->cpu_sys, e->bytes)));
 		json_object_set_new(o, "latency_seconds", latency_json(&e->lat));
+		if (e->ttfb.count)
+			json_object_set_new(o, "ttfb_seconds", latency_json(&e->ttfb));
 		json_object_set_new(o, "data_wait_seconds", wait_json(&e->wait));
 		decode_json(o, e, 1, &e->lost, "");
 		json_array_append_new(eps, o);
@@ -1057,6 +1061,7 @@ static int epochs_reduce(struct run *run, struct train_result *reps, int nreps,
 	hist_reset(rank_lat);
 	hist_reset(&d->lat);
 	hist_reset(&d->wait);
+	hist_reset(&d->ttfb);
 	int k = 0;
 	for (int r = 0; r < nreps; r++) {
 		for (int e = 0; e < reps[r].epochs; e++, k++) {
@@ -1067,12 +1072,15 @@ static int epochs_reduce(struct run *run, struct train_result *reps, int nreps,
 			hist_merge(rank_wait, &er->wait);
 			hist_merge(rank_lat, &er->io.latency);
 			MPI_Gather(v, R_NF, MPI_DOUBLE, vall, R_NF, MPI_DOUBLE, 0, run->comm);
-			struct hist lat, wait;
+			struct hist lat, wait, ttfb;
 			hist_reduce(run, &er->io.latency, &lat);
 			hist_reduce(run, &er->wait, &wait);
+			hist_reduce(run, &er->io.ttfb, &ttfb);
 			if (run->rank != 0)
 				continue;
 			epoch_total_fold(d, &d->ep[k], vall, r, e, setup[r], &lat, &wait);
+			d->ep[k].ttfb = ttfb;
+			hist_merge(&d->ttfb, &ttfb);
 		}
 	}
 	free(vall);

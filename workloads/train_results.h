@@ -57,6 +57,7 @@ struct epoch_total {
 	double dlio_sps;	  /* samples / (wall + start-up in the first epoch), DLIO's way */
 	struct lost_time lost;	  /* mean over ranks of each rank's split */
 	struct hist lat, wait;
+	struct hist ttfb; /* time to first byte of reads, when the back-end reports it (S3) */
 };
 
 struct rank_total {
@@ -79,6 +80,7 @@ struct report_data {
 	int nep;
 	struct rank_total *ranks;
 	struct hist lat, wait;
+	struct hist ttfb; /* time to first byte of reads (S3 GETs); empty on files */
 	double tot_bytes, tot_ops, tot_samples, tot_wall, tot_cpu_user, tot_cpu_sys;
 	double bw, iops, sps, au_mean, au_sd, io_mean, io_sd, sps_sd;
 	double au_min, au_max;	      /* per-rank AU range (ranks with included steps) */

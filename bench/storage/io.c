@@ -62,11 +62,13 @@ int io_close_file(struct io *io, struct ds_file *file, struct sfile *f)
 
 #define IO_TAG_SYNC UINT64_MAX /* the one read of io_call_read through a queue */
 
-/* One read through the thread's queue, waited for: what pread would have returned. */
-static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
+/* One read through the thread's queue, waited for: what pread would have returned; *ttfb_ns
+ * the back-end's time to first byte of it when it reports one. */
+static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
+			     uint64_t *ttfb_ns)
 {
 	const struct storage_ops *ops = io->run->storage;
-	struct io_completion c;
+	struct io_completion c = {0};
 	int rc = ops->queue_read(io->queue, f, buf, len, off, IO_TAG_SYNC);
 
 	if (rc < 0)
@@ -84,18 +86,22 @@ static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t l
 				" through the %s queue was answered by %s",
 				io_path(f), off, ops->name,
 				rc != 1 ? "no completion" : "another request's completion");
+	*ttfb_ns = c.ttfb_ns;
 	return (ssize_t)c.res;
 }
 
-/* One call of the back-end, retried on EINTR. */
-static ssize_t io_call_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off)
+/* One call of the back-end, retried on EINTR; *ttfb_ns as io_queue_call's (0 without a queue). */
+static ssize_t io_call_read(struct io *io, struct sfile *f, void *buf, size_t len, uint64_t off,
+			    uint64_t *ttfb_ns)
 {
 	const struct sfile_base *b = (const struct sfile_base *)f;
 	ssize_t n;
 
 	for (;;) {
-		n = io->queue ? io_queue_call(io, f, buf, len, off)
+		n = io->queue ? io_queue_call(io, f, buf, len, off, ttfb_ns)
 			      : b->ops->pread(f, buf, len, off);
+		if (!io->queue && n > 0 && b->ops->pread_ttfb_ns)
+			*ttfb_ns = b->ops->pread_ttfb_ns();
 		if (n != -EINTR)
 			return n;
 		if (io->stats)
@@ -112,22 +118,25 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 	while (done < len) {
 		size_t piece = len - done < piece_max ? len - done : piece_max;
 		size_t pdone = 0;
-		unsigned calls = 0; /* calls that returned data */
+		unsigned calls = 0;   /* calls that returned data */
+		uint64_t ttfb_ns = 0; /* the first call's time to first byte, when reported */
 		uint64_t t0 = timer_now_ns();
 
 		/* Loop over short reads until the transfer is complete or the file ends. A short
 		 * read is a retry only when another call brings more data; the call that finds
 		 * the end of the file is not one. */
 		while (pdone < piece) {
+			uint64_t call_ttfb = 0;
 			ssize_t n = io_call_read(io, f, (char *)buf + done + pdone, piece - pdone,
-						 off + done + pdone);
+						 off + done + pdone, &call_ttfb);
 			if (n < 0)
 				return run_fail(
 				    io->run, (int)n, "cannot read '%s' at offset %" PRIu64 ": %s",
 				    io_path(f), off + done + pdone, fb_strerror((int)n));
 			if (n == 0)
 				break;
-			calls++;
+			if (!calls++)
+				ttfb_ns = call_ttfb;
 			pdone += (size_t)n;
 		}
 		uint64_t t1 = timer_now_ns();
@@ -137,6 +146,8 @@ int io_pread_upto(struct io *io, struct sfile *f, void *buf, size_t len, uint64_
 			io->stats->bytes += pdone;
 			io->stats->ops++;
 			hist_add(&io->stats->latency, t1 - t0);
+			if (ttfb_ns)
+				hist_add(&io->stats->ttfb, ttfb_ns);
 		}
 		if (io->run->trace)
 			trace_io(io->run->trace, "read",
@@ -637,8 +648,9 @@ struct io_pending {
 	char *buf;
 	size_t len, done;
 	uint64_t off, t0;
-	uint64_t seq;	/* which io_queue_read() call queued it (io_queue_mark) */
-	unsigned calls; /* calls that returned data (more than one: short reads) */
+	uint64_t seq;	  /* which io_queue_read() call queued it (io_queue_mark) */
+	unsigned calls;	  /* calls that returned data (more than one: short reads) */
+	uint64_t ttfb_ns; /* time to first byte of the first call that returned data, if known */
 	bool used;
 };
 
@@ -727,6 +739,8 @@ static void io_queue_complete(struct io *io, const struct io_completion *c, uint
 	if (c->res > 0) {
 		p->done += (size_t)c->res;
 		p->calls++;
+		if (!p->ttfb_ns)
+			p->ttfb_ns = c->ttfb_ns;
 		if (p->done < p->len) {
 			io_queue_send(io, (unsigned)c->tag);
 			return;
@@ -753,6 +767,8 @@ static void io_queue_complete(struct io *io, const struct io_completion *c, uint
 		io->stats->bytes += p->len;
 		io->stats->ops++;
 		hist_add(&io->stats->latency, now - p->t0);
+		if (p->ttfb_ns)
+			hist_add(&io->stats->ttfb, p->ttfb_ns);
 	}
 	if (io->run->trace)
 		trace_io(io->run->trace, "read", "io_uring", p->t0, now, io_path(p->f), p->off,
@@ -776,6 +792,8 @@ static int io_queue_reap(struct io *io, unsigned min)
 				io->pending[k].t0 = now;
 		io->unsent = 0;
 	}
+	for (unsigned i = 0; i < max; i++)
+		c[i].ttfb_ns = 0;
 	n = io->run->storage->queue_reap(io->queue, c, max, min < max ? min : max);
 	if (n == -EINTR)
 		return 0;

@@ -168,16 +168,28 @@ static void s3_get_req(struct sfile *f, struct s3_req *r, char *range, size_t rl
 	r->cap = len;
 }
 
+static _Thread_local uint64_t s3_pread_ttfb; /* ns: this thread's last GET (s3_pread_ttfb_ns) */
+
 static ssize_t s3_pread(struct sfile *f, void *buf, size_t len, uint64_t off)
 {
 	static const long quiet[] = {416, 200, 0};
 	struct s3_req r;
 	char range[64];
+	ssize_t n;
 
+	s3_pread_ttfb = 0;
 	if (len == 0 || (f->have_size && off >= f->size))
 		return 0;
 	s3_get_req(f, &r, range, sizeof(range), buf, len, off);
-	return s3_get_result(f, &r, off, s3_perform(f->run, s3_conf_of(f->run), &r, quiet));
+	n = s3_get_result(f, &r, off, s3_perform(f->run, s3_conf_of(f->run), &r, quiet));
+	if (n > 0 && r.ttfb_us > 0)
+		s3_pread_ttfb = (uint64_t)r.ttfb_us * 1000;
+	return n;
+}
+
+static uint64_t s3_pread_ttfb_ns(void)
+{
+	return s3_pread_ttfb;
 }
 
 /* HEAD of bucket/key: 0 with the size, -ENOENT (not recorded) when there is none. */
@@ -639,6 +651,8 @@ static void s3_queue_complete(struct io_queue *q, struct s3_slot *s, int64_t res
 {
 	q->done[q->ndone].tag = s->tag;
 	q->done[q->ndone].res = res;
+	/* the GET's own time to first byte (its last attempt), for the ttfb histogram */
+	q->done[q->ndone].ttfb_ns = res > 0 && s->r.ttfb_us > 0 ? (uint64_t)s->r.ttfb_us * 1000 : 0;
 	q->ndone++;
 	s->busy = s->sent = false;
 }
@@ -738,6 +752,7 @@ const struct storage_ops s3_storage = {
     .queue_open = s3_queue_open,
     .queue_read = s3_queue_read,
     .queue_reap = s3_queue_reap,
+    .pread_ttfb_ns = s3_pread_ttfb_ns,
     .queue_close = s3_queue_close,
 };
 

@@ -427,8 +427,8 @@ void s3_req_done(CURL *h, struct s3_req *r)
 
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	r->status = status;
-	curl_easy_getinfo(h, CURLINFO_STARTTRANSFER_TIME, &r->ttfb_s);
-	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME, &r->total_s);
+	curl_easy_getinfo(h, CURLINFO_STARTTRANSFER_TIME_T, &r->ttfb_us);
+	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &r->total_us);
 	if (r->status >= 300) {
 		const char *from = r->ebody;
 		s3_xml_next(r->ebody, "Code", &from, r->code, sizeof(r->code));

@@ -55,9 +55,9 @@ struct s3_req {
 	bool have_clen;
 	uint64_t total; /* object size from Content-Range "bytes a-b/total" (0: none) */
 	char etag[128];
-	double retry_after; /* seconds, from Retry-After; 0: none */
-	char code[64];	    /* <Code> of an error answer */
-	double ttfb_s, total_s;
+	double retry_after;	      /* seconds, from Retry-After; 0: none */
+	char code[64];		      /* <Code> of an error answer */
+	curl_off_t ttfb_us, total_us; /* curl's start-transfer and total times of the request */
 	int attempts;
 	CURLcode cc;
 	char cerr[CURL_ERROR_SIZE];

@@ -62,6 +62,9 @@ struct storage_extent {
 struct io_completion {
 	uint64_t tag; /* as given to queue_read */
 	int64_t res;  /* bytes read, 0 at end of file, or -errno */
+	/* Time to first byte of the request that returned data, when the back-end knows it
+	 * (S3: curl's start-transfer time); 0 otherwise. io.c zeroes it before queue_reap. */
+	uint64_t ttfb_ns;
 };
 
 struct sfile_base {
@@ -92,6 +95,10 @@ struct storage_ops {
 			  uint64_t tag);
 	int (*queue_reap)(struct io_queue *q, struct io_completion *c, unsigned max, unsigned min);
 	void (*queue_close)(struct io_queue *q);
+	/* Optional: the time to first byte (ns) of this thread's last pread that returned data,
+	 * 0 when unknown (S3: curl's start-transfer time of the GET). Queued reads carry theirs in
+	 * io_completion.ttfb_ns. */
+	uint64_t (*pread_ttfb_ns)(void);
 
 	/* Optional: creates path for writing (truncated) with the layout the run asks for, when
 	 * the back-end sets layouts itself (MPI-IO striping hints at creation). NULL: io_create()

@@ -82,7 +82,10 @@ case_train() {
 			's["storage"]["fs_type"] == "s3"' 's["storage"]["cache_resident"] is False' \
 			's["storage"]["dataset_regenerated"] is True' \
 			's["config"]["dataset"]["verify"] is True' \
-			's["config"]["storage.s3"]["verify_tls"] is True'
+			's["config"]["storage.s3"]["verify_tls"] is True' \
+			'all(e["ttfb_seconds"]["count"] == e["read_ops"] > 0 for e in s["epochs"])' \
+			'all(0 < e["ttfb_seconds"][q] <= e["latency_seconds"][q] for e in s["epochs"] for q in ("p50", "p90", "p99", "p999", "max"))' \
+			'0 < m["train_ttfb_seconds"]["p99"] <= m["train_latency_seconds"]["p99"]'
 		# the objects as boto3 sees them: the dataset's files and the manifest
 		s3ctl ls "$BUCKET" "$PREFIX/" >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
 		objs=$(grep -c . "$T/ls")
