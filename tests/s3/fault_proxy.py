@@ -5,6 +5,7 @@ holding "raw-"), which it answers as MODE says:
     short        206 with a Content-Length of the range, half the bytes, then the connection
                  closes (a body shorter than its Content-Length)
     stall        206 headers and half the bytes, then nothing until the client gives up
+    gone         404 NoSuchKey for raw-3-of-8.bin (deleted after the run listed it)
 usage: fault_proxy.py MOTO_PORT MODE [N]; prints its port on stdout once listening."""
 import http.client
 import http.server
@@ -53,6 +54,15 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             body = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate</Message></Error>"
             self.send_response(503)
             self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
+        if MODE == "gone":
+            if "raw-3-of-8.bin" not in self.path:
+                return False
+            body = b"<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>"
+            self.send_response(404)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -17,7 +17,8 @@
 #   auth                     moto checking signatures (a user made through its IAM API): the
 #                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
 #   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
-#                            a 503 storm, a short body, a server that stops answering, no server
+#                            a 503 storm, a short body, a server that stops answering, an
+#                            object deleted once listed (404), no server
 # Exit status 77 means "skipped" (s3 not built).
 set -u
 
@@ -233,6 +234,10 @@ case_faults() {
 	start_proxy stall
 	fb run "${f[@]}" --set storage.s3.request_timeout=2s
 	expect_s3_failure "Operation too slow"
+	# an object gone after the run listed it: its GET is a 404 naming it and the rank
+	start_proxy gone
+	fb run "${f[@]}"
+	expect_s3_failure "HTTP 404" "tiny/raw-3-of-8.bin'"
 	kill "$PROXY"
 	wait "$PROXY" 2>/dev/null
 	PROXY=
