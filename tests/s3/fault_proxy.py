@@ -6,6 +6,7 @@ holding "raw-"), which it answers as MODE says:
                  closes (a body shorter than its Content-Length)
     stall        206 headers and half the bytes, then nothing until the client gives up
     gone         404 NoSuchKey for raw-3-of-8.bin (deleted after the run listed it)
+    part         400 InvalidPart for every PUT of a multipart upload's part 2 (other PUTs pass)
 usage: fault_proxy.py MOTO_PORT MODE [N]; prints its port on stdout once listening."""
 import http.client
 import http.server
@@ -84,7 +85,19 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         if not ("raw-" in self.path and self.headers.get("Range") and self.fault()):
             self.forward()
 
-    do_PUT = do_POST = do_HEAD = do_DELETE = forward
+    def do_PUT(self):
+        if MODE == "part" and "partNumber=2&" in self.path + "&":
+            n = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(n)
+            body = b"<Error><Code>InvalidPart</Code><Message>part refused on purpose</Message></Error>"
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.forward()
+
+    do_POST = do_HEAD = do_DELETE = forward
 
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)

@@ -18,7 +18,8 @@
 #                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
 #   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
 #                            a 503 storm, a short body, a server that stops answering, an
-#                            object deleted once listed (404), no server
+#                            object deleted once listed (404), a refused multipart part
+#                            (upload aborted, nothing left), no server
 # Exit status 77 means "skipped" (s3 not built).
 set -u
 
@@ -238,6 +239,18 @@ case_faults() {
 	start_proxy gone
 	fb run "${f[@]}"
 	expect_s3_failure "HTTP 404" "tiny/raw-3-of-8.bin'"
+	# a checkpoint part refused: exit 1 naming it, the upload aborted, no object under its key
+	start_proxy part
+	fb run --set workload.type=checkpoint --set checkpoint.model_size_bytes=12MiB \
+		--set checkpoint.count=1 --set storage.s3.part_size=5MiB
+	expect_rc 1
+	expect_err "HTTP 400 InvalidPart"
+	expect_err "failed on rank "
+	EP=http://127.0.0.1:$PORT
+	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
+	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
+	grep -v '/raw-\|/feedbench-manifest.json ' "$T/ls" >"$T/left" || true
+	[ ! -s "$T/left" ] || fail "a failed checkpoint left objects: $(head -3 "$T/left")"
 	kill "$PROXY"
 	wait "$PROXY" 2>/dev/null
 	PROXY=
