@@ -14,6 +14,7 @@
 
 #include "dsfile.h"
 #include "run.h"
+#include "safefile.h"
 #include "storage/storage.h"
 
 enum { CS_RESIDENT, CS_EXAMINED, CS_BYTES, CS_FILES, CS_SEEN, CS_FAILED, CS_SAMPLED, CS_N };
@@ -51,11 +52,12 @@ int cachestate_file(const char *path, struct cache_count *c)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct stat sb;
 	double resident = 0, examined = 0;
-	int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* safe_open_read: a FIFO or device among the dataset's names is refused, not waited on */
+	int rc = 0, fd = safe_open_read(path, 0, false);
 
 	c->files++;
 	if (fd < 0 || fstat(fd, &sb) != 0) {
-		rc = -errno;
+		rc = fd < 0 ? fd : -errno;
 		goto out;
 	}
 	uint64_t size = (uint64_t)sb.st_size;

@@ -2,6 +2,7 @@
 #include "live.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 
 #include "agree.h"
 #include "run.h"
+#include "safefile.h"
 #include "timer.h"
 
 /* What each rank sends at each interval: its counters since the run's first phase. */
@@ -467,8 +469,16 @@ static int copy_rows(FILE *from, const char *dir, const char *name, const char *
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (!(to = fopen(path, header ? "w" : "a")))
-		return -errno;
+	/* never through a link, never into a FIFO or device (the safe-file rules of every output)
+	 */
+	int fd = safe_open_write(path, header ? 0 : O_APPEND, header != NULL);
+	if (fd < 0)
+		return fd;
+	if (!(to = fdopen(fd, header ? "w" : "a"))) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
 	if (header)
 		fputs(header, to);
 	rewind(from);
