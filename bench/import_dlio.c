@@ -1020,6 +1020,25 @@ static void imp_llm_skip(struct imp *im)
 			 "a generate-only workflow: run `feedbench generate` on the INI");
 }
 
+/* DLIO's prefetch_size is per rank, feedbench's per reader thread: DLIO's PyTorch loader gives
+ * each worker ceil(prefetch_size / read_threads) batches (torch_data_loader.py), and so do we. */
+static void imp_prefetch(struct imp *im)
+{
+	struct imp_set *p = imp_find(im, "reader.prefetch_size"),
+		       *t = imp_find(im, "reader.read_threads");
+	long pf = p ? strtol(p->value, NULL, 10) : 2, th = t ? strtol(t->value, NULL, 10) : 1;
+	char v[32], from[sizeof(p->from)];
+
+	if (!p || th <= 1)
+		return;
+	long per = pf > 0 ? (pf + th - 1) / th : 2; /* 0: DLIO's loader falls back to 2 */
+	snprintf(from, sizeof(from), "%s", p->from);
+	snprintf(v, sizeof(v), "%ld", per);
+	imp_set(im, "reader.prefetch_size", v, p->line ? p->line : -1,
+		"%s; ceil(%ld / read_threads %ld) per reader thread, %ld batches in flight", from,
+		pf, th, per * th);
+}
+
 /* After the walk: format, data folder, generation, and DLIO's defaults where they differ. */
 static void imp_finish(struct imp *im)
 {
@@ -1097,6 +1116,7 @@ static void imp_finish(struct imp *im)
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		imp_set(im, defaults[i].key, defaults[i].value, 0, "DLIO's default (%s absent)",
 			defaults[i].dlio);
+	imp_prefetch(im);
 	imp_eval(im);
 	imp_ckpt(im);
 	imp_preset(im);

@@ -128,7 +128,9 @@ PY
 	r=$T/resnet50_a100.ini
 	expect_value "$r" dataset record_length_bytes 114660 # 114660.07, rounded
 	expect_value "$r" reader read_threads 8
-	expect_value "$r" reader prefetch_size 2	 # DLIO's default, not feedbench's
+	# DLIO's default prefetch_size 2 is per rank: its PyTorch loader gives each of the 8
+	# workers ceil(2 / 8) = 1 batch, as feedbench's prefetch_size 1 per reader thread does
+	expect_value "$r" reader prefetch_size 1
 	c=$T/cosmoflow_h100.ini
 	expect_value "$c" train computation_time 0.00350
 	expect_value "$c" train au_threshold 0.70
@@ -216,6 +218,18 @@ stdout_and_atomic)
 	[ "$(ls "$T/o")" = "bert.ini" ] || fail "left behind: $(ls "$T/o")"
 	fb import-dlio "$DATA/bert_v100.yaml" -o "$T/nodir/bert.ini"
 	[ "$RC" -eq 1 ] && grep -q "cannot create" "$T/err" || fail "unwritable output: exit $RC"
+	# prefetch_size by its meaning: batches in flight per rank, ceil(p / read_threads) per
+	# reader thread, so that read_threads x prefetch_size is DLIO's count
+	for tp in 3:8:3 1:5:5 4:2:1 2:7:4; do
+		IFS=: read -r th pf want <<<"$tp"
+		printf 'dataset:\n  format: npy\nreader:\n  read_threads: %s\n  prefetch_size: %s\n' \
+			"$th" "$pf" >"$T/p.yaml"
+		fb import-dlio "$T/p.yaml" -o "$T/p.ini"
+		[ "$RC" -eq 0 ] || fail "prefetch $tp: exit $RC"
+		expect_value "$T/p.ini" reader prefetch_size "$want"
+	done
+	grep -qF "prefetch_size: 7; ceil(7 / read_threads 2) per reader thread, 8 batches" "$T/p.ini" ||
+		fail "the INI does not say how prefetch_size was mapped: $(grep -A1 prefetch "$T/p.ini")"
 	;;
 yaml_error)
 	printf 'dataset:\n  format: npz\n  record_length: [1, 2\nreader:\n  batch_size: 4\n' >"$T/bad.yaml"
