@@ -126,11 +126,17 @@ class Lab:
         self.work = args.work
 
     def mpirun(self, hosts, argv):
+        """feedbench on `hosts` emulated hosts, by mpirun or (--launcher srun) by the lab's
+        Slurm."""
         per = self.args.ranks_per_host
-        hl = ",".join(f"labh{i + 1}:{per}" for i in range(hosts))
-        r = subprocess.run([LAB_SH, "mpirun", "-H", hl, "-n", str(per * hosts),
-                            "-x", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-                            self.args.feedbench, *argv],
+        if self.args.launcher == "srun":
+            launch = [LAB_SH, "srun", "-N", str(hosts), f"--ntasks-per-node={per}",
+                      "--mpi=pmix"]
+        else:
+            hl = ",".join(f"labh{i + 1}:{per}" for i in range(hosts))
+            launch = [LAB_SH, "mpirun", "-H", hl, "-n", str(per * hosts),
+                      "-x", "OMPI_MCA_btl_vader_single_copy_mechanism=none"]
+        r = subprocess.run([*launch, self.args.feedbench, *argv],
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             raise SystemExit(f"feedbench {' '.join(argv)} failed ({r.returncode}):\n"
