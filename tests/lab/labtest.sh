@@ -46,34 +46,15 @@ fail() {
 	exit 1
 }
 
-# Live statistics under srun (1 rank on each emulated host, per-rank files on CephFS, a line
-# every 0.25 s): stderr read as it arrives, the lines, live.csv and ranks.csv checked as under
+# Live statistics under srun (tests/live/live.ini: 1 rank on each emulated host, per-rank files
+# on CephFS, a line every 0.25 s, 50 ms of compute per step): stderr read as it arrives, the lines, live.csv and ranks.csv checked as under
 # mpiexec (tests/live/check_live.py): plain lines, one per interval, arriving during the run.
 srun_live() {
 	local run
-	cat >"$T/live.ini" <<INI
-[workload]
-name = lab-srun-live
-[dataset]
-data_dir = $LAB/cephfs/$D
-format = raw
-num_files_train = 4
-num_samples_per_file = 40
-record_length_bytes = 4KiB
-file_access = per_rank
-[reader]
-batch_size = 4
-read_threads = 1
-[train]
-epochs = 2
-computation_time = 50ms
-[output]
-dir = $T/live
-live_interval = 0.25s
-plots = false
-INI
 	python3 "$HERE/../live/check_live.py" stamp "$T/live.err" -- "$LAB_SH" srun -N 2 \
-		--ntasks-per-node=1 --mpi=pmix "$FEEDBENCH" run "$T/live.ini" >"$T/live.out" ||
+		--ntasks-per-node=1 --mpi=pmix "$FEEDBENCH" run "$HERE/../live/live.ini" \
+		--set "dataset.data_dir=$LAB/cephfs/$D" --set "output.dir=$T/live" \
+		--set train.computation_time=50ms >"$T/live.out" ||
 		fail "feedbench run under srun exited $? ($(tail -n 3 "$T/live.err"))"
 	run=$(dirname "$(ls "$T"/live/*/summary.json)")
 	python3 - "$run" <<'PY' || fail "the srun run did not span both hosts"

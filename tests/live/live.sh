@@ -11,25 +11,6 @@ CASE=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 lib_init live
-cat >"$T/train.ini" <<'INI'
-[workload]
-name = live-test
-[dataset]
-format = raw
-num_files_train = 4
-num_samples_per_file = 40
-record_length_bytes = 4KiB
-file_access = per_rank
-[reader]
-batch_size = 4
-read_threads = 1
-[train]
-epochs = 2
-computation_time = 25ms
-[output]
-live_interval = 0.25s
-plots = false
-INI
 
 # fb NRANKS CONFIG [--set ...]
 fb() {
@@ -62,7 +43,7 @@ mpiexec)
 	# The live lines, live.csv and ranks.csv's per-interval rows, then live_interval = 0.
 	# stderr read as it arrives (check_live.py stamp): the lines must come during the run
 	python3 "$HERE/check_live.py" stamp "$T/err" -- "$MPIEXEC" --oversubscribe -n 2 \
-		"$FEEDBENCH" run "$T/train.ini" --set "dataset.data_dir=$T/data" \
+		"$FEEDBENCH" run "$HERE/live.ini" --set "dataset.data_dir=$T/data" \
 		--set "output.dir=$T/results" --set output.live_interval=0.1s >"$T/out"
 	RC=$?
 	expect_rc 0
@@ -74,13 +55,13 @@ mpiexec)
 		fail "report.md does not name the slowest rank"
 	python3 "$FEEDBENCH_SOURCE_DIR/tests/report/check_folder.py" "$(run_dir)" || fail "report.md"
 	rm -rf "$T/results"
-	fb 2 "$T/train.ini" --set output.live_interval=0
+	fb 2 "$HERE/live.ini" --set output.live_interval=0
 	expect_rc 0
 	! grep -q '^live ' "$T/err" || fail "live lines with live_interval = 0"
 	[ ! -e "$(run_dir)/live.csv" ] || fail "live.csv with live_interval = 0"
 	;;
 time_limit)
-	fb 2 "$T/train.ini" --set train.epochs=40 --set train.time_limit=1s
+	fb 2 "$HERE/live.ini" --set train.epochs=40 --set train.time_limit=1s
 	expect_rc 0
 	expect_err "time_limit 1.0 s reached"
 	stopped time_limit 39
@@ -99,7 +80,7 @@ steady | ramp)
 		set -- --set train.epochs=1 --set storage.faulty.read_latency=40ms \
 			--set storage.faulty.latency_halving=0.5s --set dataset.num_samples_per_file=30 \
 			--set reader.batch_size=1; fi
-	fb 2 "$T/train.ini" --set train.computation_time=0 --set storage.backend=faulty \
+	fb 2 "$HERE/live.ini" --set train.computation_time=0 --set storage.backend=faulty \
 		--set train.steady_state=true --set train.steady_state_intervals=3 \
 		--set train.steady_state_percent=20 "$@"
 	expect_rc 0
