@@ -1,9 +1,11 @@
 /* mdtest-like metadata rates ([workload] type = metadata): every rank creates
  * [metadata] files_per_rank files (writing file_size bytes into each), stats them, opens, reads
  * and closes them, then removes them, in its own folder (data_dir/mdtest.RANK) or one shared
- * folder (shared_dir: data_dir/mdtest.shared). Each phase starts at a barrier; its time is the
- * slowest rank's, its rate all ranks' operations over that time, and every operation is timed
- * into a histogram merged over ranks (p50, p90, p99, max). One operation of the read phase is
+ * folder (shared_dir: data_dir/mdtest.shared). Each phase is timed as mdtest times it: from a
+ * barrier to the end of a closing barrier, the slowest rank's time; its rate is all ranks'
+ * operations over that time. The slowest and fastest ranks' own times before the closing
+ * barrier are kept beside it (the ranks' imbalance), and every operation is timed into a
+ * histogram merged over ranks (p50, p90, p99, max). One operation of the read phase is
  * open + read + close, as the small-file reader of a training job pays it.
  */
 #include <errno.h>
@@ -32,7 +34,8 @@ static const char *const md_names[MD_NPHASES] = {"create", "stat", "read", "remo
 
 struct md_phase {
 	bool done;
-	double seconds; /* this rank, from the start barrier */
+	double seconds; /* this rank, from the start barrier to the end of the closing one */
+	double own;	/* this rank, from the start barrier to its last operation's end */
 	uint64_t ops, bytes;
 	struct hist lat;
 };
@@ -147,6 +150,8 @@ static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct m
 			out->bytes += b;
 		}
 	}
+	out->own = timer_ns_to_s(timer_now_ns() - t0);
+	MPI_Barrier(run->comm); /* mdtest's phase_end: its time runs to after this barrier */
 	out->seconds = timer_ns_to_s(timer_now_ns() - t0);
 	out->done = rc == 0;
 	if (dfd >= 0)
@@ -212,6 +217,7 @@ out:
 
 struct md_total {
 	double seconds, ops, bytes;
+	double own_max, own_min; /* the slowest and fastest ranks' own times */
 	struct hist lat;
 };
 
@@ -220,6 +226,8 @@ static void md_reduce(struct run *run, const struct md_phase *p, struct md_total
 	double sum[2] = {(double)p->ops, (double)p->bytes}, rsum[2];
 
 	MPI_Reduce(&p->seconds, &t->seconds, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(&p->own, &t->own_max, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	MPI_Reduce(&p->own, &t->own_min, 1, MPI_DOUBLE, MPI_MIN, 0, run->comm);
 	MPI_Reduce(sum, rsum, 2, MPI_DOUBLE, MPI_SUM, 0, run->comm);
 	hist_reset(&t->lat);
 	MPI_Reduce(p->lat.bucket, t->lat.bucket, HIST_BUCKETS, MPI_UINT64_T, MPI_SUM, 0, run->comm);
@@ -228,6 +236,27 @@ static void md_reduce(struct run *run, const struct md_phase *p, struct md_total
 	MPI_Reduce(&p->lat.max_ns, &t->lat.max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, run->comm);
 	t->ops = rsum[0];
 	t->bytes = rsum[1];
+}
+
+/* One row of metadata.results: a phase of one iteration, reduced over the ranks. */
+static json_t *md_row(int ph, int iteration, const struct md_total *t, double rate)
+{
+	json_t *o = json_object(), *l = json_object();
+
+	json_object_set_new(o, "phase", json_string(md_names[ph]));
+	json_object_set_new(o, "iteration", json_integer(iteration));
+	json_object_set_new(o, "operations", json_integer((json_int_t)t->ops));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+	json_object_set_new(o, "seconds", json_real(t->seconds));
+	json_object_set_new(o, "slowest_rank_seconds", json_real(t->own_max));
+	json_object_set_new(o, "fastest_rank_seconds", json_real(t->own_min));
+	json_object_set_new(o, "rate_per_second", json_real(rate));
+	json_object_set_new(l, "p50", json_real(hist_quantile(&t->lat, 0.5)));
+	json_object_set_new(l, "p90", json_real(hist_quantile(&t->lat, 0.9)));
+	json_object_set_new(l, "p99", json_real(hist_quantile(&t->lat, 0.99)));
+	json_object_set_new(l, "max", json_real((double)t->lat.max_ns / 1e9));
+	json_object_set_new(o, "latency_seconds", l);
+	return o;
 }
 
 static int md_write(struct run *run, void *const *reps, int nreps, const struct results_ctx *ctx,
@@ -249,21 +278,8 @@ static int md_write(struct run *run, void *const *reps, int nreps, const struct 
 				continue;
 			struct md_total t;
 			md_reduce(run, &rep->ph[ph], &t);
-			json_t *o = json_object();
 			double rate = t.seconds > 0 ? t.ops / t.seconds : NAN;
-			json_object_set_new(o, "phase", json_string(md_names[ph]));
-			json_object_set_new(o, "iteration", json_integer(r));
-			json_object_set_new(o, "operations", json_integer((json_int_t)t.ops));
-			json_object_set_new(o, "bytes", json_integer((json_int_t)t.bytes));
-			json_object_set_new(o, "seconds", json_real(t.seconds));
-			json_object_set_new(o, "rate_per_second", json_real(rate));
-			json_t *l = json_object();
-			json_object_set_new(l, "p50", json_real(hist_quantile(&t.lat, 0.5)));
-			json_object_set_new(l, "p90", json_real(hist_quantile(&t.lat, 0.9)));
-			json_object_set_new(l, "p99", json_real(hist_quantile(&t.lat, 0.99)));
-			json_object_set_new(l, "max", json_real((double)t.lat.max_ns / 1e9));
-			json_object_set_new(o, "latency_seconds", l);
-			json_array_append_new(rows, o);
+			json_array_append_new(rows, md_row(ph, r, &t, rate));
 			char key[64];
 			snprintf(key, sizeof(key), "%s_per_second", md_names[ph]);
 			json_object_set_new(one, key, json_real(rate));

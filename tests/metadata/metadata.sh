@@ -53,6 +53,24 @@ shared_removed)
 	check create,stat,read,remove
 	[ -z "$(ls "$T/data")" ] || fail "left $(ls -R "$T/data")"
 	;;
+slow_rank)
+	# mdtest's time: the slowest rank's, to the closing barrier. Every write lasts 5 ms, 10 ms
+	# on rank 1 (a straggler): its 40 creates take at least 0.4 s, rank 0's at least 0.2 s.
+	fb --set storage.backend=faulty --set storage.faulty.write_latency=5ms \
+		--set storage.faulty.slow_rank=1
+	[ "$RC" -eq 0 ] || fail "exit status $RC"
+	check create,stat,read,remove
+	python3 - "$T" <<'PY' || fail "the create phase is not timed by its slowest rank"
+import glob, json, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/results/*/summary.json")[0]))
+c = s["metadata"]["results"][0]
+assert c["phase"] == "create", c
+assert c["slowest_rank_seconds"] >= 0.4, c
+assert c["fastest_rank_seconds"] >= 0.2, c
+assert c["seconds"] >= c["slowest_rank_seconds"] >= c["fastest_rank_seconds"], c
+assert c["rate_per_second"] <= 80 / 0.4, c
+PY
+	;;
 create_fails)
 	fb --set storage.backend=faulty --set storage.faulty.fail_op=open \
 		--set storage.faulty.fail_nth=7 --set storage.faulty.fail_rank=1

@@ -8,6 +8,7 @@
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
 #       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5]
 #       [--dir FOLDER] [--feedbench PATH]
+#   tests/perf/ior_vs_feedbench.sh --mdtest FILES [--unique yes,no] [--ranks 2] [--rounds 5]
 #
 # Every case runs --rounds (>= 3) alternating rounds: odd rounds fio first, even rounds feedbench
 # first (IOR last in each round when present), so drift of the machine lands on both sides. A
@@ -32,6 +33,14 @@
 # make), or else the source tarball in ../shared/peers/ beside the repository when it is
 # there (built once under build/peers/; a clone without it skips IOR with a message); IOR then
 # runs as `ior -a POSIX -w -r -C -Q 1 -g -e -b BLOCK -t XFER -s 1 [-F] [--posix.odirect] [-z]`.
+#
+# --mdtest FILES compares mdtest (built with IOR; MDTEST_BIN names another binary) with the
+# metadata workload instead: `mdtest -n FILES -w 4096 -e 4096 -F [-u]` against
+# configs/workloads/mdtest.ini with files_per_rank = FILES (shared_dir = true without -u), in
+# --rounds alternating rounds (odd rounds mdtest first), printing per phase (create, stat,
+# read, remove) each tool's median rate (all ranks' operations over the slowest rank's time,
+# as both define it), the median ratio feedbench / mdtest, its range and the 95 % interval,
+# and feedbench's slowest and fastest ranks' own times. Without mdtest it says so and exits 0.
 # Not a ctest: timings do not belong in tests.
 set -euo pipefail
 
@@ -40,6 +49,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$SRC/build/feedbench}
 MPIEXEC=${MPIEXEC:-mpiexec}
 RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DIR=
+MD_FILES= MD_UNIQUE=yes,no
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ranks) RANKS=$2; shift ;;
@@ -52,8 +62,10 @@ while [ $# -gt 0 ]; do
 	--fpp) ACCESS=fpp ;; # the options of the first version of this script
 	--segments) [ "$2" = 1 ] || { echo "only --segments 1 (one block per rank)" >&2; exit 2; }; shift ;;
 	--dir) DIR=$2; shift ;;
+	--mdtest) MD_FILES=$2; shift ;;
+	--unique) MD_UNIQUE=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
-	-h | --help) sed -n '2,39p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -65,7 +77,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 IOR=${IOR_BIN:-}
 PEERS_TGZ=$(ls "$SRC"/../shared/peers/ior-*.tar.gz 2>/dev/null | head -1 || true)
-if [ -z "$IOR" ] && [ -z "${IOR_SOURCE:-}" ] && [ -n "$PEERS_TGZ" ]; then
+if [ -z "$IOR" ] && [ -z "${IOR_SOURCE:-}" ] && [ -x "$SRC/build/peers/ior/src/ior" ]; then
+	IOR_SOURCE=$SRC/build/peers/ior # built before
+elif [ -z "$IOR" ] && [ -z "${IOR_SOURCE:-}" ] && [ -n "$PEERS_TGZ" ]; then
 	IOR_SOURCE=$SRC/build/peers/ior
 	if [ ! -x "$IOR_SOURCE/src/ior" ]; then
 		echo "building IOR from $PEERS_TGZ in $SRC/build/peers (about a minute)" >&2
@@ -81,6 +95,96 @@ if [ -z "$IOR" ] && [ -n "${IOR_SOURCE:-}" ]; then
 			make -j"$(nproc)" --quiet) >&2
 	fi
 	IOR=$IOR_SOURCE/src/ior
+fi
+
+# mdtest_run UNIQUE(yes|no): the rates of create, stat, read and remove (ops/s), mdtest's
+# SUMMARY rate table (its Max column: one iteration)
+run_mdtest() {
+	local args=(-n "$MD_FILES" -w 4096 -e 4096 -F -d "$T/md")
+	[ "$1" = yes ] && args+=(-u)
+	rm -rf "$T/md" && mkdir -p "$T/md"
+	"$MPIEXEC" --oversubscribe -n "$RANKS" "$MDTEST" "${args[@]}" >"$T/mdtest.out"
+	awk '$1 == "File" && $2 == "creation" {c = $3} $1 == "File" && $2 == "stat" {s = $3}
+		$1 == "File" && $2 == "read" {r = $3} $1 == "File" && $2 == "removal" {d = $3}
+		END {print c, s, r, d, "- -"}' "$T/mdtest.out"
+	rm -rf "$T/md"
+}
+
+# run_fbmeta UNIQUE: the same rates of the metadata workload, then its slowest and fastest
+# ranks' own create times
+run_fbmeta() {
+	local shared=true
+	[ "$1" = yes ] && shared=false
+	rm -rf "$T/fbm" "$T/fbmres"
+	"$MPIEXEC" --oversubscribe -n "$RANKS" "$FEEDBENCH" run "$SRC/configs/workloads/mdtest.ini" \
+		--set "dataset.data_dir=$T/fbm" --set "output.dir=$T/fbmres" --set output.plots=false \
+		--set "metadata.files_per_rank=$MD_FILES" --set metadata.file_size=4096 \
+		--set "metadata.shared_dir=$shared" --quiet >/dev/null
+	python3 - "$T"/fbmres/*/summary.json <<'PY'
+import json, sys
+rows = {r["phase"]: r for r in json.load(open(sys.argv[1]))["metadata"]["results"]}
+ph = ("create", "stat", "read", "remove")
+print(*[rows[p]["rate_per_second"] for p in ph], rows["create"]["slowest_rank_seconds"],
+      rows["create"]["fastest_rank_seconds"])
+PY
+	rm -rf "$T/fbm" "$T/fbmres"
+}
+
+if [ -n "$MD_FILES" ]; then
+	MDTEST=${MDTEST_BIN:-}
+	[ -z "$MDTEST" ] && [ -n "$IOR" ] && MDTEST=$(dirname "$IOR")/mdtest
+	if [ -z "$MDTEST" ] || [ ! -x "$MDTEST" ]; then
+		echo "skipping mdtest: not built (no ../shared/peers/ior-*.tar.gz, IOR_SOURCE or MDTEST_BIN)"
+		exit 0
+	fi
+	T=${DIR:-$(mktemp -d "${TMPDIR:-/tmp}/fb_md_vs_XXXXXX")}
+	mkdir -p "$T"
+	[ -n "$DIR" ] || trap 'rm -rf "$T"' EXIT
+	: >"$T/md.tsv"
+	LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+	IFS=, read -r -a uniques <<<"$MD_UNIQUE"
+	for u in "${uniques[@]}"; do
+		for ((round = 1; round <= ROUNDS; round++)); do
+			if ((round % 2)); then order="mdtest fbmeta"; else order="fbmeta mdtest"; fi
+			for tool in $order; do
+				read -r c st rd rm s f < <(run_"$tool" "$u")
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$u" "$round" "$tool" "$c" \
+					"$st" "$rd" "$rm" "$s" "$f" >>"$T/md.tsv"
+			done
+		done
+		echo "done: mdtest -u $u ($ROUNDS rounds)" >&2
+	done
+	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+	python3 - "$T/md.tsv" <<'PY'
+import collections, math, statistics, sys
+d = collections.defaultdict(dict)
+for l in open(sys.argv[1]):
+    u, rnd, tool, *v = l.split()
+    d[(u, tool)][int(rnd)] = v
+def ci(v):
+    n, v, k, cum = len(v), sorted(v), 0, 0.0
+    while cum + math.comb(n, k) / 2 ** n <= 0.025:
+        cum += math.comb(n, k) / 2 ** n
+        k += 1
+    return "n/a" if k == 0 else "%.3f-%.3f" % (v[k - 1], v[n - k])
+print("%-7s %-7s %11s %11s %7s %13s %13s   (ops/s, medians; ratios of paired rounds)" %
+      ("-u", "phase", "feedbench", "mdtest", "fb/md", "range", "95% CI"))
+for u in dict.fromkeys(k[0] for k in d):
+    fb, md = d[(u, "fbmeta")], d[(u, "mdtest")]
+    for i, ph in enumerate(("create", "stat", "read", "remove")):
+        rs = [float(fb[r][i]) / float(md[r][i]) for r in fb if r in md and float(md[r][i]) > 0]
+        print("%-7s %-7s %11.1f %11.1f %7.3f %13s %13s" % (u, ph,
+              statistics.median(float(v[i]) for v in fb.values()),
+              statistics.median(float(v[i]) for v in md.values()), statistics.median(rs),
+              "%.3f-%.3f" % (min(rs), max(rs)), ci(rs)))
+    print("%-7s feedbench create, slowest / fastest rank's own time (s, medians): %.4f / %.4f" % (u,
+          statistics.median(float(v[4]) for v in fb.values()),
+          statistics.median(float(v[5]) for v in fb.values())))
+PY
+	echo "($RANKS ranks, $MD_FILES files of 4096 bytes per rank; $ROUNDS alternating rounds; load"
+	echo " average $LOAD_BEFORE before, $LOAD_AFTER after, on $(nproc) CPUs; files in $T on"
+	echo " $(df -T "$T" | awk 'NR == 2 {print $2}'); $(grep -o "mdtest-[^ ]*" "$T/mdtest.out" | head -1))"
+	exit 0
 fi
 if [ -n "$IOR" ]; then
 	echo "IOR: $IOR; fio is shown beside it"
