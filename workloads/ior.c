@@ -70,6 +70,39 @@ struct ior_rep {
 	struct ior_phase ph[IOR_NPHASES];
 };
 
+/* One shared object (S3): a multipart upload whose part n holds bytes [(n-1) * part_size,
+ * n * part_size), each part written whole by one rank. A geometry whose blocks are not whole
+ * parts, that needs more than S3's 10 000 parts, or that a stonewall cuts short (a hole) is
+ * refused. */
+static int ior_check_object(const struct config *cfg, int nranks, struct fb_errbuf *err)
+{
+	const char *src = cfg->source;
+	uint64_t b = cfg->ior.block_size, ps = cfg->s3.part_size;
+	uint64_t parts = b / ps * (uint64_t)cfg->ior.segments * (uint64_t)nranks;
+
+	if (!storage_is_object(cfg) || cfg->ior.file_per_process)
+		return 0;
+	if (b % ps)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: one shared object is written as a multipart upload whose parts "
+			       "of [storage.s3] part_size (%" PRIu64 " bytes) are each written by "
+			       "one rank, and S3 parts are at least 5 MiB but the last: [ior] "
+			       "block_size (%" PRIu64 ") must be a multiple of part_size (or set "
+			       "file_per_process = true)",
+			       src, ps, b);
+	if (parts > 10000)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: the shared object would be %" PRIu64 " parts of %" PRIu64
+			       " bytes; S3 allows at most 10000: raise [storage.s3] part_size",
+			       src, parts, ps);
+	if (cfg->ior.stonewall > 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [ior] stonewall stops ranks inside their parts of the shared "
+			       "object, which would leave holes in it: set file_per_process = true",
+			       src);
+	return 0;
+}
+
 static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
@@ -107,10 +140,11 @@ static int ior_check(const struct config *cfg, int nranks, struct fb_errbuf *err
 			       "transfers need every rank in every call: set [storage.mpiio] "
 			       "collective = false",
 			       src);
+	if ((rc = ior_check_object(cfg, nranks, err)) < 0)
+		return rc;
 	if (cfg->storage.backend == BACKEND_NULL && cfg->ior.verify && cfg->ior.read)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: backend = null stores nothing: set [ior] verify = false", src);
-	(void)nranks;
 	return 0;
 }
 
@@ -196,12 +230,15 @@ static int ior_open(struct run *run, struct io *io, int phase, const char *path,
 	 * what a faster rank already wrote. */
 	bool collective =
 	    shared && ((run->storage->caps & STORAGE_CAP_COLLECTIVE) || run->cfg.mpiio.collective);
+	/* One object is created by every rank together too (s3: rank 0 starts the multipart
+	 * upload the ranks send their parts to); it is read like a file. */
+	bool object = shared && (run->storage->caps & STORAGE_CAP_OBJECT);
 	int rc = 0;
 
 	if (phase == IOR_READ)
 		return io_open(io, f, path, STORAGE_O_READ | (collective ? STORAGE_O_SHARED : 0));
-	if (!shared || collective)
-		return io_create(io, f, path, collective ? STORAGE_O_SHARED : 0);
+	if (!shared || collective || object)
+		return io_create(io, f, path, collective || object ? STORAGE_O_SHARED : 0);
 	if (run->rank == 0)
 		rc = io_create(io, f, path, 0);
 	if ((rc = agree(run, rc)) < 0)

@@ -15,6 +15,14 @@
  * meanwhile, aborts the upload instead of completing it. sync has nothing to flush (S3 has
  * no durable state short of a completed object) and is a no-op.
  *
+ * One object written by every rank (created with STORAGE_O_SHARED by every rank of run->comm:
+ * IOR's shared file): one multipart upload whose part n holds bytes [(n-1) * part_size,
+ * n * part_size). Creating it is collective: rank 0 starts the upload and broadcasts its id.
+ * Each rank keeps the parts it writes (any order inside them) and sends each once full; closing
+ * is collective too: the parts left go up (the object's short last one), every rank's part
+ * numbers, sizes and ETags are gathered on rank 0, which completes the upload when they cover
+ * the object without a gap, and aborts it when any rank failed.
+ *
  * The namespace: HEAD (stat), DELETE (unlink), ListObjectsV2 with '/' as delimiter and its
  * pages (list_dir), CopyObject + DELETE (rename). Folders do not exist in S3: mkdir and rmdir
  * succeed without a request, and a "folder" is there when a key begins with it.
@@ -30,12 +38,29 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../agree.h"
 #include "../run.h"
+
+#include <mpi.h>
 
 extern const struct storage_ops s3_storage;
 
 #if FEEDBENCH_HAVE_S3
 #include "s3_http.h"
+
+/* One part of a multipart upload that went up (gathered on rank 0 for a shared object). */
+struct s3_part {
+	uint64_t len;
+	uint32_t num;
+	char etag[124];
+};
+
+/* A part of a shared object this rank is filling: its bytes [0, hi), filled of them written. */
+struct s3_open_part {
+	uint32_t num;
+	uint64_t filled, hi;
+	char *buf;
+};
 
 struct sfile {
 	struct sfile_base base;
@@ -49,9 +74,13 @@ struct sfile {
 	size_t wlen;
 	uint64_t wend;	  /* bytes written so far: the next write's offset */
 	char upload[512]; /* multipart upload id, "" before the first part */
-	char (*etags)[128];
+	struct s3_part *part; /* the parts sent, in the order sent */
 	unsigned parts, etcap;
 	int werr;
+	/* an object every rank writes (STORAGE_O_SHARED): the parts being filled */
+	bool shared;
+	struct s3_open_part *open;
+	unsigned nopen;
 };
 
 static const struct s3_conf *s3_conf_of(const struct run *run)
@@ -247,52 +276,64 @@ static int s3_mpu_start(struct sfile *f)
 	return rc;
 }
 
-/* Uploads wbuf as the next part (starting the upload first). */
-static int s3_mpu_part(struct sfile *f)
+/* Uploads len bytes of buf as part num of f's upload and keeps its ETag. */
+static int s3_mpu_put(struct sfile *f, uint32_t num, const void *buf, uint64_t len)
 {
 	struct s3_req r = {.method = "PUT", .bucket = f->bucket, .key = f->key};
 	char q[1200], id[1024];
 	int rc;
 
-	if (!f->upload[0] && (rc = s3_mpu_start(f)) < 0)
-		return rc;
 	if (f->parts == f->etcap) {
 		unsigned cap = f->etcap ? f->etcap * 2 : 16;
-		void *n = realloc(f->etags, cap * sizeof(*f->etags));
+		void *n = realloc(f->part, cap * sizeof(*f->part));
 		if (!n)
 			return run_fail(f->run, -ENOMEM,
 					"out of memory for multipart upload parts");
-		f->etags = n;
+		f->part = n;
 		f->etcap = cap;
 	}
 	s3_encode(f->upload, true, id, sizeof(id));
-	snprintf(q, sizeof(q), "partNumber=%u&uploadId=%s", f->parts + 1, id);
+	snprintf(q, sizeof(q), "partNumber=%u&uploadId=%s", (unsigned)num, id);
 	r.query = q;
-	r.body = f->wbuf;
-	r.blen = f->wlen;
+	r.body = buf;
+	r.blen = (size_t)len;
 	rc = s3_perform(f->run, s3_conf_of(f->run), &r, NULL);
 	if (rc < 0)
 		return rc;
-	snprintf(f->etags[f->parts++], sizeof(f->etags[0]), "%s", r.etag);
+	f->part[f->parts++] = (struct s3_part){.len = len, .num = num};
+	snprintf(f->part[f->parts - 1].etag, sizeof(f->part[0].etag), "%s", r.etag);
+	return 0;
+}
+
+/* Uploads wbuf as the next part (starting the upload first). */
+static int s3_mpu_part(struct sfile *f)
+{
+	int rc;
+
+	if (!f->upload[0] && (rc = s3_mpu_start(f)) < 0)
+		return rc;
+	if ((rc = s3_mpu_put(f, f->parts + 1, f->wbuf, f->wlen)) < 0)
+		return rc;
 	f->wlen = 0;
 	return 0;
 }
 
-/* CompleteMultipartUpload with every part's ETag; an <Error> in a 200 answer is a failure. */
-static int s3_mpu_complete(struct sfile *f)
+/* CompleteMultipartUpload with the n parts of part (in increasing part numbers); an <Error>
+ * in a 200 answer is a failure. */
+static int s3_mpu_complete(struct sfile *f, const struct s3_part *part, unsigned n)
 {
 	struct s3_req r = {.method = "POST", .bucket = f->bucket, .key = f->key};
-	size_t cap = 128 + (size_t)f->parts * 200, at;
+	size_t cap = 128 + (size_t)n * 200, at;
 	char *xml = malloc(cap), q[1100], id[1024];
 	int rc;
 
 	if (!xml)
 		return run_fail(f->run, -ENOMEM, "out of memory completing an upload");
 	at = (size_t)snprintf(xml, cap, "<CompleteMultipartUpload>");
-	for (unsigned i = 0; i < f->parts; i++)
+	for (unsigned i = 0; i < n; i++)
 		at += (size_t)snprintf(xml + at, cap - at,
 				       "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-				       i + 1, f->etags[i]);
+				       (unsigned)part[i].num, part[i].etag);
 	at += (size_t)snprintf(xml + at, cap - at, "</CompleteMultipartUpload>");
 	s3_encode(f->upload, true, id, sizeof(id));
 	snprintf(q, sizeof(q), "uploadId=%s", id);
@@ -332,6 +373,198 @@ static void s3_mpu_abort(struct sfile *f)
 	f->upload[0] = '\0';
 }
 
+/* ---- one object written by every rank (STORAGE_O_SHARED) --------------------------------- */
+
+/* Creates an object every rank of run->comm writes: rank 0 starts the multipart upload and
+ * broadcasts its id; a failure on any rank fails the create on every rank (the upload
+ * aborted), so that all of them, or none, reach the collective close. */
+static int s3_create(struct sfile **out, const char *path, int flags, struct run *run)
+{
+	struct sfile *f = NULL;
+	int rc, all;
+
+	if (!(flags & STORAGE_O_SHARED))
+		return s3_open(out, path, flags, run);
+	rc = s3_open(&f, path, flags, run);
+	if (rc == 0 && run->rank == 0)
+		rc = s3_mpu_start(f);
+	char id[sizeof(f->upload)] = "";
+	if (rc == 0 && run->rank == 0)
+		snprintf(id, sizeof(id), "%s", f->upload);
+	MPI_Bcast(id, (int)sizeof(id), MPI_CHAR, 0, run->comm);
+	MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, run->comm);
+	if (all < 0 || !id[0]) {
+		if (f && run->rank == 0)
+			s3_mpu_abort(f);
+		free(f);
+		return rc < 0 ? rc
+			      : run_fail(run, -FB_EPEER,
+					 "another rank could not start the upload of '%s'", path);
+	}
+	snprintf(f->upload, sizeof(f->upload), "%s", id);
+	f->shared = true;
+	*out = f;
+	return 0;
+}
+
+/* The part of a shared object that holds part number num, opened when it is not yet. */
+static struct s3_open_part *s3_part_of(struct sfile *f, uint32_t num, uint64_t size)
+{
+	for (unsigned i = 0; i < f->nopen; i++)
+		if (f->open[i].num == num)
+			return &f->open[i];
+	void *n = realloc(f->open, (f->nopen + 1) * sizeof(*f->open));
+	if (!n)
+		return NULL;
+	f->open = n;
+	f->open[f->nopen] = (struct s3_open_part){.num = num, .buf = malloc(size)};
+	return f->open[f->nopen].buf ? &f->open[f->nopen++] : NULL;
+}
+
+/* Sends open part i and forgets it. */
+static int s3_part_send(struct sfile *f, unsigned i)
+{
+	struct s3_open_part p = f->open[i];
+	int rc;
+
+	if (p.filled != p.hi)
+		return run_fail(f->run, -EIO,
+				"'%s': part %u of the shared object has %llu of its first %llu "
+				"bytes written: the object would have a hole",
+				f->base.path, (unsigned)p.num, (unsigned long long)p.filled,
+				(unsigned long long)p.hi);
+	rc = s3_mpu_put(f, p.num, p.buf, p.hi);
+	free(p.buf);
+	f->open[i] = f->open[--f->nopen];
+	return rc;
+}
+
+/* A write into a shared object: into the parts its bytes fall in; a part goes up once
+ * part_size of its bytes were written. */
+static ssize_t s3_shared_write(struct sfile *f, const char *buf, size_t len, uint64_t off)
+{
+	const uint64_t ps = s3_conf_of(f->run)->part_size;
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t at = (off + done) % ps, n = ps - at;
+		uint64_t num = (off + done) / ps + 1;
+		struct s3_open_part *p;
+		if (num > 10000)
+			return f->werr = run_fail(f->run, -EFBIG,
+						  "'%s': a write at offset %llu needs part %llu; S3 "
+						  "has at most 10000 parts of part_size bytes",
+						  f->base.path, (unsigned long long)(off + done),
+						  (unsigned long long)num);
+		if (!(p = s3_part_of(f, (uint32_t)num, ps)))
+			return f->werr = run_fail(f->run, -ENOMEM,
+						  "out of memory for a %llu-byte part",
+						  (unsigned long long)ps);
+		if (n > len - done)
+			n = len - done;
+		memcpy(p->buf + at, buf + done, n);
+		p->filled += n;
+		if (at + n > p->hi)
+			p->hi = at + n;
+		done += n;
+		if (p->filled == ps) {
+			int rc = s3_part_send(f, (unsigned)(p - f->open));
+			if (rc < 0)
+				return f->werr = rc;
+		}
+	}
+	f->wend = off + len > f->wend ? off + len : f->wend;
+	return (ssize_t)len;
+}
+
+static int s3_part_cmp(const void *a, const void *b)
+{
+	const struct s3_part *x = a, *y = b;
+
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+/* Rank 0: whether the gathered parts (sorted) are 1..n without a gap, each part_size bytes
+ * but the last; 0, or the failure recorded. */
+static int s3_parts_whole(struct sfile *f, const struct s3_part *part, unsigned n)
+{
+	const uint64_t ps = s3_conf_of(f->run)->part_size;
+
+	for (unsigned i = 0; i < n; i++)
+		if (part[i].num != i + 1 || (i + 1 < n && part[i].len != ps))
+			return run_fail(f->run, -EIO,
+					"'%s': the ranks wrote %u parts, and part %u is %s: the "
+					"object would have a hole, so its upload is aborted",
+					f->base.path, n, i + 1,
+					part[i].num != i + 1 ? "missing" : "short");
+	return n ? 0
+		 : run_fail(f->run, -EIO, "'%s': no rank wrote a byte of it", f->base.path);
+}
+
+/* Rank 0: completes the upload with every rank's parts, or aborts it after any failure (own:
+ * rank 0's own outcome, failed: whether any rank failed). */
+static int s3_shared_complete(struct sfile *f, int own, int failed, unsigned total,
+			      struct s3_part *all)
+{
+	int rc = own < 0 ? own : failed ? -FB_EPEER : 0;
+
+	if (rc == 0) {
+		qsort(all, total, sizeof(*all), s3_part_cmp);
+		rc = s3_parts_whole(f, all, total);
+	}
+	if (rc == 0)
+		rc = s3_mpu_complete(f, all, total);
+	if (rc < 0)
+		s3_mpu_abort(f);
+	if (rc == -FB_EPEER && own == 0)
+		rc = run_fail(f->run, -FB_EPEER, "'%s': another rank failed: upload aborted",
+			      f->base.path);
+	return rc;
+}
+
+/* Closing a shared object (collective): the parts left go up, rank 0 gathers every rank's
+ * parts and completes (or aborts) the upload; every rank returns its outcome. */
+static int s3_shared_finish(struct sfile *f)
+{
+	struct run *run = f->run;
+	int rc = f->werr, failed, *counts = NULL, *displs = NULL;
+	struct s3_part *all = NULL;
+	unsigned total = 0;
+
+	if (rc == 0 && run->err.code)
+		rc = -ECANCELED;
+	while (rc == 0 && f->nopen)
+		rc = s3_part_send(f, f->nopen - 1);
+	int mine = rc < 0 ? 1 : 0, n = (int)f->parts * (int)sizeof(struct s3_part);
+	/* the ranks still writing keep the watchdog quiet while this one waits */
+	agree_allreduce(run, &mine, &failed, 1, MPI_INT, MPI_MAX);
+	if (run->rank == 0) {
+		counts = calloc((size_t)run->nranks, sizeof(int));
+		displs = calloc((size_t)run->nranks, sizeof(int));
+	}
+	MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, run->comm);
+	if (run->rank == 0 && counts && displs) {
+		for (int r = 0; r < run->nranks; r++) {
+			displs[r] = (int)(total * sizeof(struct s3_part));
+			total += (unsigned)counts[r] / sizeof(struct s3_part);
+		}
+		all = malloc((total ? total : 1) * sizeof(*all));
+	}
+	MPI_Gatherv(f->part, n, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, run->comm);
+	int out = rc;
+	if (run->rank == 0)
+		out = all ? s3_shared_complete(f, rc, failed, total, all)
+			  : run_fail(run, -ENOMEM, "out of memory completing an upload");
+	MPI_Bcast(&out, 1, MPI_INT, 0, run->comm);
+	if (run->rank != 0 && rc == 0 && out < 0)
+		rc = run_fail(run, -FB_EPEER, "'%s': the upload was not completed on rank 0",
+			      f->base.path);
+	free(all);
+	free(counts);
+	free(displs);
+	return run->rank == 0 ? out : rc;
+}
+
 static ssize_t s3_pwrite(struct sfile *f, const void *buf, size_t len, uint64_t off)
 {
 	const struct s3_conf *c = s3_conf_of(f->run);
@@ -341,6 +574,8 @@ static ssize_t s3_pwrite(struct sfile *f, const void *buf, size_t len, uint64_t 
 		return -EBADF;
 	if (f->werr)
 		return f->werr;
+	if (f->shared)
+		return s3_shared_write(f, buf, len, off);
 	if (off != f->wend)
 		return f->werr = run_fail(f->run, -ESPIPE,
 					  "'%s': S3 objects are written front to back; a write at "
@@ -389,7 +624,7 @@ static int s3_finish_write(struct sfile *f)
 	if (rc == 0 && f->wlen)
 		rc = s3_mpu_part(f);
 	if (rc == 0)
-		rc = s3_mpu_complete(f);
+		rc = s3_mpu_complete(f, f->part, f->parts);
 	if (rc < 0)
 		s3_mpu_abort(f);
 	return rc;
@@ -399,10 +634,15 @@ static int s3_close(struct sfile *f)
 {
 	int rc = 0;
 
-	if (f->base.flags & STORAGE_O_WRITE)
+	if (f->shared)
+		rc = s3_shared_finish(f);
+	else if (f->base.flags & STORAGE_O_WRITE)
 		rc = s3_finish_write(f);
 	free(f->wbuf);
-	free(f->etags);
+	free(f->part);
+	for (unsigned i = 0; i < f->nopen; i++)
+		free(f->open[i].buf);
+	free(f->open);
 	free(f);
 	return rc;
 }
@@ -734,6 +974,7 @@ const struct storage_ops s3_storage = {
     .name = "s3",
     .caps = STORAGE_CAP_SHARED | STORAGE_CAP_OBJECT,
     .open = s3_open,
+    .create = s3_create,
     .pread = s3_pread,
     .pwrite = s3_pwrite,
     .sync = s3_sync,

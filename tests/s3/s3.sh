@@ -10,7 +10,9 @@
 #   train FORMAT:ACCESS...   generated and verified on S3 (raw:per_rank read again from its
 #                            manifest object, not regenerated)
 #   workloads                checkpoint (multipart, restore verified, keep_last's DELETEs),
-#                            ior (object per rank) and metadata (create, stat, read, remove)
+#                            ior (object per rank; one shared object of parts from both ranks,
+#                            byte for byte posix's file; a geometry S3 parts cannot hold) and
+#                            metadata (create, stat, read, remove)
 #   interop                  boto3 reads feedbench's objects (one a multipart upload) byte for
 #                            byte as posix wrote the same files; a dataset boto3 uploaded is
 #                            read and verified by feedbench (generate = never)
@@ -18,8 +20,9 @@
 #                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
 #   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
 #                            a 503 storm, a short body, a server that stops answering, an
-#                            object deleted once listed (404), a refused multipart part
-#                            (upload aborted, nothing left), no server
+#                            object deleted once listed (404), a refused multipart part of a
+#                            checkpoint and of a shared IOR object (upload aborted, nothing
+#                            left), no server
 # Exit status 77 means "skipped" (s3 not built).
 set -u
 
@@ -146,6 +149,27 @@ case_workloads() {
 	json_check "$run/summary.json" 'm["ior_bytes_written"] == 2 * 2 * 262144' \
 		'm["ior_bytes_read"] == 2 * 2 * 262144'
 	rm -rf "$T/results"
+	# one shared object: each rank's 10 MiB block is 2 parts of 5 MiB sent in random order,
+	# completed by rank 0; boto3 reads what posix wrote to a file with the same pattern
+	local ior=(--set workload.type=ior --set ior.file_per_process=false --set ior.segments=1
+		--set ior.block_size=10MiB --set ior.transfer_size=1MiB --set ior.random=true
+		--set ior.keep_files=true --set storage.s3.part_size=5MiB)
+	PREFIX=shared fb run "${ior[@]}"
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	json_check "$run/summary.json" 'm["ior_bytes_written"] == 2 * 10485760' \
+		'm["ior_bytes_read"] == 2 * 10485760' 's["ior"]["files"] == 1'
+	fb_mpi 2 run "$MPI/tiny.ini" "${ior[@]}" --set "dataset.data_dir=$T/local" \
+		--set "output.dir=$T/results" </dev/null
+	expect_rc 0
+	s3ctl get "$BUCKET" shared/ior_testfile "$T/ior.s3" 2>>"$T/err" || fail "boto3 cannot get the shared object"
+	cmp "$T/ior.s3" "$T/local/ior_testfile" || fail "the shared object differs from posix's file"
+	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open"
+	rm -rf "$T/results" "$T/local" "$T/ior.s3"
+	# 1 MiB blocks cannot be parts of at least 5 MiB: refused before any request
+	fb run --set workload.type=ior --set ior.file_per_process=false
+	expect_rc 2
+	expect_err "block_size (1048576) must be a multiple of part_size"
 	fb run --set workload.type=metadata --set metadata.files_per_rank=6
 	expect_rc 0
 	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
@@ -249,8 +273,19 @@ case_faults() {
 	EP=http://127.0.0.1:$PORT
 	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
 	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
+	# a shared IOR object whose part 2 (rank 0's second block) is refused: rank 0 aborts
+	# the upload that every rank sent parts to
+	EP=http://127.0.0.1:$(cat "$T/proxy")
+	fb run --set workload.type=ior --set ior.file_per_process=false --set ior.segments=2 \
+		--set ior.block_size=5MiB --set ior.transfer_size=1MiB --set storage.s3.part_size=5MiB
+	expect_rc 1
+	expect_err "s3 PUT of '$BUCKET/tiny/ior_testfile'"
+	expect_err "HTTP 400 InvalidPart"
+	EP=http://127.0.0.1:$PORT
+	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
+	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
 	grep -v '/raw-\|/feedbench-manifest.json ' "$T/ls" >"$T/left" || true
-	[ ! -s "$T/left" ] || fail "a failed checkpoint left objects: $(head -3 "$T/left")"
+	[ ! -s "$T/left" ] || fail "a failed checkpoint or IOR run left objects: $(head -3 "$T/left")"
 	kill "$PROXY"
 	wait "$PROXY" 2>/dev/null
 	PROXY=
