@@ -12,7 +12,10 @@
  * time of the check taken out of the phase. With [storage.mpiio] collective = true (shared
  * file only; a back-end with collective transfers, mpiio) every transfer is one io_pwrite_all /
  * io_pread_all that all ranks join (mpiio: MPI_File_write_at_all / read_at_all of any size,
- * IOR -a MPIIO -c), so the MPI library may aggregate them.
+ * IOR -a MPIIO -c), so the MPI library may aggregate them. On objects (s3) the shared file is
+ * one object every rank creates together (io_create with STORAGE_O_SHARED: one multipart
+ * upload, each block whole parts of [storage.s3] part_size; ior_check_object refuses other
+ * geometries).
  *
  * Timing as IOR's (ior.c, ReduceIterResults): per phase and rank, from a start barrier
  * (CLOCK_MONOTONIC), the open, the transfers (wr/rd; -e's fsync at their end, inside them, as

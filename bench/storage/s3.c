@@ -72,8 +72,8 @@ struct sfile {
 	/* writing */
 	char *wbuf;
 	size_t wlen;
-	uint64_t wend;	  /* bytes written so far: the next write's offset */
-	char upload[512]; /* multipart upload id, "" before the first part */
+	uint64_t wend;	      /* bytes written so far: the next write's offset */
+	char upload[512];     /* multipart upload id, "" before the first part */
 	struct s3_part *part; /* the parts sent, in the order sent */
 	unsigned parts, etcap;
 	int werr;
@@ -451,15 +451,16 @@ static ssize_t s3_shared_write(struct sfile *f, const char *buf, size_t len, uin
 		uint64_t num = (off + done) / ps + 1;
 		struct s3_open_part *p;
 		if (num > 10000)
-			return f->werr = run_fail(f->run, -EFBIG,
-						  "'%s': a write at offset %llu needs part %llu; S3 "
-						  "has at most 10000 parts of part_size bytes",
-						  f->base.path, (unsigned long long)(off + done),
-						  (unsigned long long)num);
+			return f->werr =
+				   run_fail(f->run, -EFBIG,
+					    "'%s': a write at offset %llu needs part %llu; S3 "
+					    "has at most 10000 parts of part_size bytes",
+					    f->base.path, (unsigned long long)(off + done),
+					    (unsigned long long)num);
 		if (!(p = s3_part_of(f, (uint32_t)num, ps)))
-			return f->werr = run_fail(f->run, -ENOMEM,
-						  "out of memory for a %llu-byte part",
-						  (unsigned long long)ps);
+			return f->werr =
+				   run_fail(f->run, -ENOMEM, "out of memory for a %llu-byte part",
+					    (unsigned long long)ps);
 		if (n > len - done)
 			n = len - done;
 		memcpy(p->buf + at, buf + done, n);
@@ -497,8 +498,7 @@ static int s3_parts_whole(struct sfile *f, const struct s3_part *part, unsigned 
 					"object would have a hole, so its upload is aborted",
 					f->base.path, n, i + 1,
 					part[i].num != i + 1 ? "missing" : "short");
-	return n ? 0
-		 : run_fail(f->run, -EIO, "'%s': no rank wrote a byte of it", f->base.path);
+	return n ? 0 : run_fail(f->run, -EIO, "'%s': no rank wrote a byte of it", f->base.path);
 }
 
 /* Rank 0: completes the upload with every rank's parts, or aborts it after any failure (own:
