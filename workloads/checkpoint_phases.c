@@ -52,6 +52,8 @@ struct ckpt_phases {
 	const char *visible_from; /* "measured", "write invocation", or NULL */
 	struct ckpt_flush *flush; /* rank 0: one per host (of the last flush) */
 	int nflush;
+	int *read_from;		  /* rank 0: the writer each rank's last read named (-1) */
+	char (*writer_hosts)[64]; /* read-only invocation: the write invocation's hosts */
 };
 
 int ckpt_phases_check(const struct config *cfg, int nranks, struct fb_errbuf *err)
@@ -115,6 +117,10 @@ int ckpt_phases_prepare(struct run *run)
 		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
 	st->phases = ph;
 	ph->visible_s = -1;
+	if (run->rank == 0 && !(ph->read_from = calloc((size_t)run->nranks, sizeof(int))))
+		return agree(run, run_fail(run, -ENOMEM, "out of memory"));
+	for (int r = 0; ph->read_from && r < run->nranks; r++)
+		ph->read_from[r] = -1;
 	MPI_Allreduce(&run->local_size, &mn, 1, MPI_INT, MPI_MIN, run->comm);
 	MPI_Allreduce(&run->local_size, &mx, 1, MPI_INT, MPI_MAX, run->comm);
 	ph->ppn = mn;
@@ -304,9 +310,13 @@ static int ckpt_recovery_save(struct run *run, struct ckpt_state *st, int64_t la
 {
 	char path[CFG_PATH_MAX + 64];
 	struct io_stats *keep = st->nst, *scratch = calloc(1, sizeof(*scratch));
-	json_t *o = json_pack("{s:f, s:I, s:i, s:i}", "visible_after_seconds",
+	json_t *hosts = json_array();
+	for (int r = 0; hosts && r < run->nranks; r++)
+		json_array_append_new(hosts,
+				      json_string(run->rank_hosts ? run->rank_hosts[r] : ""));
+	json_t *o = json_pack("{s:f, s:I, s:i, s:i, s:o}", "visible_after_seconds",
 			      st->phases->visible_s, "last_step", (json_int_t)last, "ranks",
-			      run->nranks, "shift_ranks", st->phases->ppn);
+			      run->nranks, "shift_ranks", st->phases->ppn, "hosts", hosts);
 	char *text = o ? json_dumps(o, JSON_INDENT(1)) : NULL;
 	int rc;
 
@@ -325,6 +335,18 @@ static int ckpt_recovery_save(struct run *run, struct ckpt_state *st, int64_t la
 	return rc;
 }
 
+/* Rank 0, read-only invocation: the host of every writing rank, as recovery.json recorded
+ * them (left unknown when the list is not one per rank). */
+static void ckpt_writer_hosts(struct run *run, struct ckpt_phases *ph, json_t *hosts)
+{
+	if (json_array_size(hosts) != (size_t)run->nranks ||
+	    !(ph->writer_hosts = calloc((size_t)run->nranks, sizeof(*ph->writer_hosts))))
+		return;
+	for (int r = 0; r < run->nranks; r++)
+		snprintf(ph->writer_hosts[r], sizeof(ph->writer_hosts[r]), "%s",
+			 json_string_value(json_array_get(hosts, (size_t)r)) ?: "");
+}
+
 /* Rank 0, read-only invocation: the visibility the write invocation measured, when it ran
  * with the same ranks and shift. */
 static void ckpt_recovery_load(struct run *run, struct ckpt_state *st)
@@ -341,6 +363,7 @@ static void ckpt_recovery_load(struct run *run, struct ckpt_state *st)
 	    json_integer_value(json_object_get(o, "shift_ranks")) == st->phases->ppn) {
 		st->phases->visible_s = json_number_value(v);
 		st->phases->visible_from = "write invocation";
+		ckpt_writer_hosts(run, st->phases, json_object_get(o, "hosts"));
 	} else {
 		run_warn(
 		    run,
@@ -418,7 +441,11 @@ int ckpt_phases_run(struct run *run, int repetition, struct ckpt_rep *rep)
 		ckpt_recovery_load(run, st);
 	if ((rc = ckpt_flush(run, st, base, r)) < 0)
 		return rc;
-	return ckpt_read_phase(run, st, rep, base);
+	if ((rc = ckpt_read_phase(run, st, rep, base)) < 0)
+		return rc;
+	/* which rank's shard each rank read, as the headers of what it read say */
+	MPI_Gather(&st->read_writer, 1, MPI_INT, st->phases->read_from, 1, MPI_INT, 0, run->comm);
+	return 0;
 }
 
 /* ---- results ---------------------------------------------------------------------------- */
@@ -445,6 +472,38 @@ static json_t *ckpt_flush_json(const struct ckpt_phases *ph)
 			 "required", any, "nodes", nodes);
 }
 
+/* The host that wrote rank w's shard: this invocation's (it wrote them), or the write
+ * invocation's from recovery.json; NULL when unknown. */
+static const char *ckpt_writer_host(const struct run *run, const struct ckpt_phases *ph, int w)
+{
+	if (w < 0 || w >= run->nranks)
+		return NULL;
+	if (run->cfg.checkpoint.num_write > 0)
+		return run->rank_hosts ? run->rank_hosts[w] : NULL;
+	return ph->writer_hosts ? ph->writer_hosts[w] : NULL;
+}
+
+/* Per rank: the shard it read (the writer its headers name) and the writer's host; *other
+ * stays true only when every shard read was written on another host, as far as known. */
+static json_t *ckpt_reads_json(const struct run *run, const struct ckpt_phases *ph, bool *other)
+{
+	json_t *a = json_array();
+
+	for (int r = 0; ph->read_from && r < run->nranks; r++) {
+		int w = ph->read_from[r];
+		const char *h = run->rank_hosts ? run->rank_hosts[r] : "";
+		const char *wh = ckpt_writer_host(run, ph, w);
+
+		if (w >= 0 && wh && strcmp(wh, h) == 0)
+			*other = false;
+		json_array_append_new(
+		    a, json_pack("{s:i, s:s, s:o, s:o}", "rank", r, "host", h, "shard_rank",
+				 w >= 0 ? json_integer(w) : json_null(), "shard_host",
+				 wh ? json_string(wh) : json_null()));
+	}
+	return a;
+}
+
 json_t *ckpt_phases_json(const struct run *run)
 {
 	const struct config *cfg = &run->cfg;
@@ -462,8 +521,10 @@ json_t *ckpt_phases_json(const struct run *run)
 	json_object_set_new(o, "ranks_per_host_max", json_integer(ph->ppn_max));
 	json_object_set_new(o, "recovery_rank_shift", json_boolean(shift));
 	json_object_set_new(o, "shift_ranks", json_integer(shift ? ph->ppn : 0));
-	json_object_set_new(o, "read_on_other_host",
-			    json_boolean(r > 0 && shift && ph->other_host));
+	bool other = r > 0 && shift && ph->other_host;
+	json_t *reads = r > 0 ? ckpt_reads_json(run, ph, &other) : json_null();
+	json_object_set_new(o, "read_on_other_host", json_boolean(other));
+	json_object_set_new(o, "reads", reads);
 	json_object_set_new(o, "visible_after_seconds",
 			    ph->visible_s >= 0 ? json_real(ph->visible_s) : json_null());
 	json_object_set_new(o, "visible_after_from",
@@ -546,6 +607,8 @@ void ckpt_phases_free(struct ckpt_state *st)
 	if (!st->phases)
 		return;
 	free(st->phases->flush);
+	free(st->phases->read_from);
+	free(st->phases->writer_hosts);
 	free(st->phases);
 	st->phases = NULL;
 }

@@ -205,6 +205,16 @@ void ckpt_header(unsigned char *buf, size_t len, int64_t step, int rank, uint64_
 	memcpy(buf, h, len < CKPT_HDR ? len : CKPT_HDR);
 }
 
+int ckpt_header_rank(const unsigned char *buf, size_t len)
+{
+	uint64_t h[4];
+
+	if (len < sizeof(h))
+		return -1;
+	memcpy(h, buf, sizeof(h));
+	return h[0] == CKPT_MAGIC && h[2] < (uint64_t)INT32_MAX ? (int)h[2] : -1;
+}
+
 /* ---- paths ------------------------------------------------------------------------------ */
 
 void ckpt_step_dir(const struct ckpt_state *st, int64_t step, char *buf, size_t len)
@@ -549,6 +559,8 @@ static int ckpt_read_range(struct run *run, struct ckpt_state *st, struct ckpt_o
 			c->rbytes += n;
 			c->rcalls++;
 		}
+		if (rc == 0 && done == 0)
+			st->read_writer = ckpt_header_rank(st->rbuf, n);
 		if (rc == 0 && run->cfg.checkpoint.verify) {
 			uint64_t v0 = timer_now_ns();
 			rc = ckpt_verify(run, st, path, c->step, base + done, n);
@@ -711,6 +723,7 @@ int ckpt_stripe_readback(struct run *run, struct ckpt_state *st, int64_t step)
 		memset(&run->ds, 0, sizeof(run->ds));
 		run->ds.files = files;
 		run->ds.nfiles = n;
+		run->ds.nheld = n; /* rank 0 holds them all: dataset_path() finds file 0 */
 		rc = stripe_readback_dataset(run);
 		run->ds = saved;
 	}
@@ -749,6 +762,7 @@ int ckpt_setup(struct run *run)
 	st->src = run->rank;
 	st->src_off = st->plan.offset;
 	st->src_bytes = st->plan.mine;
+	st->read_writer = -1;
 	if (rc == 0 && run->rank == 0) {
 		struct io io = {.run = run}; /* set-up: not counted */
 		rc = io_mkdirs(&io, st->folder, 0755);

@@ -68,7 +68,9 @@ struct ckpt_state {
 	 * src wrote (another host's); its offset in a single file and its bytes. */
 	int src;
 	uint64_t src_off, src_bytes;
-	bool flushed;		    /* phases: the flush before the reads evicted them */
+	int read_writer; /* the writing rank in the header of the first transfer this rank
+			  * last restored (what was read, not what was meant); -1: none */
+	bool flushed;	 /* phases: the flush before the reads evicted them */
 	struct ckpt_phases *phases; /* phases: hosts, flush outcomes, visibility (rank 0) */
 	bool stripe_read;	    /* the layout of a checkpoint file was read back */
 	/* In training (checkpoint_train_*): rank 0's totals. */
@@ -134,6 +136,9 @@ void ckpt_pattern(const struct config *cfg, int64_t step, int rank, unsigned cha
 
 /* The header of the transfer at file offset off, over the first bytes of buf. */
 void ckpt_header(unsigned char *buf, size_t len, int64_t step, int rank, uint64_t off);
+
+/* The writing rank a transfer's header names (buf holds len bytes read); -1: no header. */
+int ckpt_header_rank(const unsigned char *buf, size_t len);
 
 /* Paths: the step folder of checkpoint step, and rank's file in it. */
 void ckpt_step_dir(const struct ckpt_state *st, int64_t step, char *buf, size_t len);

@@ -3,7 +3,7 @@
 # the flush between the phases, data_parallelism subsets) on 2 local ranks, as a user sees them:
 # exit statuses, messages, summary.json's checkpoint.phases and the per-checkpoint figures,
 # recovery.json between a write-only and a read-only invocation. The read on another host is
-# tests/checkpoint/phases_lab.sh (label lab).
+# tests/checkpoint/phases_lab.sh (run by lab.nodes, label lab).
 #
 # usage: phases.sh CASE   (environment from tests/CMakeLists.txt: FEEDBENCH, MPIEXEC)
 set -u
@@ -68,6 +68,7 @@ phases_both)
 		"ph['invocation'] == 'both' and ph['num_checkpoints_write'] == 3 and ph['num_checkpoints_read'] == 3" \
 		"ph['fsync'] is True and ph['hosts'] == 1 and ph['ranks_per_host'] == 2" \
 		"ph['recovery_rank_shift'] is True and ph['shift_ranks'] == 2 and ph['read_on_other_host'] is False" \
+		"ph['reads'] == [{'rank': r, 'host': s['hostname'], 'shard_rank': r, 'shard_host': s['hostname']} for r in (0, 1)]" \
 		"ph['visible_after_from'] == 'measured' and ph['visible_after_seconds'] >= 0" \
 		"m['checkpoint_visible_after_seconds'] == ph['visible_after_seconds']" \
 		"m['checkpoint_count'] == 3 and m['checkpoint_bytes_written'] == 3 * $SIZE and m['checkpoint_bytes_read'] == 3 * $SIZE" \
@@ -109,6 +110,8 @@ phases_split)
 	JSON_LET="$FIGURES" json_check "$(newest)" \
 		"ph['invocation'] == 'read' and ph['visible_after_from'] == 'write invocation'" \
 		"ph['visible_after_seconds'] == $VIS and m['checkpoint_bytes_written'] == 0" \
+		"json.load(open('$CK/recovery.json'))['hosts'] == [s['hostname']] * 2" \
+		"[(e['shard_rank'], e['shard_host']) for e in ph['reads']] == [(0, s['hostname']), (1, s['hostname'])]" \
 		"m['checkpoint_bytes_read'] == 3 * $SIZE and figures_ok()" \
 		"ph['flush']['nodes'][0]['outcome'] == 'evicted' and ph['flush']['nodes'][0]['files_evicted'] == 6" \
 		"'checkpoint_time_to_durable_seconds' not in m"
@@ -120,6 +123,7 @@ phases_split)
 	expect_rc 0
 	JSON_LET="$FIGURES" json_check "$(newest)" \
 		"ph['visible_after_seconds'] is None and ph['visible_after_from'] is None" \
+		"[(e['shard_rank'], e['shard_host']) for e in ph['reads']] == [(0, None), (1, None)]" \
 		"m['checkpoint_recovery_seconds'] is None and all(c['recovery_seconds'] is None for c in cks)" \
 		"any('no $CK/recovery.json from a write invocation with 2 ranks and this shift' in w for w in s['warnings'])"
 	# A read-only invocation of more checkpoints than were written: exit 1 naming the one

@@ -6,7 +6,9 @@
 #     and per-node bandwidth (tests/mpi/check_summary.py checks the arithmetic); table.md has
 #     the per-node row; page_cache = evict evicts each shared file once per node (2 x files),
 #     not once per rank;
-#  2. a host dying (every feedbench and orted process of labh2 killed mid-run) ends the job
+#  2. MLPerf Storage checkpointing with the recovery on the other host, 1 rank on each
+#     (tests/checkpoint/phases_lab.sh);
+#  3. a host dying (every feedbench and orted process of labh2 killed mid-run) ends the job
 #     non-zero, with a message naming labh2, well within the watchdog time.
 # usage: nodes_lab.sh   (environment from tests/lab/tests.cmake: FEEDBENCH, FEEDBENCH_LAB_ID,
 # FEEDBENCH_LAB_DIR). Exit 77 (SKIPPED) with the reason when the lab is not up.
@@ -96,7 +98,12 @@ EOF
 grep -q '| bandwidth per node | 2 nodes: labh1 (2 ranks, ' "$run/table.md" ||
 	fail "table.md has no per-node row for labh1 and labh2"
 
-# 2. labh2 dies mid-run: its ranks and its Open MPI daemon are killed (not its ceph-fuse,
+# MLPerf Storage checkpointing, each host reading the shards the other wrote
+# (tests/checkpoint/phases_lab.sh: which shard each rank read, the time until the other host
+# could, each host's flush, mlperf check).
+bash "$HERE/../checkpoint/phases_lab.sh" "$T" || fail "checkpoint recovery on the other host"
+
+# 3. labh2 dies mid-run: its ranks and its Open MPI daemon are killed (not its ceph-fuse,
 # which later tests need); the job must end with a message naming the host.
 config die 200 0.05
 mpirun_lab "$T/die.ini" >"$T/out2" 2>"$T/err2" &

@@ -29,6 +29,9 @@ def closed(kind):
         if ph["num_checkpoints_read"]:
             ph["read_on_other_host"] = True
             ph["visible_after_seconds"] = 0.25
+            # each rank of h1 read the shard of a rank of h2, and the other way round
+            ph["reads"] = [{"rank": r, "host": "h%d" % (1 + r // 4), "shard_rank": (r + 4) % 8,
+                            "shard_host": "h%d" % (2 - r // 4)} for r in range(8)]
     return runs
 
 
@@ -115,5 +118,8 @@ check("subset", edited("both", subset70), 1, "INVALID",
       "INVALID 4.3.5 checkpointSubsetRunValidation: a subset run of llama3-70b")
 check("per-host", edited("both", lambda r: ph(r[0]).update(ranks_per_host=2)), 1, "INVALID",
       "INVALID 4.6.2 checkpointClosedAcceleratorsPerHost: inv-0: 2 processes on a host")
+check("same-host-read", edited("both", lambda r: ph(r[0])["reads"][5].update(shard_host="h2")),
+      0, "CLOSED", "NOTE    4.7.1 checkpointCacheFlushValidation: rank 5 on h2 read the shard "
+      "of rank 1, written on the same host")
 check("same-host", edited("both", lambda r: ph(r[0]).update(read_on_other_host=False)), 0,
       "CLOSED", "NOTE    4.7.1 checkpointCacheFlushValidation: the reads ran on the hosts that wrote")
