@@ -87,11 +87,22 @@ static void ini_reader(FILE *o, const struct it *t, const struct it_workload *d)
 		"or offset order: %s\nsample_shuffle = %s\n",
 		d->back, d->pairs, d->shuffled ? "shuffled (more than 1 in 10)" : "in order",
 		d->shuffled ? "seed" : "off");
-	if (t->samples)
-		fprintf(o,
-			"; per-sample events (__getitem__): their mean time less the I/O inside, "
-			"over %" PRIu64 " samples\npreprocess_time = %.6f\n\n",
-			t->samples, d->preprocess_s);
+	if (t->samples && d->preprocess_cpu)
+		fprintf(
+		    o,
+		    "; per-sample events (__getitem__): the loader's CPU time per sample, their "
+		    "thread CPU time (tdur) less the I/O's inside, over %" PRIu64 " samples (their "
+		    "mean time less I/O, %.6f s, also counts waits for the CPU)\n"
+		    "preprocess_time = %.6f\n\n",
+		    t->samples, d->preprocess_wall_mean_s, d->preprocess_s);
+	else if (t->samples)
+		fprintf(
+		    o,
+		    "; per-sample events (__getitem__) without thread CPU time (tdur): the 10th "
+		    "percentile of their time less the I/O inside, over %" PRIu64 " samples (the "
+		    "mean, %.6f s, also counts the samples the scheduler held up)\n"
+		    "preprocess_time = %.6f\n\n",
+		    t->samples, d->preprocess_wall_mean_s, d->preprocess_s);
 	else
 		fprintf(o, "; not derived: no per-sample events (__getitem__) in the trace\n"
 			   "preprocess_time = 0\n\n");

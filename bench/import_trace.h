@@ -15,6 +15,8 @@
 #define IT_MAX_SIZES   64
 #define IT_MAX_INPUTS  4096
 #define IT_NPY_HEADER  128 /* numpy's header of a 1-D array: magic, version, dict, padding */
+/* Per-sample time less I/O, in bins 1 % wide from 1 µs to 100 s (ln(1e8) / ln(1.01)). */
+#define IT_GAP_BINS 1852
 
 struct it_file {
 	char *path;
@@ -30,7 +32,9 @@ struct it_thread {
 	uint64_t pairs, back; /* consecutive reads; those that went back in file or name order */
 	int last;	      /* the file of its last read (-1: none) */
 	uint64_t last_off;
-	double io_us, io_mark; /* I/O time so far; at its last per-sample event */
+	double io_us, io_mark;	    /* I/O time so far; at its last per-sample event */
+	double io_cpu_us, cpu_mark; /* the I/O events' thread CPU time (tdur) so far; at it */
+	uint64_t io_untimed, untimed_mark; /* I/O events without tdur so far; at it */
 };
 
 struct it_size {
@@ -58,8 +62,12 @@ struct it {
 	uint64_t reads, bytes, writes, write_bytes, computes, samples, events, skipped;
 	uint64_t step0;	  /* compute events of step 0 (args.step): epochs begun, over all ranks */
 	uint64_t unnamed; /* reads that named no file */
-	double compute_sum, compute_sq, sample_cpu_us;
-	double t_first, t_last; /* µs */
+	double compute_sum, compute_sq;
+	double sample_wall_us;		/* per-sample events: time less the I/O inside */
+	double sample_tdur_us;		/* thread CPU time (tdur) less the I/O's, where timed */
+	uint64_t samples_tdur;		/* per-sample events with tdur, and every I/O inside too */
+	uint64_t gap_hist[IT_GAP_BINS]; /* per-sample time less I/O (the wall figure) */
+	double t_first, t_last;		/* µs */
 	int dxt_inputs, json_inputs;
 	char err[1024]; /* the first bad input: file, line, what */
 };
@@ -74,14 +82,17 @@ struct it_workload {
 	uint64_t ranks, threads, readers, pairs, back;
 	bool shuffled, epochs_from_steps;
 	double compute_s, compute_stdev_s, preprocess_s, wall_s;
+	double preprocess_wall_mean_s; /* the mean of per-sample time less I/O, for the comment */
+	bool preprocess_cpu;	       /* preprocess_s from tdur, else the 10th percentile */
 };
 
 struct it_file *it_file_get(struct it *t, const char *path);
+/* tdur: the event's thread CPU time (Chrome's "tdur", µs); negative when it has none. */
 int it_read(struct it *t, int64_t pid, int64_t tid, const char *path, uint64_t off, uint64_t size,
-	    double ts, double dur);
-int it_open(struct it *t, int64_t pid, int64_t tid, const char *path, double dur);
+	    double ts, double dur, double tdur);
+int it_open(struct it *t, int64_t pid, int64_t tid, const char *path, double dur, double tdur);
 void it_compute(struct it *t, int64_t pid, double dur_us, int64_t step);
-int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us);
+int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us, double tdur_us);
 void it_derive(struct it *t, struct it_workload *d);
 void it_derive_loader(struct it *t, struct it_workload *d);
 void it_free(struct it *t);

@@ -131,7 +131,7 @@ static const char *const it_writes[] = {"write",  "pwrite", "pwrite64", "pwritev
 
 /* A read or open naming a file: counted; offsets missing (read()) follow a per-file cursor. */
 static int io_event(struct it *t, const struct it_src *s, json_t *args, const char *base,
-		    int64_t pid, int64_t tid, double ts, double dur)
+		    int64_t pid, int64_t tid, double ts, double dur, double tdur)
 {
 	const char *path = event_file(t, args);
 	double off, size;
@@ -142,7 +142,7 @@ static int io_event(struct it *t, const struct it_src *s, json_t *args, const ch
 		return 0;
 	}
 	if (name_is(base, it_opens)) {
-		rc = it_open(t, pid, tid, path, dur);
+		rc = it_open(t, pid, tid, path, dur, tdur);
 		struct it_file *f = rc == 0 ? it_file_get(t, path) : NULL;
 		if (f)
 			f->cursor = 0;
@@ -158,7 +158,7 @@ static int io_event(struct it *t, const struct it_src *s, json_t *args, const ch
 		if (size < 0 || off < 0 || size > 1e18 || off > 1e18)
 			return it_bad(t, s, "a %s of %.0f bytes at offset %.0f", base, size, off);
 		f->cursor = (uint64_t)off + (uint64_t)size;
-		rc = it_read(t, pid, tid, path, (uint64_t)off, (uint64_t)size, ts, dur);
+		rc = it_read(t, pid, tid, path, (uint64_t)off, (uint64_t)size, ts, dur, tdur);
 	}
 	return rc < 0
 		   ? it_bad(t, s, "more than %d files or %d threads", IT_MAX_FILES, IT_MAX_THREADS)
@@ -170,15 +170,18 @@ static int x_event(struct it *t, const struct it_src *s, json_t *ev, const char 
 {
 	json_t *args = json_object_get(ev, "args");
 	const char *dot = strrchr(name, '.'), *base = dot ? dot + 1 : name;
-	double ts, dur, pid = 0, tid = 0;
+	double ts, dur, pid = 0, tid = 0, tdur = -1;
 
 	if (!num_of(ev, "ts", &ts) || !num_of(ev, "dur", &dur) || dur < 0)
 		return it_bad(t, s, "event '%.100s' has no number ts and dur >= 0", name);
+	/* Chrome's thread duration: the thread's CPU time over the event (µs) */
+	if (json_object_get(ev, "tdur") && (!num_of(ev, "tdur", &tdur) || tdur < 0 || tdur > 1e15))
+		return it_bad(t, s, "event '%.100s': tdur is not a number >= 0", name);
 	if ((json_object_get(ev, "pid") && !num_of(ev, "pid", &pid)) ||
 	    (json_object_get(ev, "tid") && !num_of(ev, "tid", &tid)))
 		return it_bad(t, s, "event '%.100s': pid or tid is not a number", name);
 	if (name_is(base, it_reads) || name_is(base, it_opens))
-		return io_event(t, s, args, base, (int64_t)pid, (int64_t)tid, ts, dur);
+		return io_event(t, s, args, base, (int64_t)pid, (int64_t)tid, ts, dur, tdur);
 	if (name_is(base, it_writes)) {
 		double size = 0;
 		t->writes++;
@@ -189,7 +192,7 @@ static int x_event(struct it *t, const struct it_src *s, json_t *ev, const char 
 		num_of(args, "step", &step);
 		it_compute(t, (int64_t)pid, dur, (int64_t)step);
 	} else if (strcmp(base, "__getitem__") == 0 || strcasecmp(base, "getitem") == 0) {
-		if (it_sample(t, (int64_t)pid, (int64_t)tid, dur) < 0)
+		if (it_sample(t, (int64_t)pid, (int64_t)tid, dur, tdur) < 0)
 			return it_bad(t, s, "more than %d threads", IT_MAX_THREADS);
 	} else {
 		t->skipped++;
@@ -273,7 +276,7 @@ static int dxt_line(struct it *t, struct it_src *s, char *line, size_t len)
 		t->write_bytes += size;
 		return 0;
 	}
-	if (it_read(t, rank, 0, s->dxt_file, off, size, start * 1e6, (end - start) * 1e6) < 0)
+	if (it_read(t, rank, 0, s->dxt_file, off, size, start * 1e6, (end - start) * 1e6, -1) < 0)
 		return it_bad(t, s, "more than %d files", IT_MAX_FILES);
 	return 0;
 }

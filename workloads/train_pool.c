@@ -276,9 +276,13 @@ static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *byte
 	w->stats.samples++;
 	*bytes += len;
 	rc = verify ? pool_verify_sample(run, file, index, dst, len) : 0;
-	if (rc == 0 && run->cfg.reader.preprocess_time > 0) { /* busy, as decoding is */
-		uint64_t end = timer_now_ns() + (uint64_t)(run->cfg.reader.preprocess_time * 1e9);
-		while (timer_now_ns() < end)
+	/* Busy, as decoding is, until the thread has had preprocess_time of CPU: a fixed amount
+	 * of work, which takes longer when the thread waits for a CPU (spinning on the wall
+	 * clock did less work the more the machine was loaded). */
+	if (rc == 0 && run->cfg.reader.preprocess_time > 0) {
+		uint64_t end =
+		    timer_thread_cpu_ns() + (uint64_t)(run->cfg.reader.preprocess_time * 1e9);
+		while (timer_thread_cpu_ns() < end)
 			cpu_relax();
 	}
 	return rc;

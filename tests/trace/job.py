@@ -4,8 +4,9 @@
 It reads a folder of .npy files (one sample each) through PyTorch's DataLoader (worker
 processes) when torch imports, else through a pool of Python threads doing the same, and
 traces itself the way dftracer does: every open, read and close, every sample (__getitem__,
-with a busy preprocessing step inside) and every compute step (a sleep, as a GPU computes
-while the host waits), as Chrome trace events in JSON lines. Each process writes its own file;
+with a preprocessing step inside: a fixed amount of CPU work, as decoding is) and every compute
+step (a sleep, as a GPU computes while the host waits), as Chrome trace events in JSON lines,
+each with its thread's CPU time over it (Chrome's "tdur"). Each process writes its own file;
 the main process joins them into TRACE at the end.
 
 usage: job.py make DIR FILES BYTES        write FILES .npy files of BYTES uint8 each
@@ -44,13 +45,16 @@ class Tracer:
     def __init__(self, path):
         self.path, self.pid, self.f = path, None, None
 
-    def event(self, name, cat, t0, t1, **args):
+    def event(self, name, cat, t0, c0, **args):
+        """An event from (t0, c0) (monotonic and thread CPU clock, ns) to now."""
+        t1, c1 = now(), cpu()
         if self.pid != os.getpid():
             self.pid = os.getpid()
             self.f = open("%s.%d" % (self.path, self.pid), "a", buffering=1)
         self.f.write(json.dumps({"name": name, "cat": cat, "pid": self.pid,
                                  "tid": __import__("threading").get_native_id(),
-                                 "ts": t0 / 1e3, "dur": (t1 - t0) / 1e3, "ph": "X",
+                                 "ts": t0 / 1e3, "dur": (t1 - t0) / 1e3,
+                                 "tdur": (c1 - c0) / 1e3, "ph": "X",
                                  "args": args}, separators=(",", ":")) + "\n")
 
     def join(self):
@@ -64,6 +68,7 @@ class Tracer:
 
 
 now = time.monotonic_ns
+cpu = time.thread_time_ns
 
 
 class NpyDataset:
@@ -74,24 +79,26 @@ class NpyDataset:
         return len(self.files)
 
     def __getitem__(self, i):
-        tr, path, t0 = self.tr, self.files[i], now()
-        a = now()
+        tr, path, t0, c0 = self.tr, self.files[i], now(), cpu()
+        a, c = now(), cpu()
         fd = os.open(path, os.O_RDONLY)
-        tr.event("open", "POSIX", a, now(), fname=path)
-        a = now()
+        tr.event("open", "POSIX", a, c, fname=path)
+        a, c = now(), cpu()
         head = os.pread(fd, HEADER, 0)
-        tr.event("read", "POSIX", a, now(), fname=path, offset=0, size=len(head))
+        tr.event("read", "POSIX", a, c, fname=path, offset=0, size=len(head))
         size = int(re.search(rb"'shape': \((\d+),", head).group(1))
-        a = now()
+        a, c = now(), cpu()
         data = os.pread(fd, size, HEADER)
-        tr.event("read", "POSIX", a, now(), fname=path, offset=HEADER, size=len(data))
-        a = now()
+        tr.event("read", "POSIX", a, c, fname=path, offset=HEADER, size=len(data))
+        a, c = now(), cpu()
         os.close(fd)
-        tr.event("close", "POSIX", a, now(), fname=path)
-        end = now() + int(self.pre * 1e9)  # decoding, augmentation: busy on the CPU
-        while now() < end:
+        tr.event("close", "POSIX", a, c, fname=path)
+        # decoding, augmentation: a fixed amount of CPU work (longer when the thread waits
+        # for a CPU, as real decoding is)
+        end = cpu() + int(self.pre * 1e9)
+        while cpu() < end:
             pass
-        tr.event("__getitem__", "torch", t0, now(), index=i)
+        tr.event("__getitem__", "torch", t0, c0, index=i)
         return data
 
 
@@ -139,9 +146,9 @@ def run(a):
     for epoch in range(a.epochs):
         t0 = now()
         for step, batch in enumerate(batches(ds, a, epoch)):
-            c = now()
+            c, cc = now(), cpu()
             time.sleep(a.compute_ms / 1e3)
-            tr.event("compute", "train", c, now(), step=step)
+            tr.event("compute", "train", c, cc, step=step)
             samples += len(batch)
         wall += (now() - t0) / 1e9
     if loader == "torch" and a.workers:

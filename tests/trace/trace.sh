@@ -74,7 +74,7 @@ import_case() {
 	fb_mpi 1 run "$T/job.ini" --set "output.dir=$T/results" --set output.plots=false </dev/null
 	[ "$RC" -eq 0 ] || fail "feedbench run of the imported config exited $RC"
 	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
-	python3 "$HERE/check_import.py" "$T/job.ini" "$T/job.json" "$run" >>"$T/out" 2>>"$T/err" ||
+	python3 "$HERE/check_import.py" "$T/job.ini" "$T/job.json" "$run" 2>>"$T/err" ||
 		fail "the imported config does not reproduce the job"
 	# Bad input: exit 2, one message naming the file and line; no config written.
 	printf '[\n{"name":"read","ph":"X","ts":1,"dur":1,"args":{"fname":"/a","size":4}}\n{"name":\n' \
@@ -88,6 +88,28 @@ import_case() {
 	bad "$T/bad.pfw" "line 2: not a darshan-dxt-parser segment line"
 	printf '[\n]\n' >"$T/bad.pfw"
 	bad "$T/bad.pfw" "no read naming a file"
+	printf '[\n{"name":"read","ph":"X","ts":1,"dur":1,"tdur":-2,"args":{"fname":"/a","size":4}}\n' \
+		>"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 2: event 'read': tdur is not a number >= 0"
+	# preprocess_time: the mean thread CPU time (tdur) where every sample and read has it,
+	# else the 10th percentile of time less I/O (1 ms of 1-10 ms: 0.998 ms, its 1 % bin)
+	python3 - "$T/pre" <<'PY'
+import json, sys
+for name, tdur in (("cpu", 500), ("wall", None)):
+    with open(f"{sys.argv[1]}-{name}.pfw", "w") as f:
+        for i in range(10):
+            for ev, d in (("read", 100), ("__getitem__", 1000 * (i + 1) + 100)):
+                e = {"name": ev, "ph": "X", "pid": 1, "tid": 1, "ts": 20000 * i, "dur": d,
+                     "args": {"fname": f"/d/{i}.bin", "size": 4096} if ev == "read" else {}}
+                if tdur:
+                    e["tdur"] = 50 if ev == "read" else tdur + 50
+                f.write(json.dumps(e) + "\n")
+PY
+	"$FEEDBENCH" import-trace "$T/pre-cpu.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
+	grep -qx "preprocess_time = 0.000500" "$T/out" || fail "preprocess_time is not the mean tdur"
+	"$FEEDBENCH" import-trace "$T/pre-wall.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
+	grep -qx "preprocess_time = 0.000998" "$T/out" ||
+		fail "preprocess_time is not the 10th percentile of time less I/O"
 	printf '# DXT, file_id: 1, file_name: /d/f.bin\n# DXT, rank: 0, hostname: h\n X_POSIX 0 read 0 0 4096 0.1 0.2\n X_POSIX 0 read 1 4096 4096 0.2 0.3\n' >"$T/dxt.txt"
 	"$FEEDBENCH" import-trace "$T/dxt.txt" >"$T/out" 2>"$T/err" || fail "a DXT trace exited $?"
 	grep -qx "record_length_bytes = 4096" "$T/out" || fail "DXT: record_length_bytes is not 4096"
