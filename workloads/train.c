@@ -368,8 +368,10 @@ static int step_checkpoint(struct epoch_ctx *e, uint64_t step, uint64_t t0, doub
 	return rc;
 }
 
-/* The epoch's progress line, then every rank starts together: the readers are woken (not in
- * collective mode) and the clock starts. Returns the start (ns); *ru0: the CPU used so far. */
+/* The epoch's progress line and live statistics (their thread started, live.csv opened before
+ * the first epoch: outside the clock), then every rank starts together: the readers are woken
+ * (not in collective mode) and the clock starts. Returns the start (ns); *ru0: the CPU used
+ * so far. */
 static uint64_t epoch_start(struct epoch_ctx *e, int epoch, bool coll, struct progress *pg,
 			    char *what, size_t len, struct rusage *ru0)
 {
@@ -381,6 +383,7 @@ static uint64_t epoch_start(struct epoch_ctx *e, int epoch, bool coll, struct pr
 	else
 		snprintf(what, len, "epoch %d/%" PRId64, epoch + 1, run->cfg.train.epochs);
 	progress_begin(pg, what, run->rank == 0 && run->verbose >= 0);
+	epoch_live_begin(e, epoch, what);
 	MPI_Barrier(run->comm);
 	getrusage(RUSAGE_SELF, ru0);
 	t0 = timer_now_ns();
@@ -449,7 +452,6 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 	struct rusage ru0, ru1;
 	uint64_t t0 = epoch_start(e, epoch, coll, &pg, what, sizeof(what), &ru0);
 	ss->prev = t0;
-	epoch_live_begin(e, epoch, what);
 	for (; step < total && (coll || rc == 0) && !ss->stop; step++) {
 		if ((rc = step_take(e, coll, step, ss, rc)) < 0 && coll && !ss->slot[0])
 			break; /* the agreement before the collective read failed */
@@ -488,11 +490,11 @@ static int epoch_run(struct epoch_ctx *e, int epoch, struct epoch_rank *er, stru
 			epoch_progress(e, &pg, step, total, t0);
 	}
 	rc = epoch_stop(e, coll, step, total, ck_agreed, rc);
-	if (!e->eval)
-		live_end(run);
 	free(ss);
 	uint64_t t1 = timer_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
+	if (!e->eval) /* the live thread's end and its last gathers: outside the clock */
+		live_end(run);
 	progress_end(&pg);
 	er->wall_s = timer_ns_to_s(t1 - t0);
 	er->cpu_user_s = timeval_diff_s(&ru0.ru_utime, &ru1.ru_utime);
