@@ -254,12 +254,19 @@ int io_create(struct io *io, struct sfile **f, const char *path, int flags)
 	return 0;
 }
 
-static void io_meta_done(struct io *io, uint64_t t0)
+/* A namespace call ended: counted, and traced as name (mkdir, unlink, stat, rmdir, rename,
+ * readdir; on S3 unlink is a DELETE, stat a HEAD (then a LIST for a prefix), readdir a LIST,
+ * rename a copy and a DELETE, mkdir and rmdir no request) on path. */
+static void io_meta_done(struct io *io, uint64_t t0, const char *name, const char *path)
 {
+	uint64_t t1 = timer_now_ns();
+
 	if (io->stats) {
 		io->stats->meta_ops++;
-		io->stats->meta_ns += timer_now_ns() - t0;
+		io->stats->meta_ns += t1 - t0;
 	}
+	if (io->run->trace)
+		trace_io(io->run->trace, name, trace_cat(io->run->trace), t0, t1, path, 0, 0);
 }
 
 /* ---- namespace calls ------------------------------------------------------------------ */
@@ -307,7 +314,7 @@ int io_mkdir(struct io *io, const char *path, unsigned mode)
 	uint64_t t0 = timer_now_ns();
 	int rc = storage_call_mkdir(io->run->storage, path, mode, io->run);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "mkdir", path);
 	if (rc == -EEXIST) {
 		struct storage_stat st;
 		if (io_stat(io, path, &st) == 0 && st.is_dir)
@@ -351,7 +358,7 @@ int io_unlink(struct io *io, const char *path, bool missing_ok)
 	uint64_t t0 = timer_now_ns();
 	int rc = storage_call_unlink(io->run->storage, path, io->run);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "unlink", path);
 	if (rc == -ENOENT && missing_ok)
 		return 0;
 	if (rc < 0)
@@ -378,7 +385,7 @@ int io_stat(struct io *io, const char *path, struct storage_stat *st)
 			st->is_reg = S_ISREG(sb.st_mode);
 		}
 	}
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "stat", path);
 	return rc;
 }
 
@@ -387,7 +394,7 @@ int io_rmdir(struct io *io, const char *path, bool missing_ok)
 	uint64_t t0 = timer_now_ns();
 	int rc = storage_call_rmdir(io->run->storage, path, io->run);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "rmdir", path);
 	if (rc == -ENOENT && missing_ok)
 		return 0;
 	if (rc < 0)
@@ -401,7 +408,7 @@ int io_rename(struct io *io, const char *from, const char *to)
 	uint64_t t0 = timer_now_ns();
 	int rc = storage_call_rename(io->run->storage, from, to, io->run);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "rename", from);
 	if (rc < 0)
 		return run_fail(io->run, rc, "cannot rename '%s' to '%s': %s", from, to,
 				fb_strerror(rc));
@@ -436,7 +443,7 @@ int io_list_dir(struct io *io, const char *path, storage_dir_fn fn, void *arg)
 	uint64_t t0 = timer_now_ns();
 	int rc = storage_call_list_dir(io->run->storage, path, fn, arg, io->run);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "readdir", path);
 	return rc;
 }
 
@@ -466,7 +473,7 @@ int io_unlink_at(struct io *io, int dfd, const char *dir, const char *name, bool
 		rc = ops->unlink(path, io->run);
 	else
 		rc = unlinkat(dfd, name, 0) < 0 ? -errno : 0;
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "unlink", path);
 	if (rc == -ENOENT && missing_ok)
 		return 0;
 	if (rc < 0)
@@ -513,7 +520,7 @@ int io_list_dir_at(struct io *io, int dfd, const char *dir, storage_dir_fn fn, v
 	int rc =
 	    ops->list_dir ? ops->list_dir(dir, fn, arg, io->run) : io_fd_list_dir(dfd, fn, arg);
 
-	io_meta_done(io, t0);
+	io_meta_done(io, t0, "readdir", dir);
 	return rc;
 }
 

@@ -8,8 +8,12 @@ as many read events as read calls, their sizes summing to the bytes read, opens 
 compute event and one data_wait event per step, every rank (pid) and the reader threads present.
 
 usage: check_trace.py RUN_DIR --batch B [--cat CAT] [--compute-us US]
+       check_trace.py RUN_DIR --metadata
     --cat: the category every read must carry (POSIX, io_uring)
     --compute-us: each compute event lasts at least this long (the configured compute time)
+    --metadata: a metadata workload's run: the namespace calls on its files (open, stat,
+      unlink) and their writes and reads as many as summary.json's operations of each phase,
+      and a mkdir event for each rank's folder
 Exit 0 when everything holds; otherwise prints every failed check and exits 1.
 """
 import argparse
@@ -63,15 +67,43 @@ def load(path):
     return events
 
 
+def metadata(run, s, events):
+    """The metadata workload: every file's namespace calls traced, counted per phase."""
+    ops = {}
+    for r in s["metadata"]["results"]:
+        ops[r["phase"]] = ops.get(r["phase"], 0) + r["operations"]
+    on_files = {}
+    for e in events:
+        f = e["args"].get("fname", "") if e["ph"] == "X" else ""
+        if "/mdtest." in f and "/file." in f:
+            on_files[e["name"]] = on_files.get(e["name"], 0) + 1
+    want = {"open": ops["create"] + ops["read"], "close": ops["create"] + ops["read"],
+            "write": ops["create"], "read": ops["read"], "stat": ops["stat"],
+            "unlink": ops["remove"]}
+    for name, n in want.items():
+        check(on_files.get(name, 0) == n,
+              f"{on_files.get(name, 0)} {name} events on the files, summary.json's phases say {n}")
+    mk = {e["args"]["fname"] for e in events if e["ph"] == "X" and e["name"] == "mkdir"}
+    for rank in range(s["num_ranks"]):
+        check(any(f.endswith(f"/mdtest.{rank}") for f in mk), f"no mkdir of mdtest.{rank}: {mk}")
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        sys.exit(1)
+    print("trace ok (metadata): " + ", ".join(f"{k} {v}" for k, v in sorted(on_files.items())))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
-    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--metadata", action="store_true")
+    ap.add_argument("--batch", type=int)
     ap.add_argument("--cat", default="POSIX")
     ap.add_argument("--compute-us", type=float, default=0)
     a = ap.parse_args()
     s = json.load(open(f"{a.run}/summary.json"))
     events = load(f"{a.run}/trace.pfw")
+    if a.metadata:
+        return metadata(a.run, s, events)
     x = [e for e in events if e["ph"] == "X"]
     reads = [e for e in x if e["name"] == "read"]
     m = s["metric"]

@@ -132,6 +132,14 @@ run)
 	if "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
 		check --set storage.backend=uring --set storage.io_depth=8 -- --cat io_uring
 	fi
+	# the metadata workload: its namespace calls (mkdir, open, stat, unlink) traced
+	fb_mpi 2 run "$FEEDBENCH_SOURCE_DIR/configs/workloads/mdtest.ini" --set output.trace=true \
+		--set "dataset.data_dir=$T/md" --set "output.dir=$T/results" \
+		--set metadata.files_per_rank=20 --set metadata.file_size=1000 </dev/null
+	[ "$RC" -eq 0 ] || fail "traced metadata run exited $RC"
+	python3 "$HERE/check_trace.py" "$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)" \
+		--metadata >>"$T/out" 2>>"$T/err" || fail "the metadata run's trace.pfw"
+	rm -rf "$T/results"
 	fb
 	[ "$RC" -eq 0 ] || fail "untraced run exited $RC"
 	[ -z "$(find "$T/results" -name 'trace.pfw' -o -name '.feedbench-trace*')" ] ||
