@@ -82,6 +82,18 @@ void mlperf_datasize_compute(struct mlperf_datasize *d);
 json_t *mlperf_run_json(const struct config *cfg, int64_t hosts, int64_t accelerators,
 			double memory_per_host);
 
+/* MLPerf Storage's checkpointing models (rule 4.3.3, Table 2) by DLIO's parameter counts, and
+ * the processes CLOSED runs them on (4.6.1). */
+struct mlperf_ckpt_model {
+	const char *name;
+	double parameters;
+	int processes;
+};
+extern const struct mlperf_ckpt_model mlperf_ckpt_models[];
+extern const size_t mlperf_nckpt_models;
+/* The model of that many parameters, or NULL. */
+const struct mlperf_ckpt_model *mlperf_ckpt_model_of(double parameters);
+
 /* `feedbench mlperf SUBCOMMAND ...`: argv[0] is "mlperf". */
 int mlperf_main(int argc, char **argv);
 bool mlperf_needs_mpi(int argc, char **argv);
@@ -91,5 +103,8 @@ int mlperf_check_main(int argc, char **argv);
 /* results.json, results.csv and system.yaml in the submission folder dir (rank 0), from the
  * run folders it holds. 0 or a negative errno with the message printed. */
 int mlperf_results_write(const char *dir);
+/* The checkpointing results (bench/mlperf_results_ckpt.c): runs[] holds {folder, s} per
+ * invocation in order; results.json, results.csv and checkpoints.csv in dir. */
+int mlperf_results_ckpt(const char *dir, json_t *runs);
 
 #endif

@@ -11,16 +11,6 @@
 #define CKPT_GAP_MAX 30 /* s from the write invocation's end to the read invocation's start */
 #define CKPT_MIN_PPN 4	/* simulated accelerators per host, at the least */
 
-/* Rule 4.3.3's four models (Table 2), by DLIO's parameter counts, and their processes. */
-static const struct {
-	const char *name;
-	double parameters;
-	int processes;
-} ckpt_models[] = {{"llama3-8b", 8030261248.0, 8},
-		   {"llama3-70b", 69882617856.0, 64},
-		   {"llama3-405b", 405853388800.0, 512},
-		   {"llama3-1t", 1183035102480.0, 1024}};
-
 static double phase(json_t *s, const char *k)
 {
 	return mck_num(s, "checkpoint", "phases", k);
@@ -160,33 +150,30 @@ static void rule_model(struct mck *c)
 	double scale = mck_num(s, "checkpoint", "scale", NULL);
 	double ranks = mck_num(s, "num_ranks", NULL, NULL);
 	json_t *subset = json_object_get(json_object_get(s, "checkpoint"), "subset");
-	int m = -1;
+	const struct mlperf_ckpt_model *m = mlperf_ckpt_model_of(params);
 
-	for (int i = 0; i < (int)(sizeof(ckpt_models) / sizeof(ckpt_models[0])); i++)
-		if (params == ckpt_models[i].parameters)
-			m = i;
-	if (m < 0 || !(scale == 1)) {
+	if (!m || !(scale == 1)) {
 		mck_finding(c, MCK_INVALID, "4.3.3 checkpointModelConfigurationReq",
-			    m < 0 ? "%.0f parameters: not one of Llama 3 8B, 70B, 405B, 1T"
-				  : "%.0f parameters written at scale %g: not the model's size",
+			    !m ? "%.0f parameters: not one of Llama 3 8B, 70B, 405B, 1T"
+			       : "%.0f parameters written at scale %g: not the model's size",
 			    params, scale);
 		return;
 	}
 	mck_finding(c, MCK_PASS, "4.3.3 checkpointModelConfigurationReq", "%s at full size",
-		    ckpt_models[m].name);
-	if (subset && (m != 0 || ranks != 8))
+		    m->name);
+	if (subset && (m != &mlperf_ckpt_models[0] || ranks != 8))
 		mck_finding(c, MCK_INVALID, "4.3.5 checkpointSubsetRunValidation",
-			    "a subset run of %s on %.0f processes: only llama3-8b on 8",
-			    ckpt_models[m].name, ranks);
-	else if (!subset && ranks != ckpt_models[m].processes)
+			    "a subset run of %s on %.0f processes: only llama3-8b on 8", m->name,
+			    ranks);
+	else if (!subset && ranks != m->processes)
 		mck_finding(c, MCK_INVALID, "4.6.1 checkpointClosedMpiProcesses",
-			    "%s on %.0f processes: CLOSED runs it on %d", ckpt_models[m].name,
-			    ranks, ckpt_models[m].processes);
+			    "%s on %.0f processes: CLOSED runs it on %d", m->name, ranks,
+			    m->processes);
 	else
 		mck_finding(c, MCK_PASS,
 			    subset ? "4.3.5 checkpointSubsetRunValidation"
 				   : "4.6.1 checkpointClosedMpiProcesses",
-			    "%s on %.0f processes", ckpt_models[m].name, ranks);
+			    "%s on %.0f processes", m->name, ranks);
 }
 
 /* 4.6.2 checkpointClosedAcceleratorsPerHost: at least 4 per host (Table 3's "minimal 4"). */

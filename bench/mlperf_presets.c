@@ -8,6 +8,20 @@
 const struct mlperf_preset mlperf_presets[] = {MLPERF_PRESETS(PRESET_ROW)};
 const size_t mlperf_npresets = sizeof(mlperf_presets) / sizeof(mlperf_presets[0]);
 
+const struct mlperf_ckpt_model mlperf_ckpt_models[] = {{"llama3-8b", 8030261248.0, 8},
+						       {"llama3-70b", 69882617856.0, 64},
+						       {"llama3-405b", 405853388800.0, 512},
+						       {"llama3-1t", 1183035102480.0, 1024}};
+const size_t mlperf_nckpt_models = sizeof(mlperf_ckpt_models) / sizeof(mlperf_ckpt_models[0]);
+
+const struct mlperf_ckpt_model *mlperf_ckpt_model_of(double parameters)
+{
+	for (size_t i = 0; i < mlperf_nckpt_models; i++)
+		if (parameters == mlperf_ckpt_models[i].parameters)
+			return &mlperf_ckpt_models[i];
+	return NULL;
+}
+
 static const char *const model_names[] = {"none", MLPERF_MODELS(MLPERF_NAME) NULL};
 static const char *const accel_names[] = {"none", MLPERF_ACCELERATORS(MLPERF_NAME) NULL};
 

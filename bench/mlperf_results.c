@@ -199,10 +199,41 @@ static int write_csv(const char *dir, json_t *rows, json_t *mean)
 	return rc;
 }
 
+/* The training results: results.json and results.csv, the warm-up left out. */
+static int train_results(const char *dir, json_t *runs)
+{
+	json_t *rows = json_array(), *r;
+	size_t i;
+	char path[4200];
+
+	json_array_foreach(runs, i, r)
+	{
+		if (!json_is_true(json_object_get(r, "warmup")))
+			json_array_append_new(
+			    rows, run_row(json_string_value(json_object_get(r, "folder")),
+					  json_object_get(r, "s")));
+	}
+	json_t *mean = mean_row(rows);
+	json_t *res = json_pack("{s:i, s:s, s:s, s:O, s:O}", "schema", 1, "benchmark", "training",
+				"columns_from", "mlpstorage report", "runs", rows, "mean", mean);
+	char *text = json_dumps(res, JSON_INDENT(2));
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	rc = text ? safe_write_atomic(path, text, strlen(text)) : -ENOMEM;
+	free(text);
+	if (rc == 0)
+		rc = write_csv(dir, rows, mean);
+	json_decref(res);
+	json_decref(mean);
+	json_decref(rows);
+	return rc;
+}
+
 int mlperf_results_write(const char *dir)
 {
 	char path[4200];
-	json_t *top, *phases, *p, *rows = json_array(), *first = NULL;
+	json_t *top, *phases, *p, *runs = json_array(), *first;
 	size_t i;
 	int rc = 0;
 
@@ -221,33 +252,21 @@ int mlperf_results_write(const char *dir)
 			rc = -FB_EFORMAT;
 			break;
 		}
-		if (!json_is_true(json_object_get(p, "warmup")))
-			json_array_append_new(rows, run_row(folder, s));
-		if (!first)
-			first = json_incref(s);
-		json_decref(s);
+		json_array_append_new(runs, json_pack("{s:s, s:O, s:o}", "folder", folder, "warmup",
+						      json_object_get(p, "warmup") ?: json_false(),
+						      "s", s));
 	}
+	first = json_object_get(json_array_get(runs, 0), "s");
 	if (!top || !first)
 		rc = rc < 0 ? rc : -FB_EFORMAT;
-	if (rc == 0) {
-		json_t *mean = mean_row(rows);
-		json_t *res =
-		    json_pack("{s:i, s:s, s:s, s:O, s:O}", "schema", 1, "benchmark", "training",
-			      "columns_from", "mlpstorage report", "runs", rows, "mean", mean);
-
-		snprintf(path, sizeof(path), "%s/results.json", dir);
-		char *text = json_dumps(res, JSON_INDENT(2));
-		rc = text ? safe_write_atomic(path, text, strlen(text)) : -ENOMEM;
-		free(text);
-		if (rc == 0)
-			rc = write_csv(dir, rows, mean);
-		if (rc == 0)
-			rc = write_system_yaml(dir, first);
-		json_decref(res);
-		json_decref(mean);
-	}
-	json_decref(first);
-	json_decref(rows);
+	if (rc == 0)
+		rc = strcmp(json_string_value(json_object_get(first, "workload_type")) ?: "",
+			    "checkpoint") == 0
+			 ? mlperf_results_ckpt(dir, runs)
+			 : train_results(dir, runs);
+	if (rc == 0)
+		rc = write_system_yaml(dir, first);
+	json_decref(runs);
 	json_decref(top);
 	return rc;
 }

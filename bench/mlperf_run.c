@@ -73,6 +73,9 @@ struct mlperf_run_args {
 	struct runner_opts o;
 	int runs;
 	long long seed;
+	bool runs_set; /* --runs or --seed given (training only) */
+	bool split;    /* checkpointing: a write invocation, then a read invocation */
+	bool ckpt;     /* a checkpointing submission */
 };
 
 static int run_args(int argc, char **argv, struct mlperf_run_args *a)
@@ -103,6 +106,9 @@ static int run_args(int argc, char **argv, struct mlperf_run_args *a)
 				a->runs = (int)(v > 99 ? 99 : v);
 			else
 				a->seed = (long long)v;
+			a->runs_set = true;
+		} else if (strcmp(s, "--split") == 0) {
+			a->split = true;
 		} else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
 			a->o.quiet = true;
 		} else if (s[0] != '-' && !a->o.config_path) {
@@ -151,7 +157,19 @@ static int make_folder(const struct config *cfg, const struct runner_opts *o, ch
 	return rc;
 }
 
-/* One phase: drop every node's cache, then one run with its seed in dir/<name>. */
+/* Checkpointing (rule 2.1.23): one invocation that writes and reads (`run`), or with --split a
+ * write invocation (`write`, no reads) then a read invocation (`read`, no writes). */
+static void ckpt_phase(const struct mlperf_run_args *a, int i, char *name, size_t len,
+		       struct runner_opts *o)
+{
+	snprintf(name, len, "%s", !a->split ? "run" : i == 0 ? "write" : "read");
+	if (a->split)
+		o->sets[o->nsets++] = i == 0 ? "checkpoint.num_checkpoints_read=0"
+					     : "checkpoint.num_checkpoints_write=0";
+}
+
+/* One phase: drop every node's cache, then one run in dir/<name>: training's with its seed,
+ * or a checkpointing invocation. */
 static int run_phase(const struct mlperf_run_args *a, const char *dir, int i, json_t *phases)
 {
 	struct runner_opts o = a->o;
@@ -159,22 +177,29 @@ static int run_phase(const struct mlperf_run_args *a, const char *dir, int i, js
 	json_t *drops = drop_all_nodes();
 	int rc;
 
-	snprintf(name, sizeof(name), i == 0 ? "warmup" : "run-%d", i);
+	if (a->ckpt) {
+		ckpt_phase(a, i, name, sizeof(name), &o);
+	} else {
+		snprintf(name, sizeof(name), i == 0 ? "warmup" : "run-%d", i);
+		snprintf(seed, sizeof(seed), "reader.shuffle_seed=%lld", a->seed + i);
+		o.sets[o.nsets++] = seed;
+	}
 	snprintf(rdir, sizeof(rdir), "%s/%s", dir, name);
-	snprintf(seed, sizeof(seed), "reader.shuffle_seed=%lld", a->seed + i);
-	o.sets[o.nsets++] = seed;
 	o.run_dir = rdir;
 	o.output_dir = NULL;
 	o.quiet = true;
 	o.no_plots = true;
-	if (drops && !a->o.quiet)
+	if (drops && !a->o.quiet && !a->ckpt)
 		fprintf(stderr, "mlperf: %s (shuffle seed %lld)\n", name, a->seed + i);
+	else if (drops && !a->o.quiet)
+		fprintf(stderr, "mlperf: %s\n", name);
 	rc = runner_run(&o, MPI_COMM_WORLD, NULL, 0);
 	if (drops)
-		json_array_append_new(phases, json_pack("{s:s, s:b, s:I, s:o, s:i}", "folder", name,
-							"warmup", i == 0, "shuffle_seed",
-							(json_int_t)(a->seed + i), "cache_drop",
-							drops, "status", rc < 0 ? 1 : 0));
+		json_array_append_new(phases,
+				      json_pack("{s:s, s:b, s:o, s:o, s:i}", "folder", name,
+						"warmup", !a->ckpt && i == 0, "shuffle_seed",
+						a->ckpt ? json_null() : json_integer(a->seed + i),
+						"cache_drop", drops, "status", rc < 0 ? 1 : 0));
 	return rc;
 }
 
@@ -182,9 +207,10 @@ static int run_phase(const struct mlperf_run_args *a, const char *dir, int i, js
 static int finish(const struct mlperf_run_args *a, const char *tmp, const char *base,
 		  json_t *phases, bool quiet)
 {
-	json_t *top = json_pack("{s:i, s:s, s:s, s:i, s:O}", "schema", 1, "rules",
-				"MLPerf Storage v3.0 training", "config", a->o.config_path, "runs",
-				a->runs, "phases", phases);
+	json_t *top = json_pack(
+	    "{s:i, s:s, s:s, s:i, s:O}", "schema", 1, "rules",
+	    a->ckpt ? "MLPerf Storage v3.0 checkpointing" : "MLPerf Storage v3.0 training",
+	    "config", a->o.config_path, "runs", a->ckpt ? 0 : a->runs, "phases", phases);
 	char path[4300], final[4300];
 	int rc;
 
@@ -203,6 +229,36 @@ static int finish(const struct mlperf_run_args *a, const char *tmp, const char *
 	return rc;
 }
 
+/* A training config (warm-up and runs), or a checkpointing one with its phases set: both
+ * num_checkpoints_write and _read above 0 (one invocation, or the two of --split). */
+static int check_kind(const struct config *cfg, struct mlperf_run_args *a, struct fb_errbuf *err)
+{
+	const char *w = workload_of(cfg) ? workload_of(cfg)->name : "";
+
+	a->ckpt = strcmp(w, "checkpoint") == 0;
+	if (!a->ckpt && strcmp(w, "train") != 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "feedbench mlperf run needs [workload] type = train or checkpoint, "
+			       "not %s",
+			       w);
+	if (!a->ckpt)
+		return a->split ? fb_fail(err, -FB_ECONFIG,
+					  "--split is for checkpointing: a training submission "
+					  "is a warm-up and runs")
+				: 0;
+	if (a->runs_set)
+		return fb_fail(err, -FB_ECONFIG,
+			       "--runs and --seed are for training: a checkpointing submission is "
+			       "one invocation, or two with --split (rule 2.1.23)");
+	if (cfg->checkpoint.num_write <= 0 || cfg->checkpoint.num_read <= 0)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: a checkpointing submission writes and reads: set [checkpoint] "
+			       "num_checkpoints_write and num_checkpoints_read above 0 (10 and 10; "
+			       "--split runs them as two invocations)",
+			       cfg->source);
+	return 0;
+}
+
 int mlperf_run_main(int argc, char **argv)
 {
 	struct mlperf_run_args a;
@@ -217,15 +273,13 @@ int mlperf_run_main(int argc, char **argv)
 	rc = cfg ? run_args(argc, argv, &a) : -ENOMEM;
 	if (rc == 0)
 		rc = runner_load_config(cfg, &a.o, MPI_COMM_WORLD, &err);
-	if (rc == 0 && (!workload_of(cfg) || strcmp(workload_of(cfg)->name, "train") != 0))
-		rc = fb_fail(&err, -FB_ECONFIG,
-			     "feedbench mlperf run needs [workload] type = train (a checkpoint "
-			     "submission is one `feedbench run`: docs/checkpoint.md)");
+	if (rc == 0)
+		rc = check_kind(cfg, &a, &err);
 	if (rc < 0 && rc != -FB_EUSAGE && rank == 0)
 		fprintf(stderr, "feedbench: error: %s\n", err.msg);
 	if (rc == 0)
 		rc = make_folder(cfg, &a.o, tmp, base, sizeof(tmp));
-	for (int i = 0; rc == 0 && i <= a.runs; i++)
+	for (int i = 0; rc == 0 && i < (a.ckpt ? 1 + a.split : a.runs + 1); i++)
 		rc = run_phase(&a, tmp, i, phases);
 	if (rc == 0 && rank == 0)
 		rc = finish(&a, tmp, base, phases, a.o.quiet);
