@@ -168,6 +168,7 @@ struct config {
 		double request_timeout; /* s: connect, and without a byte */
 		int64_t retries;	/* on 429, 500, 502, 503, 504 */
 		uint64_t part_size;	/* multipart part; one PUT below it */
+		int64_t list_page_size; /* keys per ListObjectsV2 page (max-keys) */
 		char profile[64];	/* empty: AWS_PROFILE or default */
 	} s3;
 	struct {

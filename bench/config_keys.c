@@ -231,6 +231,9 @@ const struct cfg_key cfg_keys[] = {
      0,
      "Objects written above this size go up as a multipart upload of parts this size; below "
      "it, one PUT."},
+    {"storage.s3", "list_page_size", CFG_INT, OFF(s3.list_page_size), "1000", 1, 1000, NULL, 0,
+     "Keys asked for per ListObjectsV2 page (max-keys): a folder of more keys is listed over "
+     "several pages, each asking for the next with the last page's continuation token."},
     {"storage.s3", "profile", CFG_STRING, OFF(s3.profile), "", NOLIM, NULL, 0,
      "Profile of the AWS shared credentials and config files; empty: AWS_PROFILE, default.",
      SZ(s3.profile)},

@@ -24,7 +24,7 @@
  * the object without a gap, and aborts it when any rank failed.
  *
  * The namespace: HEAD (stat), DELETE (unlink), ListObjectsV2 with '/' as delimiter and its
- * pages (list_dir), CopyObject + DELETE (rename). Folders do not exist in S3: mkdir and rmdir
+ * pages of [storage.s3] list_page_size keys (list_dir), CopyObject + DELETE (rename). Folders do not exist in S3: mkdir and rmdir
  * succeed without a request, and a "folder" is there when a key begins with it.
  */
 #include "storage.h"
@@ -695,9 +695,9 @@ static int s3_list_page(struct run *run, struct s3_req *r, const char *prefix, c
 
 	s3_encode(prefix, true, ep, sizeof(ep));
 	s3_encode(token, true, et, sizeof(et));
-	snprintf(q, sizeof(q), "%s%s%sdelimiter=%%2F&list-type=2&max-keys=1000&prefix=%s",
+	snprintf(q, sizeof(q), "%s%s%sdelimiter=%%2F&list-type=2&max-keys=%d&prefix=%s",
 		 token[0] ? "continuation-token=" : "", token[0] ? et : "", token[0] ? "&" : "",
-		 ep);
+		 (int)run->cfg.s3.list_page_size, ep);
 	r->method = "GET";
 	r->key = "";
 	r->query = q;

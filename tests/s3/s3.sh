@@ -15,7 +15,8 @@
 #                            metadata (create, stat, read, remove)
 #   interop                  boto3 reads feedbench's objects (one a multipart upload) byte for
 #                            byte as posix wrote the same files; a dataset boto3 uploaded is
-#                            read and verified by feedbench (generate = never)
+#                            read and verified by feedbench (generate = never), and without
+#                            its manifest found by listing 2 keys a page
 #   auth                     moto checking signatures (a user made through its IAM API): the
 #                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
 #   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
@@ -207,6 +208,23 @@ case_interop() {
 	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
 	python3 "$MPI/check_summary.py" "$run" --ranks 2 --epochs 2 --samples 128 \
 		--bytes $((64 * REC * 2)) 2>>"$T/err" || fail "boto3's upload: summary.json is inconsistent"
+	rm -rf "$T/results"
+	# tfrecord files and their indexes without a manifest (16 keys): found by listing 2 keys
+	# a page (8 pages linked by continuation tokens), probed, read
+	rm -rf "$T/local"
+	fb_mpi 2 generate "$MPI/tiny.ini" --set "dataset.data_dir=$T/local" \
+		--set dataset.format=tfrecord </dev/null
+	expect_rc 0
+	rm "$T/local/feedbench-manifest.json"
+	s3ctl putdir "$BUCKET" bare "$T/local" 2>>"$T/err" || fail "boto3 cannot upload"
+	fb_mpi 2 run "$MPI/tiny.ini" --set "dataset.data_dir=s3://$BUCKET/bare" \
+		--set "output.dir=$T/results" --set storage.backend=s3 --set "storage.s3.endpoint=$EP" \
+		--set dataset.format=tfrecord --set dataset.generate=never --set dataset.verify=false \
+		--set storage.s3.list_page_size=2 </dev/null
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	python3 "$MPI/check_summary.py" "$run" --ranks 2 --epochs 2 --samples 128 2>>"$T/err" ||
+		fail "listed dataset: summary.json is inconsistent"
 	no_secret
 }
 
