@@ -21,7 +21,7 @@ function(fb_s3_test name)
 endfunction()
 
 fb_s3_test(raw train raw:per_rank raw:shared)
-fb_s3_test(formats train npy:per_rank tfrecord:shared)
+fb_s3_test(formats train npy:per_rank tfrecord:shared wds:shared)
 fb_s3_test(workloads workloads)
 fb_s3_test(interop interop)
 fb_s3_test(auth auth)
