@@ -24,8 +24,9 @@
  * the object without a gap, and aborts it when any rank failed.
  *
  * The namespace: HEAD (stat), DELETE (unlink), ListObjectsV2 with '/' as delimiter and its
- * pages of [storage.s3] list_page_size keys (list_dir), CopyObject + DELETE (rename). Folders do not exist in S3: mkdir and rmdir
- * succeed without a request, and a "folder" is there when a key begins with it.
+ * pages of [storage.s3] list_page_size keys (list_dir), CopyObject + DELETE (rename). Folders do
+ * not exist in S3: mkdir and rmdir succeed without a request, and a "folder" is there when a key
+ * begins with it.
  */
 #include "storage.h"
 
