@@ -73,6 +73,8 @@ static ssize_t io_queue_call(struct io *io, struct sfile *f, void *buf, size_t l
 
 	if (rc < 0)
 		return rc;
+	if (io->stats && io->stats->inflight_max < 1) /* one read in flight on the ring */
+		io->stats->inflight_max = 1;
 	do
 		rc = ops->queue_reap(io->queue, &c, 1, 1);
 	while (rc == -EINTR);

@@ -37,7 +37,9 @@
 # 256), EPOCHS (passes over the cached set, 3), DIRECT_MIB (256), DIRECT4K_MIB (O_DIRECT 4 KiB
 # set, 64), URING_DEPTHS ("1 8 32"), FB_BATCH (4), FB_PREFETCH (2), WORK (scratch folder on a
 # disk file system, default BUILD/limits-work), IOR_SRC, MPIEXEC (mpiexec), ROWS (all, or
-# uring: only the io_uring rows), BINDINGS ("bound unbound"). The machine's load average is printed with the table: on a shared
+# uring: only the io_uring rows), BINDINGS ("bound unbound"), FIO_URING_BATCH (empty: fio's
+# defaults, one read per submission; same: all queued reads in one submission and up to the
+# depth reaped at once, as feedbench does). The machine's load average is printed with the table: on a shared
 # machine the spread over rounds says how much to trust a median.
 set -euo pipefail
 
@@ -168,6 +170,10 @@ fio_c() {
 		      --name=r1 "--filename=$(IFS=:; echo "${files[*]:half}")")
 	fi
 	[ "$engine" = io_uring ] && extra=(--fixedbufs=1)
+	# FIO_URING_BATCH=same: fio submits and reaps as feedbench does (docs/storage.md)
+	[ "$engine" = io_uring ] && [ "${FIO_URING_BATCH:-}" = same ] &&
+		extra+=(--iodepth_batch_submit="$depth" --iodepth_batch_complete_min=1
+			--iodepth_batch_complete_max="$depth")
 	launch "$bind" 1 "$HELPER" time "$W/cpu" fio --output-format=json --rw="${FIO_RW:-read}" --bs="$bs" \
 		--direct="$direct" --invalidate=0 --ioengine="$engine" --iodepth="$depth" \
 		"${extra[@]}" --file_service_type="${FIO_FST:-sequential}" --group_reporting --loops="$loops" \
