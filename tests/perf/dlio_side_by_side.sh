@@ -20,6 +20,17 @@
 #              and the shipped workloads write step_barrier = true too (kept here for INIs
 #              written before they did).
 #   NO_INSTALL=1  never install (Debian packages or pip); exit 77 when something is missing
+#   CACHE      (warm): the page-cache state every run starts in, the same for both tools:
+#              warm (every dataset file read once just before the run) or drop (the dataset's
+#              pages evicted just before the run, posix_fadvise DONTNEED per file, as
+#              vmtouch -e does; other files' pages are left alone). The share of the dataset's
+#              pages in the page cache is then measured (mincore over a mapping of each file,
+#              as fincore does) and recorded in each row ("cached %"), with feedbench's own
+#              storage.page_cache_measured beside it.
+#   BIND       (none): mpirun --bind-to for both tools. With none each rank and DLIO's worker
+#              processes (or feedbench's reader threads) may use every core; mpirun's default
+#              at 1 or 2 ranks binds each rank, and the processes it starts, to one core.
+#   Rounds alternate the order: odd rounds DLIO first, even rounds feedbench first.
 #
 # How DLIO runs here (no GPU, 2 cores, Debian bookworm): DLIO 2.0.0's wheel requires
 # tensorflow, torch>=2.2, torchvision, torchaudio and nvidia-dali-cuda110. PyPI has only CUDA
@@ -47,8 +58,9 @@
 #   resnet50  hdf5 (DLIO's PyTorch loader cannot read tfrecord), 64 samples of 144 KiB per
 #             file, 16 files, batch 32, 2 read threads, computation_time 0.02 s (DLIO's
 #             resnet50_a100: 110 KiB samples, 1251 per file, batch 400, 8 threads, 0.435 s)
-# Both tools read the files from the page cache (the datasets are far below RAM): what differs
-# is each tool's own cost, not the storage. The load average is recorded beside each run.
+# With CACHE=warm both tools read the files from the page cache (the datasets are far below
+# RAM): what differs is each tool's own cost, not the storage. The load average and the
+# measured cache state are recorded beside each run.
 set -uo pipefail
 
 fb=${1:-build/feedbench}
@@ -64,7 +76,9 @@ fbset=()
 for kv in ${FB_SET-train.step_barrier=true}; do fbset+=(--set "$kv"); done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
-mpiflags=(--oversubscribe)
+mpiflags=(--oversubscribe --bind-to "${BIND:-none}")
+cache=${CACHE:-warm}
+case $cache in warm | drop) ;; *) echo "CACHE must be warm or drop, not '$cache'" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root)
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$work"
@@ -163,42 +177,72 @@ YAML
 now() { date +%s.%N; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
-: >"$work/rows.jsonl"
-for wl in $workloads; do
-	base=${wl%_c0}
-	compute=0.02
-	[ "$wl" != "$base" ] && compute=0
-	data=$work/data-$base
-	conf=$work/conf-$wl
-	mkdir -p "$conf/workload"
-	wl_yaml "$wl" "$data" "$compute" >"$conf/workload/$wl.yaml" || exit 2
-	# The dataset, once per base workload (DLIO's generator, 1 rank: the files do not depend
-	# on the rank count).
-	if [ ! -e "$data/.generated" ]; then
-		rm -rf "$data"
-		"$mpiexec" "${mpiflags[@]}" -n 1 "$dlio" --config-dir "$conf" workload="$wl" \
-			++workload.workflow.generate_data=True ++workload.workflow.train=False \
-			hydra.run.dir="$work/gen-$base" >"$work/gen-$base.log" 2>&1 ||
-			{ echo "DLIO could not generate $data: see $work/gen-$base.log" >&2; exit 1; }
-		touch "$data/.generated"
+# cache_set DATA: the state every run starts in (CACHE); cache_pct DATA: the share of the
+# dataset's pages in the page cache now, measured with mincore (fincore's way), in percent.
+cache_set() {
+	if [ "$cache" = warm ]; then
+		find "$1" -type f -exec cat {} + >/dev/null
+	else
+		"$deb_python" - "$1" <<'PY'
+import os, sys
+for d, _, fs in os.walk(sys.argv[1]):
+    for f in fs:
+        fd = os.open(os.path.join(d, f), os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
 	fi
-	"$fb" import-dlio "$conf/workload/$wl.yaml" -o "$work/$wl.ini" 2>"$work/import-$wl.log" ||
-		{ cat "$work/import-$wl.log" >&2; exit 1; }
-	for n in $ranks_list; do
-		for r in $(seq "$rounds"); do
-			out=$work/dlio-$wl-$n-$r
-			rm -rf "$out"
-			l0=$(load1) t0=$(now)
-			"$mpiexec" "${mpiflags[@]}" -n "$n" "$dlio" --config-dir "$conf" \
-				workload="$wl" hydra.run.dir="$out" >"$out.log" 2>&1 ||
-				{ echo "DLIO run failed: see $out.log" >&2; exit 1; }
-			t1=$(now)
-			"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
-				>>"$work/rows.jsonl" <<'PY' || exit 1
+}
+cache_pct() {
+	"$deb_python" - "$1" <<'PY'
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long)
+libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+page = mmap.PAGESIZE
+have = total = 0
+for d, _, fs in os.walk(sys.argv[1]):
+    for f in fs:
+        p = os.path.join(d, f)
+        n = os.path.getsize(p)
+        if n == 0:
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        addr = libc.mmap(None, n, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        os.close(fd)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            sys.exit("cannot map " + p)
+        pages = (n + page - 1) // page
+        vec = (ctypes.c_ubyte * pages)()
+        if libc.mincore(addr, n, vec) != 0:
+            sys.exit("mincore failed on " + p)
+        libc.munmap(addr, n)
+        have += sum(v & 1 for v in vec)
+        total += pages
+print(f"{100.0 * have / total:.1f}" if total else "nan")
+PY
+}
+
+# run_dlio WL N ROUND and run_fb WL N ROUND: one run each, a row in rows.jsonl (CACHED_PCT:
+# the measured cache state it started in).
+run_dlio() {
+	local wl=$1 n=$2 r=$3 out l0 t0 t1
+	out=$work/dlio-$wl-$n-$r
+	rm -rf "$out"
+	l0=$(load1) t0=$(now)
+	"$mpiexec" "${mpiflags[@]}" -n "$n" "$dlio" --config-dir "$conf" \
+		workload="$wl" hydra.run.dir="$out" >"$out.log" 2>&1 ||
+		{ echo "DLIO run failed: see $out.log" >&2; exit 1; }
+	t1=$(now)
+	"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
+		>>"$work/rows.jsonl" <<'PY' || exit 1
 # DLIO's own figures from its summary.json, plus (from its per-rank N_output.json) the
 # steady-state split DLIO records but does not report: steps 2.. of each epoch, step time
 # (load + compute, no barrier) and load (data wait) per step.
-import datetime, glob, json, statistics, sys
+import datetime, glob, json, os, statistics, sys
 out, wl, n, r, t0, t1, l0, l1 = sys.argv[1:]
 s = json.load(open(out + "/summary.json"))
 m = s["metric"]
@@ -227,20 +271,26 @@ print(json.dumps({
     "first_step_s": max(first) if first else None,
     "process_s": float(t1) - float(t0),
     "startup_s": float(t1) - float(t0) - inrun,
+    "cached_pct": float(os.environ["CACHED_PCT"]),
     "load": (float(l0) + float(l1)) / 2}))
 PY
-			out=$work/fb-$wl-$n-$r
-			rm -rf "$out"
-			l0=$(load1) t0=$(now)
-			"$mpiexec" "${mpiflags[@]}" -n "$n" "$fb" run "$work/$wl.ini" -q -o "$out" \
-				--set output.plots=false "${fbset[@]}" >"$out.log" 2>&1 ||
-				{ echo "feedbench run failed: see $out.log" >&2; exit 1; }
-			t1=$(now)
-			"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
-				>>"$work/rows.jsonl" <<'PY' || exit 1
-import glob, json, sys
+}
+run_fb() {
+	local wl=$1 n=$2 r=$3 out l0 t0 t1
+	out=$work/fb-$wl-$n-$r
+	rm -rf "$out"
+	l0=$(load1) t0=$(now)
+	"$mpiexec" "${mpiflags[@]}" -n "$n" "$fb" run "$work/$wl.ini" -q -o "$out" \
+		--set output.plots=false "${fbset[@]}" >"$out.log" 2>&1 ||
+		{ echo "feedbench run failed: see $out.log" >&2; exit 1; }
+	t1=$(now)
+	"$py" - "$out" "$wl" "$n" "$r" "$t0" "$t1" "$l0" "$(load1)" \
+		>>"$work/rows.jsonl" <<'PY' || exit 1
+import glob, json, os, sys
 out, wl, n, r, t0, t1, l0, l1 = sys.argv[1:]
 s = json.load(open(glob.glob(out + "/*/summary.json")[0]))
+pc = [p["resident_percent"] for p in s["storage"].get("page_cache_measured", [])
+      if p["epoch"] == 0 and p["when"] == "before"]
 m = s["metric"]; d = m["dlio_comparable"]
 lost = s["repetitions"][0]["lost_time"]
 print(json.dumps({
@@ -254,8 +304,43 @@ print(json.dumps({
     "lat_ms": 1000 * m["train_latency_seconds"]["p50"],
     "process_s": float(t1) - float(t0),
     "startup_s": float(t1) - float(t0) - m["train_wall_seconds"],
+    "cached_pct": float(os.environ["CACHED_PCT"]),
+    "fb_cached_pct": pc[0] if pc else None,
     "load": (float(l0) + float(l1)) / 2}))
 PY
+}
+
+: >"$work/rows.jsonl"
+for wl in $workloads; do
+	base=${wl%_c0}
+	compute=0.02
+	[ "$wl" != "$base" ] && compute=0
+	data=$work/data-$base
+	conf=$work/conf-$wl
+	mkdir -p "$conf/workload"
+	wl_yaml "$wl" "$data" "$compute" >"$conf/workload/$wl.yaml" || exit 2
+	# The dataset, once per base workload (DLIO's generator, 1 rank: the files do not depend
+	# on the rank count).
+	if [ ! -e "$data/.generated" ]; then
+		rm -rf "$data"
+		"$mpiexec" "${mpiflags[@]}" -n 1 "$dlio" --config-dir "$conf" workload="$wl" \
+			++workload.workflow.generate_data=True ++workload.workflow.train=False \
+			hydra.run.dir="$work/gen-$base" >"$work/gen-$base.log" 2>&1 ||
+			{ echo "DLIO could not generate $data: see $work/gen-$base.log" >&2; exit 1; }
+		touch "$data/.generated"
+	fi
+	"$fb" import-dlio "$conf/workload/$wl.yaml" -o "$work/$wl.ini" 2>"$work/import-$wl.log" ||
+		{ cat "$work/import-$wl.log" >&2; exit 1; }
+	for n in $ranks_list; do
+		for r in $(seq "$rounds"); do
+			order="dlio fb"
+			((r % 2)) || order="fb dlio"
+			for tool in $order; do
+				cache_set "$data"
+				CACHED_PCT=$(cache_pct "$data") || exit 1
+				export CACHED_PCT
+				run_"$tool" "$wl" "$n" "$r"
+			done
 			echo "$wl ranks $n round $r done (load $(load1))" >&2
 		done
 	done
@@ -402,6 +487,8 @@ figs = [("au_dlio", "AU % (DLIO's definition)"),
         ("lat_ms", "feedbench read call latency p50, ms"),
         ("process_s", "process wall s"),
         ("startup_s", "start-up + exit s"),
+        ("cached_pct", "dataset in the page cache at the start, % (mincore)"),
+        ("fb_cached_pct", "the same, feedbench's page_cache_measured before epoch 1, %"),
         ("load", "load average (1 min)")]
 print("| workload | ranks | figure | DLIO median [min–max] | feedbench median [min–max] | feedbench / DLIO |")
 print("|---|---|---|---|---|---|")
@@ -415,7 +502,8 @@ for wl, n in keys:
             continue
         if wl.endswith("_c0") and key.startswith("au"):
             continue  # computation_time 0: AU is 0 by definition
-        ratio = f"{fm / dm:.3g}" if dm and fm is not None and key != "load" else ""
+        ratio = (f"{fm / dm:.3g}" if dm and fm is not None and
+                 key not in ("load", "cached_pct", "fb_cached_pct") else "")
         print(f"| {wl} | {n} | {name} | {ds} | {fs} | {ratio} |")
 PY
 [ -s "$work/explain.md" ] && { echo; cat "$work/explain.md"; }
