@@ -14,7 +14,10 @@
 #include <strings.h>
 
 #include <jansson.h>
+#include <unistd.h>
 
+#include "errors.h"
+#include "safefile.h"
 #include "util.h"
 
 /* Where the reader is: the file, its line, and its kind once known. */
@@ -341,14 +344,20 @@ int it_read_file(struct it *t, const char *path)
 {
 	struct it_src s = {.name = path};
 	char *line = malloc(IT_MAX_LINE + 2);
-	FILE *f = fopen(path, "r");
-	int rc = 0;
+	/* without blocking: a FIFO, a device or a folder given as a trace is refused, not read */
+	int fd = safe_open_read(path, 0, false);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	int rc = fd < 0 ? fd : f ? 0 : -errno;
 
-	if (!f || !line) {
+	if (rc < 0 || !line) {
 		snprintf(t->err, sizeof(t->err), "cannot read '%s': %s", path,
-			 strerror(f ? ENOMEM : errno));
+			 rc == -FB_ENOTREG ? "not a regular file (a FIFO, device or folder)"
+			 : rc < 0	   ? fb_strerror(rc)
+					   : strerror(ENOMEM));
 		if (f)
 			fclose(f);
+		else if (fd >= 0)
+			close(fd);
 		free(line);
 		return -1;
 	}

@@ -302,7 +302,7 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 		return rc;
 	rc = write_files(run, tmp, summary, fill, arg, &have_summary);
 	if (rc < 0)
-		snprintf(why, sizeof(why), "%s", strerror(-rc));
+		snprintf(why, sizeof(why), "%s", fb_strerror(rc));
 	if (rc == 0)
 		rc = write_pictures(tmp, plots, why, sizeof(why));
 	if (rc == 0 && !stopped && run->stop && *run->stop) {
@@ -311,7 +311,7 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 		snprintf(why, sizeof(why), "interrupted by a signal");
 	}
 	if (rc == 0 && (rc = sync_folder(tmp)) < 0)
-		snprintf(why, sizeof(why), "%s", strerror(-rc));
+		snprintf(why, sizeof(why), "%s", fb_strerror(rc));
 	if (rc == 0 && stopped) {
 		/* What a stopped run measured: kept, never under the final name. */
 		if (keep_unfinished(tmp, want, true, kept, sizeof(kept)))
@@ -328,7 +328,7 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 		rc = unique ? safe_rename_unique(tmp, want, final_dir, final_len)
 			    : safe_rename_noreplace(tmp, final_dir);
 		if (rc < 0)
-			snprintf(why, sizeof(why), "%s", strerror(-rc));
+			snprintf(why, sizeof(why), "%s", fb_strerror(rc));
 	}
 	if (rc == 0 && !quiet) /* the table is shown once its results are safely in place */
 		print_table(final_dir);

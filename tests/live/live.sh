@@ -38,6 +38,38 @@ else:
 PY
 }
 
+# plant_and_run link|fifo HOLD_US: one run with strace holding each mkdir of rank 0's main thread
+# HOLD_US, while a planter puts a link to $T/outside or a FIFO at live.csv in the temporary
+# folder the moment it appears; RC the run's exit status, $T/plant "planted" or why not.
+plant_and_run() {
+	local planter
+	rm -rf "$T/results"
+	mkdir -p "$T/results"
+	python3 - "$T" "$1" >"$T/plant" <<'PY' &
+import os, sys, time
+t, what = sys.argv[1:3]
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    for d in os.listdir(t + "/results"):
+        if ".tmp-" in d:
+            p = f"{t}/results/{d}/live.csv"
+            try:
+                os.symlink(t + "/outside", p) if what == "link" else os.mkfifo(p)
+                print("planted")
+            except OSError as e:
+                print(f"late: {e}")
+            sys.exit(0)
+    time.sleep(0.0005)
+PY
+	planter=$!
+	timeout 60 strace -qq -o /dev/null -e trace=mkdir -e "inject=mkdir:delay_exit=$2" \
+		"$FEEDBENCH" run "$HERE/live.ini" --set "dataset.data_dir=$T/data" \
+		--set "output.dir=$T/results" --set train.epochs=1 --set train.computation_time=0 \
+		--set output.live_interval=0.05s >"$T/out" 2>"$T/err"
+	RC=$?
+	wait "$planter"
+}
+
 case $CASE in
 mpiexec)
 	# The live lines, live.csv and ranks.csv's per-interval rows, then live_interval = 0.
@@ -126,6 +158,29 @@ assert sw["rank_bytes_written"] == [per, per], sw
 assert s["metric"]["ior_bytes_written"] == 2 * per == s["metric"]["ior_bytes_read"], s["metric"]
 assert s["config"]["ior"]["verify"] is True
 PY
+	;;
+hostile)
+	# Something planted at live.csv in the run's temporary folder before rank 0 writes it: a
+	# link to a file outside the output, then a FIFO. strace holds every mkdir of rank 0's
+	# main thread 50 ms (the temporary folder's among them), so the planter finds the folder
+	# before anything is written into it. The run refuses (exit 1, "not a regular file", what
+	# was measured kept in NAME.unfinished), the link's target is untouched, nothing hangs.
+	command -v strace >/dev/null || fail "strace is not installed (make deps installs it)"
+	echo precious >"$T/outside"
+	for what in link fifo; do
+		# 50 ms is plenty for the planter; a loaded machine that made it late gets 300 ms
+		for hold in 50000 300000; do
+			plant_and_run "$what" "$hold"
+			[ "$(cat "$T/plant")" = planted ] && break
+		done
+		[ "$(cat "$T/plant")" = planted ] || fail "$what: not planted before the run wrote: $(cat "$T/plant")"
+		[ "$RC" -ne 124 ] || fail "$what: the run hung on a $what at live.csv"
+		[ "$RC" -eq 1 ] || fail "$what: the run exited $RC, not 1"
+		[ "$(cat "$T/outside")" = precious ] || fail "$what: the file outside the output was written"
+		grep -q "cannot write results into '$T/results/live-test-.*': not a regular file" "$T/err" ||
+			fail "$what: no message saying why: $(tail -n 1 "$T/err")"
+		ls "$T"/results/*.unfinished/summary.json >/dev/null || fail "$what: what was measured not kept"
+	done
 	;;
 *)
 	fail "unknown case"

@@ -110,6 +110,15 @@ PY
 	"$FEEDBENCH" import-trace "$T/pre-wall.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
 	grep -qx "preprocess_time = 0.000998" "$T/out" ||
 		fail "preprocess_time is not the 10th percentile of time less I/O"
+	# a FIFO given as a trace: refused at once (no writer would ever come), not waited on
+	mkfifo "$T/fifo.pfw"
+	timeout 20 "$FEEDBENCH" import-trace "$T/fifo.pfw" -o "$T/bad.ini" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] || fail "import-trace waited on a FIFO given as a trace"
+	[ "$RC" -eq 2 ] || fail "import-trace of a FIFO exited $RC, not 2"
+	grep -q "cannot read '$T/fifo.pfw': not a regular file" "$T/err" ||
+		fail "the message does not name the FIFO: $(cat "$T/err")"
+	[ ! -e "$T/bad.ini" ] || fail "a config was written from a FIFO"
 	printf '# DXT, file_id: 1, file_name: /d/f.bin\n# DXT, rank: 0, hostname: h\n X_POSIX 0 read 0 0 4096 0.1 0.2\n X_POSIX 0 read 1 4096 4096 0.2 0.3\n' >"$T/dxt.txt"
 	"$FEEDBENCH" import-trace "$T/dxt.txt" >"$T/out" 2>"$T/err" || fail "a DXT trace exited $?"
 	grep -qx "record_length_bytes = 4096" "$T/out" || fail "DXT: record_length_bytes is not 4096"
