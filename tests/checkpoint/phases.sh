@@ -132,6 +132,48 @@ phases_split)
 	expect_rc 1
 	expect_err "checkpoint '$CK/step-4' cannot be restored: .metadata is missing"
 	;;
+phases_drop)
+	# page_cache = drop where the drop cannot be made: as a user who may not write
+	# /proc/sys/vm/drop_caches (setpriv to nobody), and where the write fails (a private mount
+	# namespace with /dev/full bound over it: ENOSPC). Each host's outcome and reason in
+	# summary.json, the files evicted instead, and mlperf check's note under rule 4.3.1.
+	[ "$(id -u)" = 0 ] || {
+		echo "SKIPPED: needs root to become another user and to bind over /proc/sys/vm/drop_caches"
+		exit 77
+	}
+	chmod 755 "$T"
+	drop() { # drop NAME LAUNCHER...: the 3 + 3 phases with page_cache = drop under LAUNCHER
+		local name=$1
+		shift
+		mkdir -m 777 "$T/$name"
+		"$@" "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/p.ini" --quiet \
+			--set storage.page_cache=drop --set dataset.data_dir="$T/$name/data" \
+			--output "$T/$name/results" >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		dirname "$(find "$T/$name/results" -name summary.json | head -1)"
+	}
+	NP=$(drop np setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	json_check "$NP/summary.json" \
+		"s['checkpoint']['phases']['flush']['nodes'][0]['outcome'] == 'not permitted'" \
+		"'cannot write /proc/sys/vm/drop_caches: Permission denied; the 6 files its ranks read were evicted instead' in s['checkpoint']['phases']['flush']['nodes'][0]['reason']" \
+		"s['checkpoint']['phases']['flush']['nodes'][0]['files_evicted'] == 6"
+	FAILED=$(drop failed unshare -m sh -c 'mount --bind /dev/full /proc/sys/vm/drop_caches && exec "$@"' sh)
+	json_check "$FAILED/summary.json" \
+		"s['checkpoint']['phases']['flush']['nodes'][0]['outcome'] == 'failed'" \
+		"'cannot write /proc/sys/vm/drop_caches: No space left on device; the 6 files' in s['checkpoint']['phases']['flush']['nodes'][0]['reason']" \
+		"s['checkpoint']['phases']['flush']['nodes'][0]['files_evicted'] == 6"
+	for d in "$NP" "$FAILED"; do
+		"$FEEDBENCH" mlperf check "$d" >"$T/out" 2>"$T/err"
+		grep -q "^PASS    4.3.1 checkpointDataSizeRatio" "$T/out" ||
+			fail "mlperf check does not accept the files evicted after the drop ($d)"
+	done
+	grep -q "^NOTE    4.3.1 checkpointDataSizeRatio: host $(hostname): the page cache drop failed: cannot write /proc/sys/vm/drop_caches: No space left on device" "$T/out" ||
+		fail "mlperf check does not note the failed drop under 4.3.1"
+	"$FEEDBENCH" mlperf check "$NP" >"$T/out" 2>"$T/err"
+	grep -q "^NOTE    4.3.1 checkpointDataSizeRatio: host $(hostname): the page cache drop was not permitted: cannot write" "$T/out" ||
+		fail "mlperf check does not note the drop that was not permitted under 4.3.1"
+	;;
 phases_config)
 	# Refusals, exit 2 with the reason, nothing written.
 	bad() { # bad MESSAGE --set ...: on one rank (no mpiexec: the checks need none)

@@ -11,7 +11,7 @@ endforeach()
 
 # MLPerf Storage's phases on 2 local ranks, and its llama3_70b.yaml imported
 # (tests/checkpoint/phases.sh).
-foreach(case phases_both phases_split phases_config import_llama)
+foreach(case phases_both phases_split phases_drop phases_config import_llama)
   add_test(NAME checkpoint.${case} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/phases.sh ${case})
   set_tests_properties(checkpoint.${case} PROPERTIES
     LABELS "checkpoint;mpi" TIMEOUT 120 SKIP_RETURN_CODE 77
