@@ -501,9 +501,13 @@ int s3_req_fail(struct run *run, const struct s3_conf *c, const struct s3_req *r
 	else
 		snprintf(what, sizeof(what), "HTTP %ld%s%s", r->status, r->code[0] ? " " : "",
 			 r->code);
-	return run_fail(run, rc, "s3 %s of '%s/%s'%s at %s failed on rank %d: %s%s", r->method,
+	return run_fail(run, rc, "s3 %s of '%s/%s'%s at %s failed on rank %d: %s%s%s", r->method,
 			r->bucket, r->key ? r->key : "", range, c->endpoint, c->rank, what,
-			r->attempts > 1 ? " (after retries)" : "");
+			r->attempts > 1 ? " (after retries)" : "",
+			r->cc == CURLE_PEER_FAILED_VERIFICATION
+			    ? " (the server's certificate is not trusted; [storage.s3] verify_tls "
+			      "= false skips the check, for a test server only)"
+			    : "");
 }
 
 static void s3_sleep(double s)

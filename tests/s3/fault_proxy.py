@@ -7,16 +7,24 @@ holding "raw-"), which it answers as MODE says:
     stall        206 headers and half the bytes, then nothing until the client gives up
     gone         404 NoSuchKey for raw-3-of-8.bin (deleted after the run listed it)
     part         400 InvalidPart for every PUT of a multipart upload's part 2 (other PUTs pass)
-usage: fault_proxy.py MOTO_PORT MODE [N]; prints its port on stdout once listening."""
+or passes every request on in the ways MODE says:
+    vhost LOG    as an HTTP proxy (the client's http_proxy): a request for
+                 http://BUCKET.HOST/KEY goes to moto as /BUCKET/KEY; LOG gets a line
+                 "METHOD HOST TOKEN" per request (the Host header the client sent and its
+                 x-amz-security-token, "-" when none)
+    tls CERT KEY over TLS with that certificate and key (a self-signed test server)
+usage: fault_proxy.py MOTO_PORT MODE [ARGS]; prints its port on stdout once listening."""
 import http.client
 import http.server
+import ssl
 import sys
 import threading
 import time
+import urllib.parse
 
 MOTO = int(sys.argv[1])
 MODE = sys.argv[2]
-LEFT = [int(sys.argv[3]) if len(sys.argv) > 3 else 0]
+LEFT = [int(sys.argv[3]) if MODE == "slowdown" else 0]
 LOCK = threading.Lock()
 
 
@@ -31,7 +39,17 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(n) if n else None
         c = http.client.HTTPConnection("127.0.0.1", MOTO, timeout=30)
         hdrs = {k: v for k, v in self.headers.items() if k.lower() != "expect"}
-        c.request(self.command, self.path, body=body, headers=hdrs)
+        path = self.path
+        if MODE == "vhost":
+            url = urllib.parse.urlsplit(self.path)
+            host = self.headers.get("Host", "-")
+            with LOCK, open(sys.argv[3], "a") as log:
+                log.write("%s %s %s\n" % (self.command, host,
+                                          self.headers.get("x-amz-security-token", "-")))
+            path = "/" + url.netloc.split(".")[0] + url.path + ("?" + url.query if url.query else "")
+            hdrs = {k: v for k, v in hdrs.items() if k.lower() != "host"}
+            hdrs["Host"] = "127.0.0.1:%d" % MOTO
+        c.request(self.command, path, body=body, headers=hdrs)
         r = c.getresponse()
         data = r.read()
         self.send_response(r.status)
@@ -47,6 +65,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         c.close()
 
     def fault(self):
+        if MODE in ("vhost", "tls", "part"):
+            return False
         if MODE == "slowdown":
             with LOCK:
                 if LEFT[0] <= 0:
@@ -102,5 +122,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
 srv.daemon_threads = True
+if MODE == "tls":
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 print(srv.server_address[1], flush=True)
 srv.serve_forever()

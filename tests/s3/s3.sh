@@ -19,6 +19,11 @@
 #                            its manifest found by listing 2 keys a page
 #   auth                     moto checking signatures (a user made through its IAM API): the
 #                            right keys work (SigV4 as libcurl signs it), a wrong secret is 403
+#   transport                AWS_SESSION_TOKEN sent as x-amz-security-token and virtual-host
+#                            addressing (bucket.host, seen by fault_proxy.py as the client's
+#                            http_proxy), neither token nor secret in any output; a self-signed
+#                            TLS server refused by default (exit 1 naming the endpoint), read
+#                            with verify_tls = false (recorded in summary.json)
 #   faults                   through tests/s3/fault_proxy.py: 503 SlowDown absorbed by retries,
 #                            a 503 storm, a short body, a server that stops answering, an
 #                            object deleted once listed (404), a refused multipart part of a
@@ -314,8 +319,54 @@ case_faults() {
 	no_secret
 }
 
+# no_token: the session token is in nothing the runs printed or wrote (the proxy's log of what
+# the server received aside).
+no_token() {
+	if grep -rlF "$TOKEN" "$T/results" "$T/out" "$T/err" 2>/dev/null >"$T/leak"; then
+		fail "the session token was written to $(head -1 "$T/leak")"
+	fi
+}
+
+case_transport() {
+	local run n
+	fb generate
+	expect_rc 0
+	# a session token and virtual-host addressing: the proxy (the client's http_proxy) sees
+	# every request for BUCKET.s3.test with the token in x-amz-security-token
+	TOKEN=fbSessionTokenNeverWritten42
+	start_proxy vhost "$T/requests"
+	AWS_SESSION_TOKEN=$TOKEN http_proxy=$EP no_proxy= NO_PROXY= fb run --set train.epochs=1 \
+		--set dataset.generate=never --set storage.s3.addressing=virtual \
+		--set storage.s3.endpoint=http://s3.test:7480
+	expect_rc 0
+	n=$(grep -c . "$T/requests")
+	[ "$n" -gt 16 ] || fail "the proxy saw $n requests, expected the manifest's and every sample's"
+	grep -v "^[A-Z]* $BUCKET\.s3\.test:7480 $TOKEN\$" "$T/requests" >"$T/bad" || true
+	[ ! -s "$T/bad" ] || fail "a request not for $BUCKET.s3.test:7480 with the token: $(head -1 "$T/bad")"
+	no_token
+	rm -rf "$T/results"
+	# TLS: a self-signed server is refused unless verify_tls = false, which summary.json records
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj /CN=127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" 2>>"$T/err" ||
+		fail "openssl cannot make a certificate"
+	start_proxy tls "$T/cert.pem" "$T/key.pem"
+	EP=https://127.0.0.1:$(cat "$T/proxy")
+	fb run --set train.epochs=1 --set dataset.generate=never --set storage.s3.retries=0
+	expect_rc 1
+	expect_err "at $EP failed on rank 0: SSL certificate problem"
+	expect_err "verify_tls = false skips the check"
+	[ "$(grep -c 'feedbench: error:' "$T/err")" -eq 1 ] || fail "not one error message"
+	fb run --set train.epochs=1 --set dataset.generate=never --set storage.s3.verify_tls=false
+	expect_rc 0
+	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
+	json_check "$run/summary.json" 's["config"]["storage.s3"]["verify_tls"] is False' \
+		'm["train_samples"] == 64'
+	no_secret
+}
+
 case "$CASE" in
 train) case_train "$@" ;;
+transport) case_transport ;;
 workloads) case_workloads ;;
 interop) case_interop ;;
 auth) case_auth ;;
