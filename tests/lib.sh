@@ -28,6 +28,14 @@ lib_init() {
 	trap 'exit 130' INT
 }
 
+# lib_need_backend NAME: exit 77 (skipped) with feedbench list's reason when storage back-end
+# NAME is not built.
+lib_need_backend() {
+	"$FEEDBENCH" list | grep -qE "^ +$1 +built" && return 0
+	echo "skipped: $("$FEEDBENCH" list | grep -E "^ +$1 " | sed 's/^ *//')"
+	exit 77
+}
+
 # lib_on_exit COMMAND: run COMMAND (eval) at exit, after the jobs are stopped, before T goes.
 lib_on_exit() { LIB_HOOKS+=("$1"); }
 

@@ -43,10 +43,7 @@ REC=4096
 BUILD=${FEEDBENCH_BUILD_DIR:?}
 PY=$BUILD/venv-s3/bin/python
 
-if ! "$FEEDBENCH" list | grep -qE '^ +s3 +built'; then
-	echo "skipped: $("$FEEDBENCH" list | grep -E '^ +s3' | sed 's/^ *//')"
-	exit 77
-fi
+lib_need_backend s3
 PORT=$(cat "$BUILD/s3-moto/port" 2>/dev/null) || fail "no moto server (fixture s3.moto_start)"
 EP=http://127.0.0.1:$PORT
 export AWS_ACCESS_KEY_ID=AKIAFEEDBENCHTEST AWS_SECRET_ACCESS_KEY=fbS3cretNeverWrittenAnywhere7
@@ -265,6 +262,17 @@ start_proxy() {
 	EP=http://127.0.0.1:$(cat "$T/proxy")
 }
 
+# nothing_left: after a failed upload (through the proxy), asked of moto itself: no multipart
+# upload open, no object beside the dataset's.
+nothing_left() {
+	EP=http://127.0.0.1:$PORT
+	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
+	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
+	grep -v '/raw-\|/feedbench-manifest.json ' "$T/ls" >"$T/left" || true
+	[ ! -s "$T/left" ] || fail "a failed upload left objects: $(head -3 "$T/left")"
+	EP=http://127.0.0.1:$(cat "$T/proxy")
+}
+
 case_faults() {
 	local f=(--set train.epochs=1 --set dataset.generate=never --set storage.s3.retries=2)
 	fb generate
@@ -293,22 +301,15 @@ case_faults() {
 	expect_rc 1
 	expect_err "HTTP 400 InvalidPart"
 	expect_err "failed on rank "
-	EP=http://127.0.0.1:$PORT
-	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
-	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
-	# a shared IOR object whose part 2 (rank 0's second block) is refused: rank 0 aborts
+	nothing_left
+	# a shared IOR object whose part 2 (rank 1's first block) is refused: rank 0 aborts
 	# the upload that every rank sent parts to
-	EP=http://127.0.0.1:$(cat "$T/proxy")
 	fb run --set workload.type=ior --set ior.file_per_process=false --set ior.segments=2 \
 		--set ior.block_size=5MiB --set ior.transfer_size=1MiB --set storage.s3.part_size=5MiB
 	expect_rc 1
 	expect_err "s3 PUT of '$BUCKET/tiny/ior_testfile'"
 	expect_err "HTTP 400 InvalidPart"
-	EP=http://127.0.0.1:$PORT
-	[ -z "$(s3ctl uploads "$BUCKET")" ] || fail "multipart uploads left open: $(s3ctl uploads "$BUCKET")"
-	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
-	grep -v '/raw-\|/feedbench-manifest.json ' "$T/ls" >"$T/left" || true
-	[ ! -s "$T/left" ] || fail "a failed checkpoint or IOR run left objects: $(head -3 "$T/left")"
+	nothing_left
 	kill "$PROXY"
 	wait "$PROXY" 2>/dev/null
 	PROXY=

@@ -32,10 +32,7 @@ fb() { # fb COMMAND [--set ...]: 2 ranks on tiny.ini through uring; sets RC
 		--set "output.dir=$T/results" --set storage.backend=uring "$@" </dev/null
 }
 
-if ! "$FEEDBENCH" list | grep -qE '^ +uring +built'; then
-	echo "skipped: $("$FEEDBENCH" list | grep -E '^ +uring' | sed 's/^ *//')"
-	exit 77
-fi
+lib_need_backend uring
 
 # check_run FORMAT DEPTH DIRECT: the one run folder says what it should, then is removed.
 check_run() {
