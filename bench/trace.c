@@ -24,30 +24,48 @@
 #define TRACE_BUF   (64 * 1024) /* bytes of events a thread holds before writing them */
 #define TRACE_LINE  (8 * 1024)	/* room kept for one line: a path escaped to 6 x 1024 bytes */
 #define TRACE_CHUNK (1 << 20)	/* bytes per message when rank 0 gathers the files */
+#define TRACE_PATH  1024	/* bytes of a file name kept (longer names are cut) */
+
+/* The hot path records events as they are, in binary, and formats nothing: a record per event
+ * in the thread's buffer, a path record when the thread names another file. The staging file
+ * holds the buffers as written, each behind a chunk header; trace_finish formats them into
+ * JSON lines once the run has ended (outside the epochs, whose CPU time is the measurement). */
+enum { REC_IO = 1, REC_IO_NOPATH, REC_STEP, REC_PATH };
+
+struct trace_rec {
+	uint32_t kind;
+	uint32_t len;		/* REC_PATH: bytes of the name that follow (padded to 8) */
+	const char *name, *cat; /* string literals or the trace's own cat: valid until the end */
+	uint64_t t0, t1, a, b;	/* REC_IO: offset, size; REC_STEP: step */
+};
+
+struct chunk_head {
+	int64_t tid;
+	uint64_t len;
+};
 
 /* One thread's events not yet written. */
 struct trace_buf {
 	struct trace_buf *next;
 	long tid;
 	size_t len;
-	char ids[64]; /* ","pid":R,"tid":T,"ts":" written once */
-	size_t nids;
-	char path[1025]; /* the last file named, as given and as escaped (reads of one file) */
-	char esc[6 * 1024 + 3];
-	size_t nesc;
-	char data[TRACE_BUF];
+	char path[TRACE_PATH + 1]; /* the file of its last event in this buffer */
+	_Alignas(8) char data[TRACE_BUF];
 };
 
 struct trace {
 	uint64_t gen; /* tells a thread's buffer of this trace from one of an earlier run */
 	uint64_t t0;  /* ns: ts 0 of this rank, taken after a barrier of all ranks */
-	int rank, fd; /* the staging file */
+	int rank, fd; /* the staging file (binary records) */
+	int jfd;      /* the same formatted as JSON lines (trace_finish) */
 	int err;      /* first failure to write it (negative errno) */
 	atomic_int done;
 	pthread_mutex_t lock; /* bufs and writes to fd */
 	struct trace_buf *bufs;
 	char cat[32];
+	char host[256];
 	char path[4200];   /* this rank's staging file */
+	char jpath[4210];  /* its JSON lines */
 	char merged[4200]; /* rank 0: every rank's events, until trace_place */
 };
 
@@ -60,14 +78,18 @@ const char *trace_cat(const struct trace *t)
 	return t->cat;
 }
 
-/* Under t->lock: the buffer's lines go to the staging file, whole. */
+/* Under t->lock: the buffer's records go to the staging file behind their chunk header. */
 static void buf_write(struct trace *t, struct trace_buf *b)
 {
-	int rc = b->len ? safe_write_all(t->fd, b->data, b->len) : 0;
+	struct chunk_head h = {.tid = b->tid, .len = b->len};
+	int rc = b->len ? safe_write_all(t->fd, &h, sizeof(h)) : 0;
 
+	if (rc == 0 && b->len)
+		rc = safe_write_all(t->fd, b->data, b->len);
 	if (rc < 0 && t->err == 0)
 		t->err = rc;
 	b->len = 0;
+	b->path[0] = '\0'; /* each chunk names its files again: it is formatted on its own */
 }
 
 /* This thread's buffer for t, made on its first event. NULL when out of memory (the event is
@@ -88,9 +110,6 @@ static struct trace_buf *buf_get(struct trace *t)
 	b->len = 0;
 	b->tid = (long)syscall(SYS_gettid);
 	b->path[0] = '\0';
-	b->nesc = 0;
-	b->nids = (size_t)snprintf(b->ids, sizeof(b->ids),
-				   "\",\"pid\":%d,\"tid\":%ld,\"ts\":", t->rank, b->tid);
 	pthread_mutex_lock(&t->lock);
 	b->next = t->bufs;
 	t->bufs = b;
@@ -98,6 +117,68 @@ static struct trace_buf *buf_get(struct trace *t)
 	tls_buf = b;
 	tls_gen = t->gen;
 	return b;
+}
+
+/* Room for one more record (and a path): the buffer written when it might not fit. */
+static struct trace_rec *rec_next(struct trace *t, struct trace_buf *b)
+{
+	if (b->len > TRACE_BUF - sizeof(struct trace_rec) * 2 - TRACE_PATH - 8) {
+		pthread_mutex_lock(&t->lock);
+		buf_write(t, b);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return (struct trace_rec *)(void *)(b->data + b->len);
+}
+
+/* A path record when the thread names another file than its last in this buffer. */
+static void rec_path(struct trace_buf *b, const char *path)
+{
+	struct trace_rec *r = (struct trace_rec *)(void *)(b->data + b->len);
+	size_t n = strnlen(path, TRACE_PATH);
+
+	if (strncmp(path, b->path, TRACE_PATH) == 0)
+		return;
+	memcpy(b->path, path, n);
+	b->path[n] = '\0';
+	r->kind = REC_PATH;
+	r->len = (uint32_t)n;
+	memcpy(r + 1, path, n);
+	b->len += sizeof(*r) + ((n + 7) & ~(size_t)7);
+}
+
+void trace_io(struct trace *t, const char *name, const char *cat, uint64_t t0, uint64_t t1,
+	      const char *path, uint64_t off, uint64_t size)
+{
+	struct trace_buf *b;
+	struct trace_rec *r;
+
+	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
+		return;
+	rec_next(t, b);
+	if (path)
+		rec_path(b, path);
+	r = (struct trace_rec *)(void *)(b->data + b->len);
+	*r = (struct trace_rec){.kind = path ? REC_IO : REC_IO_NOPATH,
+				.name = name,
+				.cat = cat,
+				.t0 = t0,
+				.t1 = t1,
+				.a = off,
+				.b = size};
+	b->len += sizeof(*r);
+}
+
+void trace_step(struct trace *t, const char *name, uint64_t t0, uint64_t t1, uint64_t step)
+{
+	struct trace_buf *b;
+	struct trace_rec *r;
+
+	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
+		return;
+	r = rec_next(t, b);
+	*r = (struct trace_rec){
+	    .kind = REC_STEP, .name = name, .cat = "train", .t0 = t0, .t1 = t1, .a = step};
+	b->len += sizeof(*r);
 }
 
 /* ---- one line, without printf (a 4 KiB cached read takes about a microsecond) ---------- */
@@ -174,85 +255,108 @@ static char *put_json(char *p, const char *s)
 }
 
 /* The common head of an event: name, cat, pid (the rank), tid, ts, dur, ph. */
-static char *put_head(char *p, const struct trace *t, const struct trace_buf *b, const char *name,
-		      const char *cat, uint64_t t0, uint64_t t1)
+static char *put_head(char *p, const struct trace *t, const char *ids, size_t nids,
+		      const struct trace_rec *r)
 {
 	p = put_str(p, "{\"name\":\"");
-	p = put_str(p, name);
+	p = put_str(p, r->name);
 	p = put_str(p, "\",\"cat\":\"");
-	p = put_str(p, cat);
-	memcpy(p, b->ids, b->nids);
-	p = put_us(p + b->nids, t0 > t->t0 ? t0 - t->t0 : 0);
+	p = put_str(p, r->cat);
+	memcpy(p, ids, nids);
+	p = put_us(p + nids, r->t0 > t->t0 ? r->t0 - t->t0 : 0);
 	p = put_str(p, ",\"dur\":");
-	p = put_us(p, t1 > t0 ? t1 - t0 : 0);
+	p = put_us(p, r->t1 > r->t0 ? r->t1 - r->t0 : 0);
 	return put_str(p, ",\"ph\":\"X\",\"args\":{");
 }
 
-/* Ends the line in b; writes the buffer when another line might not fit. */
-static void line_end(struct trace *t, struct trace_buf *b, char *p)
+/* One event's line at p (at most TRACE_LINE bytes); esc: the current file, escaped. */
+static char *put_event(char *p, const struct trace *t, const char *ids, size_t nids,
+		       const struct trace_rec *r, const char *esc, size_t nesc)
 {
-	p = put_str(p, "}}\n");
-	b->len = (size_t)(p - b->data);
-	if (b->len > TRACE_BUF - TRACE_LINE) {
-		pthread_mutex_lock(&t->lock);
-		buf_write(t, b);
-		pthread_mutex_unlock(&t->lock);
-	}
-}
-
-void trace_io(struct trace *t, const char *name, const char *cat, uint64_t t0, uint64_t t1,
-	      const char *path, uint64_t off, uint64_t size)
-{
-	struct trace_buf *b;
-	char *p;
-
-	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
-		return;
-	p = put_head(b->data + b->len, t, b, name, cat, t0, t1);
-	if (path) {
-		p = put_str(p, "\"fname\":");
-		if (strcmp(path, b->path) != 0) { /* escaped once per file, not per read */
-			snprintf(b->path, sizeof(b->path), "%s", path);
-			b->nesc = (size_t)(put_json(b->esc, b->path) - b->esc);
-		}
-		memcpy(p, b->esc, b->nesc);
-		p += b->nesc;
-		p = put_str(p, ",\"offset\":");
-		p = put_u64(p, off);
-		p = put_str(p, ",\"size\":");
+	p = put_head(p, t, ids, nids, r);
+	if (r->kind == REC_STEP) {
+		p = put_str(p, "\"step\":");
+		p = put_u64(p, r->a);
 	} else {
-		p = put_str(p, "\"size\":");
+		if (r->kind == REC_IO) {
+			p = put_str(p, "\"fname\":");
+			memcpy(p, esc, nesc);
+			p = put_str(p + nesc, ",\"offset\":");
+			p = put_u64(p, r->a);
+			p = put_str(p, ",\"size\":");
+		} else {
+			p = put_str(p, "\"size\":");
+		}
+		p = put_u64(p, r->b);
 	}
-	p = put_u64(p, size);
-	line_end(t, b, p);
+	return put_str(p, "}}\n");
 }
 
-void trace_step(struct trace *t, const char *name, uint64_t t0, uint64_t t1, uint64_t step)
+/* One chunk of one thread's records as JSON lines, written to t->jfd through out (TRACE_BUF
+ * bytes of room). */
+static int format_chunk(struct trace *t, int64_t tid, const char *data, size_t len, char *out)
 {
-	struct trace_buf *b;
-	char *p;
+	char ids[64], path[TRACE_PATH + 1], esc[6 * TRACE_PATH + 3];
+	size_t nids = (size_t)snprintf(ids, sizeof(ids),
+				       "\",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":", t->rank, tid),
+	       nesc = 2, n = 0;
+	int rc = 0;
 
-	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
-		return;
-	p = put_head(b->data + b->len, t, b, name, "train", t0, t1);
-	p = put_str(p, "\"step\":");
-	p = put_u64(p, step);
-	line_end(t, b, p);
+	memcpy(esc, "\"\"", 2);
+	for (size_t off = 0; off + sizeof(struct trace_rec) <= len && rc == 0;) {
+		const struct trace_rec *r = (const struct trace_rec *)(const void *)(data + off);
+		off += sizeof(*r);
+		if (r->kind == REC_PATH) {
+			size_t pn = r->len < TRACE_PATH ? r->len : TRACE_PATH;
+			memcpy(path, r + 1, pn);
+			path[pn] = '\0';
+			nesc = (size_t)(put_json(esc, path) - esc);
+			off += (r->len + 7) & ~(size_t)7;
+			continue;
+		}
+		n = (size_t)(put_event(out + n, t, ids, nids, r, esc, nesc) - out);
+		if (n > TRACE_BUF - TRACE_LINE) {
+			rc = safe_write_all(t->jfd, out, n);
+			n = 0;
+		}
+	}
+	return rc == 0 && n ? safe_write_all(t->jfd, out, n) : rc;
+}
+
+/* The staging file's chunks formatted into the JSON lines file (after the process name). */
+static int format_all(struct trace *t, char *chunk, char *out)
+{
+	struct chunk_head h;
+	uint64_t off = 0;
+	int rc = 0;
+
+	for (;;) {
+		ssize_t n = pread(t->fd, &h, sizeof(h), (off_t)off);
+		if (n == 0)
+			return rc;
+		if (n != (ssize_t)sizeof(h) || h.len > TRACE_BUF)
+			return n < 0 ? -errno : -EIO;
+		n = pread(t->fd, chunk, h.len, (off_t)(off + sizeof(h)));
+		if (n != (ssize_t)h.len)
+			return n < 0 ? -errno : -EIO;
+		off += sizeof(h) + h.len;
+		if ((rc = format_chunk(t, h.tid, chunk, h.len, out)) < 0)
+			return rc;
+	}
 }
 
 /* ---- open, gather, place, close ------------------------------------------------------------ */
 
 /* The metadata lines Perfetto names processes by: "rank R (host)". */
-static void put_process_name(struct trace *t, struct run *run)
+static int put_process_name(struct trace *t)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line),
 			 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{"
 			 "\"name\":\"rank %d (%.200s)\"}}\n",
-			 run->rank, run->rank, run->hostname);
+			 t->rank, t->rank, t->host);
 
-	if (n > 0 && (size_t)n < sizeof(line))
-		t->err = safe_write_all(t->fd, line, (size_t)n);
+	return n > 0 && (size_t)n < sizeof(line) ? safe_write_all(t->jfd, line, (size_t)n) : 0;
 }
 
 static int trace_make(struct run *run, const char *dir, uint64_t tag)
@@ -263,23 +367,26 @@ static int trace_make(struct run *run, const char *dir, uint64_t tag)
 	if (!t)
 		return run_fail(run, -ENOMEM, "out of memory");
 	run->trace = t;
-	t->fd = -1;
+	t->fd = t->jfd = -1;
 	t->rank = run->rank;
+	snprintf(t->host, sizeof(t->host), "%s", run->hostname);
 	t->gen = atomic_fetch_add(&trace_gens, 1) + 1;
 	pthread_mutex_init(&t->lock, NULL);
 	snprintf(t->cat, sizeof(t->cat), "%s", strcmp(be, "posix") == 0 ? "POSIX" : be);
 	snprintf(t->path, sizeof(t->path), "%s/.feedbench-trace-%" PRIx64 ".rank%d", dir, tag,
 		 run->rank);
+	snprintf(t->jpath, sizeof(t->jpath), "%s.json", t->path);
 	if (run->rank == 0)
 		snprintf(t->merged, sizeof(t->merged), "%s/.feedbench-trace-%" PRIx64 ".pfw", dir,
 			 tag);
 	int rc = util_mkdirs(dir, 0755);
 	if (rc == 0 && (t->fd = open(t->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = -errno;
+	if (rc == 0 && (t->jfd = open(t->jpath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = -errno;
 	if (rc < 0)
-		return run_fail(run, rc, "cannot write the trace '%s' (rank %d): %s", t->path,
-				run->rank, strerror(-rc));
-	put_process_name(t, run);
+		return run_fail(run, rc, "cannot write the trace '%s' (rank %d): %s",
+				t->fd < 0 ? t->path : t->jpath, run->rank, strerror(-rc));
 	return 0;
 }
 
@@ -317,7 +424,7 @@ static int send_file(struct trace *t, MPI_Comm comm, char *chunk)
 	uint64_t off = 0;
 
 	do {
-		n = pread(t->fd, chunk, TRACE_CHUNK, (off_t)off);
+		n = pread(t->jfd, chunk, TRACE_CHUNK, (off_t)off);
 		if (n < 0)
 			n = -errno;
 		MPI_Send(&n, 1, MPI_INT64_T, 0, 71, comm);
@@ -337,7 +444,7 @@ static int take_rank(struct trace *t, MPI_Comm comm, int r, int out, char *chunk
 
 	do {
 		if (r == 0) {
-			n = pread(t->fd, chunk, TRACE_CHUNK, (off_t)off);
+			n = pread(t->jfd, chunk, TRACE_CHUNK, (off_t)off);
 			n = n < 0 ? -errno : n;
 			off += n > 0 ? (uint64_t)n : 0;
 		} else {
@@ -395,8 +502,13 @@ int trace_finish(struct run *run)
 			 strerror(-rc));
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	if (!(chunk = malloc(TRACE_CHUNK)))
+	if (!(chunk = malloc(TRACE_CHUNK + TRACE_BUF)))
 		rc = run_fail(run, -ENOMEM, "out of memory");
+	/* the records formatted, now that the run is over: the JSON lines this rank sends */
+	if (rc == 0 && ((rc = put_process_name(t)) < 0 ||
+			(rc = format_all(t, chunk, chunk + TRACE_CHUNK)) < 0))
+		run_fail(run, rc, "cannot format the trace '%s' into '%s' (rank %d): %s", t->path,
+			 t->jpath, run->rank, strerror(-rc));
 	if ((rc = agree(run, rc)) < 0) {
 		free(chunk);
 		return rc;
@@ -434,6 +546,10 @@ void trace_close(struct run *run)
 	if (t->fd >= 0) {
 		close(t->fd);
 		unlink(t->path);
+	}
+	if (t->jfd >= 0) {
+		close(t->jfd);
+		unlink(t->jpath);
 	}
 	if (t->merged[0])
 		unlink(t->merged);
