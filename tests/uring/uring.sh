@@ -58,6 +58,9 @@ assert bool(note) == (depth > 1 and fmt != "raw"), (depth, fmt, s["warnings"])
 # The depth really reached (epochs[].io_inflight_max): raw at io_depth 8 queues a batch of 8
 # at once; at io_depth 1, and for the formats that read one sample at a time, each read goes
 # through the ring and is waited for: one in flight (this said 0, nothing queued, before).
+# The runs keep a step barrier, so the trainer never reads batches itself (its reads are plain
+# calls: on one CPU without compute a loaded machine made it read them all, 0 in flight).
+assert not s["binding"]["trainer_reads"], s["binding"]
 inflight = max(e["io_inflight_max"] for e in s["epochs"])
 want = depth if fmt == "raw" and depth > 1 else 1
 assert inflight == want, f"at most {inflight} reads in flight, expected {want}"
@@ -88,7 +91,8 @@ read)
 	for a in "${access[@]}"; do
 		for depth in 1 8; do
 			fb run --set "dataset.format=$fmt" --set "dataset.file_access=$a" \
-				--set "storage.io_depth=$depth" --set reader.batch_size=8
+				--set "storage.io_depth=$depth" --set reader.batch_size=8 \
+				--set train.step_barrier=true # the readers read, not the trainer
 			MSG="$fmt $a io_depth $depth: exit status $RC, want 0"
 			[ "$RC" -eq 0 ] || fail "$MSG"
 			check_run "$fmt" "$depth" ""
@@ -99,7 +103,7 @@ read)
 			for depth in 1 8; do
 				fb run --set dataset.format=raw --set dataset.file_access=shared \
 					--set "storage.io_depth=$depth" --set reader.batch_size=8 \
-					--set storage.direct=true
+					--set storage.direct=true --set train.step_barrier=true
 				MSG="raw O_DIRECT io_depth $depth: exit status $RC, want 0"
 				[ "$RC" -eq 0 ] || fail "$MSG"
 				check_run raw "$depth" direct
