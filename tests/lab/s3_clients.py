@@ -126,9 +126,7 @@ epochs = 1
 computation_time = 0
 [storage]
 backend = s3
-[storage.s3]
-endpoint = {endpoint}
-region = {region}
+{s3}
 [output]
 dir = {out}
 plots = false
@@ -142,8 +140,8 @@ def feedbench_dataset(lab_, work, args):
     with open(cfg, "w") as f:
         f.write(FB_CONFIG.format(bucket=lab_.bucket, prefix=args.tag, count=args.count,
                                  size=args.size_mib * MIB, prefetch=2 * args.concurrency,
-                                 conc=args.concurrency, endpoint=lab_.endpoint,
-                                 region=lab_.env["S3_REGION"], out=os.path.join(work, "fb")))
+                                 conc=args.concurrency, s3=lab_.s3_keys(),
+                                 out=os.path.join(work, "fb")))
     in_host(lab_, [args.feedbench, "run", cfg, "--set", "dataset.verify=true", "--quiet"])
     keys = [k for k in s3_train_lab.listing(lab_, args.tag + "/")
             if not os.path.basename(k).startswith("feedbench-")]

@@ -257,6 +257,15 @@ class Lab:
     def url(self, key):
         return f"{self.endpoint}/{self.bucket}/{key}"
 
+    def s3_keys(self):
+        """The [storage.s3] section of a feedbench config that reads this lab's radosgw."""
+        return f"[storage.s3]\nendpoint = {self.endpoint}\nregion = {self.env['S3_REGION']}"
+
+    def fb_env(self):
+        """The environment of a feedbench run on the lab: the lab's S3 keys, mpirun as root."""
+        return dict(os.environ, **{k: v for k, v in self.env.items() if k.startswith("AWS_")},
+                    OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
     def curl(self, host, ops, parallel=1):
         """One curl process in namespace host: ops [(curl options, url)], parallel in flight.
         Returns (seconds, [(http code, bytes)])."""
@@ -463,8 +472,7 @@ def fb_run(lab_, fb, work, data, files, samples, record, threads, sets=()):
     loads a whole batch, one sample after the other, so threads x 1 sample are in flight,
     as c GETs are for curl."""
     s3 = data.startswith("s3://")
-    extra = (f"[storage.s3]\nendpoint = {lab_.endpoint}\nregion = {lab_.env['S3_REGION']}"
-             if s3 else "page_cache = evict")
+    extra = lab_.s3_keys() if s3 else "page_cache = evict"
     out = os.path.join(work, "fb-results")
     cfg = os.path.join(work, "fb.ini")
     with open(cfg, "w") as f:
@@ -473,8 +481,7 @@ def fb_run(lab_, fb, work, data, files, samples, record, threads, sets=()):
                                  backend="s3" if s3 else "posix", extra=extra, out=out))
     os.makedirs(out, exist_ok=True)
     before = set(os.listdir(out))
-    env = dict(os.environ, **{k: v for k, v in lab_.env.items() if k.startswith("AWS_")},
-               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = lab_.fb_env()
     argv = [LAB_SH, "mpirun", "--bind-to", "none", "-H", "labh1:1", "-n", "1", fb, "run", cfg,
             "--quiet"]
     for x in sets:

@@ -47,9 +47,7 @@ computation_time = 0
 watchdog = 120s
 [storage]
 backend = s3
-[storage.s3]
-endpoint = {endpoint}
-region = {region}
+{s3}
 request_timeout = 30s
 [output]
 dir = {out}
@@ -72,9 +70,7 @@ verify = true
 keep_last = 1
 [storage]
 backend = s3
-[storage.s3]
-endpoint = {endpoint}
-region = {region}
+{s3}
 request_timeout = 30s
 [output]
 dir = {out}
@@ -122,17 +118,13 @@ class Runs:
         out = os.path.join(self.args.work, f"results-{self.n}")
         with open(cfg, "w") as f:
             f.write(template.format(files=FILES, samples=SAMPLES, record=RECORD, ckpt=CKPT_MIB,
-                                    endpoint=self.lab.endpoint, out=out,
-                                    region=self.lab.env["S3_REGION"]))
+                                    s3=self.lab.s3_keys(), out=out))
         argv = [s3_lab.LAB_SH, "mpirun", "-H", "labh1:2,labh2:2", "-n", "4",
                 "-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY",
                 self.args.feedbench, "run", cfg]
         for s in sets:
             argv += ["--set", s]
-        env = dict(os.environ, AWS_ACCESS_KEY_ID=self.lab.env["AWS_ACCESS_KEY_ID"],
-                   AWS_SECRET_ACCESS_KEY=self.secret,
-                   OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        r = subprocess.run(argv, env=env, capture_output=True, text=True)
+        r = subprocess.run(argv, env=self.lab.fb_env(), capture_output=True, text=True)
         log = os.path.join(self.args.work, f"run-{self.n}.log")
         with open(log, "w") as f:
             f.write(r.stdout + r.stderr)
