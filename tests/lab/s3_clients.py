@@ -7,9 +7,13 @@ read, the wall time of its reads and the CPU time (user + system, getrusage of i
 process) they cost, both taken around the reads only: imports and start-up are left out for
 every client alike (feedbench's own figures: train_bandwidth_MiBps and
 train_cpu_seconds_per_GiB of summary.json). The OSD links are unshaped while it measures,
-so the server is as fast as this machine allows; they are shaped again afterwards.
+so the server is as fast as this machine allows; they are shaped again afterwards. With --pin
+SERVER:CLIENT (CPU lists, e.g. 0:1) radosgw (every thread) runs on SERVER's CPUs and each
+client on CLIENT's (taskset) while it measures, so that a client's CPU s/GiB is its own and
+the server is not slowed by the client it serves; radosgw's CPUs are given back afterwards.
 
   s3_clients.py [--feedbench BIN] --work DIR [--count N --size-mib S --concurrency C --reps R]
+                [--pin SERVER:CLIENT]
   s3_clients.py boto3-read|s3tc-read --keys FILE --concurrency C   (inside the namespace)
 """
 import argparse
@@ -85,11 +89,14 @@ def s3tc_read(args):
     read_report(n, t0, c0)
 
 
+CLIENT_CPUS = []  # ["taskset", "-c", LIST] with --pin: where every client runs
+
+
 def in_host(lab_, argv, env=None):
     """argv run in labh1's network namespace with the lab's S3 settings: its stdout."""
     e = dict(os.environ, **{k: v for k, v in lab_.env.items()
                            if k.startswith(("S3_", "AWS_"))}, **(env or {}))
-    r = subprocess.run(["ip", "netns", "exec", f"{lab_.ns}-h1", *argv], env=e,
+    r = subprocess.run(["ip", "netns", "exec", f"{lab_.ns}-h1", *CLIENT_CPUS, *argv], env=e,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{os.path.basename(argv[0])} {' '.join(argv[1:3])}: exit "
@@ -169,6 +176,16 @@ def feedbench_has_s3(fb):
     return any(line.split()[:2] == ["s3", "built"] for line in r.stdout.splitlines())
 
 
+def pin_rgw(lab_, cpus):
+    """Every thread of the lab's radosgw onto CPU list cpus; returns the list it had."""
+    with open(os.path.join(lab_.dir, "run", "client.rgw.lab.pid")) as f:
+        pid = f.read().strip()
+    was = subprocess.run(["taskset", "-p", "-c", pid], check=True, capture_output=True,
+                         text=True).stdout.rsplit(":", 1)[-1].strip()
+    subprocess.run(["taskset", "-a", "-p", "-c", cpus, pid], check=True, capture_output=True)
+    return was
+
+
 def bench_main(args):
     lab_ = s3_lab.Lab()
     work = tempfile.mkdtemp(prefix="fb_s3clients_", dir=args.work)
@@ -194,11 +211,17 @@ def bench_main(args):
         print(f"s3torchconnector: not measured ({args.s3tc_why or 'no Python with it'})")
     got = {name: [] for name, _ in clients}
     s3_lab.lab("shape", "0")
+    rgw_cpus = None
     try:
+        if args.pin:
+            rgw_cpus = pin_rgw(lab_, args.pin.split(":")[0])
+            CLIENT_CPUS[:] = ["taskset", "-c", args.pin.split(":")[1]]
         for _ in range(args.reps):
             for name, fn in clients:
                 got[name].append(fn())
     finally:
+        if rgw_cpus:
+            pin_rgw(lab_, rgw_cpus)
         s3_lab.lab("shape", lab_.env["OSD_MIBS"])
         lab_.delete(list(s3_train_lab.listing(lab_, args.tag + "/")))
         lab_.gc()
@@ -210,6 +233,9 @@ def print_table(args, got, size):
     mean = {n: sum(r[1] for r in v) / len(v) for n, v in got.items()}
     print(f"{args.count} objects x {args.size_mib} MiB, {args.concurrency} in flight, from "
           f"labh1, links unshaped, {args.reps} runs each (load {os.getloadavg()[0]:.1f})")
+    if args.pin:
+        print(f"radosgw on CPU {args.pin.split(':')[0]}, each client on CPU "
+              f"{args.pin.split(':')[1]} (taskset; the OSDs and the monitor unpinned)")
     print(f"{'client':18} {'MiB/s':>8} {'(min-max)':>13} {'vs ' + ref:>12} {'CPU s/GiB':>10}")
     bad = 0
     for n, v in got.items():
@@ -237,6 +263,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--s3tc-python", help="a Python with s3torchconnector")
     ap.add_argument("--s3tc-why", help="why there is none")
+    ap.add_argument("--pin", help="SERVER:CLIENT CPU lists: radosgw on one, the clients on "
+                    "the other (taskset)")
     args = ap.parse_args()
     if args.mode == "boto3-read":
         return boto3_read(args)

@@ -3,10 +3,12 @@
 # (and by s3torchconnector where it installs from PyPI) on the same server, the lab's radosgw,
 # from emulated host labh1, with the OSD links unshaped so that the server is as fast as this
 # machine allows. Prints MiB/s of each, the ratios to feedbench, and the CPU seconds per GiB
-# each client spent (getrusage of the client process and its children: user + system).
+# each client spent (getrusage of the client process and its children: user + system). With 2
+# CPUs or more, radosgw runs on CPU 0 and each client on CPU 1 (taskset, PIN=SERVER:CLIENT;
+# PIN= for none), so that neither takes the other's CPU and a client's CPU s/GiB is its own.
 #
 # usage (root): tests/perf/s3_vs_boto3.sh [BUILD_DIR]
-#   COUNT=64 SIZE_MIB=4 CONC=8 REPS=3 OUT=/tmp/fb-s3-boto3
+#   COUNT=64 SIZE_MIB=4 CONC=8 REPS=3 OUT=/tmp/fb-s3-boto3 PIN=0:1
 # Starts the lab when it is not up and stops it afterwards (leaves a running lab running).
 set -u
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -47,6 +49,9 @@ if ! "$LAB_SH" status >/dev/null 2>&1; then
 	trap '"$LAB_SH" down' EXIT
 fi
 mkdir -p "$OUT"
+pin=()
+[ "$(nproc)" -ge 2 ] && pin=(--pin "${PIN-0:1}")
+[ -n "${PIN-0:1}" ] || pin=()
 "$PY" "$SRC/tests/lab/s3_clients.py" --feedbench "$BUILD/feedbench" --work "$OUT" \
 	--count "${COUNT:-64}" --size-mib "${SIZE_MIB:-4}" --concurrency "${CONC:-8}" \
-	--reps "${REPS:-3}" "${s3tc[@]}"
+	--reps "${REPS:-3}" "${s3tc[@]}" "${pin[@]}"
