@@ -138,19 +138,15 @@ PY
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RES" "$RANKS" <<'PY'
-import collections, math, statistics, sys
+python3 - "$RES" "$RANKS" "$HERE" <<'PY'
+import collections, statistics, sys
+sys.path.insert(0, sys.argv[3])
+from paired import ratio_cells
 d = collections.defaultdict(dict)
 for l in open(sys.argv[1]):
     mib, rnd, tool, bw = l.split()
     d[int(mib)].setdefault(tool, {})[int(rnd)] = float(bw)
 ranks = int(sys.argv[2])
-def ci(v):
-    n, v, k, cum = len(v), sorted(v), 0, 0.0
-    while cum + math.comb(n, k) / 2 ** n <= 0.025:
-        cum += math.comb(n, k) / 2 ** n
-        k += 1
-    return "n/a" if k == 0 else "%.3f-%.3f" % (v[k - 1], v[n - k])
 print("%-9s %10s %10s %7s %13s %13s %10s   (MiB/s medians; paired rounds)" %
       ("per rank", "feedbench", "fio", "fb/fio", "range", "95% CI", "fixed (s)"))
 for mib in sorted(d):
@@ -158,9 +154,8 @@ for mib in sorted(d):
     rs = [fb[r] / fio[r] for r in fb if r in fio]
     total = mib * ranks
     extra = [total / fb[r] - total / fio[r] for r in fb if r in fio]
-    print("%-9s %10.1f %10.1f %7.3f %13s %13s %10.4f" % ("%d MiB" % mib,
-          statistics.median(fb.values()), statistics.median(fio.values()), statistics.median(rs),
-          "%.3f-%.3f" % (min(rs), max(rs)), ci(rs), statistics.median(extra)))
+    print("%-9s %10.1f %10.1f %s %10.4f" % ("%d MiB" % mib, statistics.median(fb.values()),
+          statistics.median(fio.values()), ratio_cells(rs), statistics.median(extra)))
 PY
 python3 - "$T/tiny.tsv" <<'PY'
 import statistics, sys

@@ -155,28 +155,23 @@ if [ -n "$MD_FILES" ]; then
 		echo "done: mdtest -u $u ($ROUNDS rounds)" >&2
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
-	python3 - "$T/md.tsv" <<'PY'
-import collections, math, statistics, sys
+	python3 - "$T/md.tsv" "$HERE" <<'PY'
+import collections, statistics, sys
+sys.path.insert(0, sys.argv[2])
+from paired import ratio_cells
 d = collections.defaultdict(dict)
 for l in open(sys.argv[1]):
     u, rnd, tool, *v = l.split()
     d[(u, tool)][int(rnd)] = v
-def ci(v):
-    n, v, k, cum = len(v), sorted(v), 0, 0.0
-    while cum + math.comb(n, k) / 2 ** n <= 0.025:
-        cum += math.comb(n, k) / 2 ** n
-        k += 1
-    return "n/a" if k == 0 else "%.3f-%.3f" % (v[k - 1], v[n - k])
 print("%-7s %-7s %11s %11s %7s %13s %13s   (ops/s, medians; ratios of paired rounds)" %
       ("-u", "phase", "feedbench", "mdtest", "fb/md", "range", "95% CI"))
 for u in dict.fromkeys(k[0] for k in d):
     fb, md = d[(u, "fbmeta")], d[(u, "mdtest")]
     for i, ph in enumerate(("create", "stat", "read", "remove")):
         rs = [float(fb[r][i]) / float(md[r][i]) for r in fb if r in md and float(md[r][i]) > 0]
-        print("%-7s %-7s %11.1f %11.1f %7.3f %13s %13s" % (u, ph,
+        print("%-7s %-7s %11.1f %11.1f %s" % (u, ph,
               statistics.median(float(v[i]) for v in fb.values()),
-              statistics.median(float(v[i]) for v in md.values()), statistics.median(rs),
-              "%.3f-%.3f" % (min(rs), max(rs)), ci(rs)))
+              statistics.median(float(v[i]) for v in md.values()), ratio_cells(rs)))
     print("%-7s feedbench create, slowest / fastest rank's own time (s, medians): %.4f / %.4f" % (u,
           statistics.median(float(v[4]) for v in fb.values()),
           statistics.median(float(v[5]) for v in fb.values())))
@@ -294,8 +289,10 @@ done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RES" "$([ -n "$IOR" ] && echo ior || echo none)" <<'PY'
-import collections, math, statistics, sys
+python3 - "$RES" "$([ -n "$IOR" ] && echo ior || echo none)" "$HERE" <<'PY'
+import collections, statistics, sys
+sys.path.insert(0, sys.argv[3])
+from paired import ratio_cells
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 have_ior = sys.argv[2] == "ior"
 cases = collections.OrderedDict()
@@ -303,23 +300,9 @@ for access, io, x, rnd, tool, w, r, wms, rms in rows:
     c = cases.setdefault((access, io, x), collections.defaultdict(dict))
     c[tool][int(rnd)] = (float(w), float(r), wms, rms)
 
-def ci(v):
-    """95 % interval of the median: order statistics k and n+1-k with P(Bin(n, 1/2) < k) <= 2.5 %."""
-    n, v = len(v), sorted(v)
-    k, cum = 0, 0.0
-    while True:
-        p = math.comb(n, k) / 2 ** n
-        if cum + p > 0.025:
-            break
-        cum += p
-        k += 1
-    return "n/a" if k == 0 else "%.3f-%.3f" % (v[k - 1], v[n - k])
-
 def ratio(c, peer, k):
     rs = [c["feedbench"][r][k] / c[peer][r][k] for r in c["feedbench"] if r in c[peer] and c[peer][r][k] > 0]
-    if not rs:
-        return "%7s %13s %13s" % ("-", "-", "-")
-    return "%7.3f %13s %13s" % (statistics.median(rs), "%.3f-%.3f" % (min(rs), max(rs)), ci(rs))
+    return ratio_cells(rs)
 
 head = "%-14s %-9s %-6s %-5s %10s %10s %7s %13s %13s" % ("access/order", "io", "xfer", "phase", "feedbench", "fio", "fb/fio", "range", "95% CI")
 if have_ior:
