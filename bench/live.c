@@ -49,6 +49,9 @@ struct live {
 	double line_was[NF + 1]; /* rank 0: the totals at its last line ([NF]: their time) */
 	double rates[STEADY_MAX];
 	int nrates;
+	struct {
+		double t, bytes;
+	} decided; /* the totals at the last gather that decided (the thread's, on its grid) */
 	FILE *csv, *rcsv; /* rank 0: live.csv's rows, ranks.csv's per-interval rows */
 	double *lost;	  /* rank 0, [nranks]: seconds each rank spent not computing */
 };
@@ -124,12 +127,14 @@ static void totals_of(const struct run *run, const double *recv, struct totals *
 	}
 }
 
-/* Every rank: time_limit, and steady state over the rates of the last K whole intervals. */
-static void decide(struct run *run, const struct totals *now, const struct totals *was)
+/* Every rank: time_limit, and steady state over the rates of the last K whole intervals, each
+ * from the last gather that decided to this one: the gathers at epochs' ends come between
+ * (epochs shorter than an interval left only short stretches after them, and no rate). */
+static void decide(struct run *run, const struct totals *now)
 {
 	struct live *lv = run->live;
 	const struct config *cfg = &run->cfg;
-	double dt = now->t - was->t, lim = cfg->train.time_limit;
+	double dt = now->t - lv->decided.t, lim = cfg->train.time_limit;
 	int k = (int)cfg->train.steady_state_intervals;
 	enum live_stop why = LIVE_RUN;
 
@@ -141,7 +146,7 @@ static void decide(struct run *run, const struct totals *now, const struct total
 		if (lv->nrates == STEADY_MAX)
 			memmove(lv->rates, lv->rates + 1, sizeof(lv->rates[0]) * (STEADY_MAX - 1));
 		lv->rates[lv->nrates < STEADY_MAX ? lv->nrates++ : STEADY_MAX - 1] =
-		    (now->v[F_BYTES] - was->v[F_BYTES]) / dt;
+		    (now->v[F_BYTES] - lv->decided.bytes) / dt;
 		for (int i = lv->nrates - k; i >= 0 && i < lv->nrates; i++)
 			mean += lv->rates[i] / k;
 		for (int i = lv->nrates - k; i >= 0 && i < lv->nrates; i++)
@@ -277,8 +282,11 @@ static void consume(struct run *run)
 		totals_of(run, lv->prev, &was);
 	else
 		memset(&was, 0, sizeof(was));
-	if (!now.v[F_TAIL])
-		decide(run, &now, &was);
+	if (!now.v[F_TAIL]) {
+		decide(run, &now);
+		lv->decided.t = now.t;
+		lv->decided.bytes = now.v[F_BYTES];
+	}
 	lv->rows++;
 	if (run->rank == 0 && lv->print) {
 		/* A line per interval, over the time since the last line: a phase's last gather
@@ -390,6 +398,7 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 		memset(lv->line_was, 0, sizeof(lv->line_was));
 		lv->have_prev = false;
 		lv->nrates = 0;
+		lv->decided.t = lv->decided.bytes = 0;
 		atomic_store(&lv->stop, LIVE_RUN);
 		lv->t_base = timer_now_ns();
 	}

@@ -241,8 +241,12 @@ static json_t *mlperf_rules(struct run *run, const struct report_data *d)
 		if (!d->cache_resident)
 			run_warn(run, "%s", why);
 	}
-	if (!verdict_rule_steps(isfinite(d->min_steps) ? d->min_steps : 0,
-				(double)cfg->reader.prefetch_size, why, sizeof(why))) {
+	/* whole epochs; an epoch cut short by time_limit or steady_state only when none ran whole
+	 */
+	double steps = isfinite(d->min_steps)	    ? d->min_steps
+		       : isfinite(d->min_steps_cut) ? d->min_steps_cut
+						    : 0;
+	if (!verdict_rule_steps(steps, (double)cfg->reader.prefetch_size, why, sizeof(why))) {
 		json_array_append_new(rules, json_string(why));
 		run_warn(run, "%s", why);
 	}
@@ -1078,7 +1082,14 @@ static int epochs_reduce(struct run *run, struct train_result *reps, int nreps,
 			hist_reduce(run, &er->io.ttfb, &ttfb);
 			if (run->rank != 0)
 				continue;
+			/* the last epoch of a repetition that stopped early is cut short: not an
+			 * epoch's worth of steps for the steps rule */
+			double whole = d->min_steps;
 			epoch_total_fold(d, &d->ep[k], vall, r, e, setup[r], &lat, &wait);
+			if (reps[r].stopped_early && e == reps[r].epochs - 1) {
+				d->min_steps_cut = fmin(d->min_steps_cut, d->min_steps);
+				d->min_steps = whole;
+			}
 			d->ep[k].ttfb = ttfb;
 			hist_merge(&d->ttfb, &ttfb);
 		}
@@ -1102,7 +1113,7 @@ static void report_data_free(struct report_data *d)
 int train_results_write(struct run *run, struct train_result *reps, int nreps,
 			const struct results_ctx *ctx, const char *final_dir, bool quiet)
 {
-	struct report_data d = {.run = run, .min_steps = INFINITY};
+	struct report_data d = {.run = run, .min_steps = INFINITY, .min_steps_cut = INFINITY};
 	struct rank_total mine = {0};
 	struct hist rank_wait, rank_lat;
 	int rc = 0;

@@ -87,6 +87,7 @@ struct report_data {
 	double dlio_au, dlio_sps;     /* DLIO-comparable: mean over epochs, as DLIO computes them */
 	struct lost_time lost;	      /* run level: mean over ranks */
 	double min_steps;	      /* measured steps of an epoch on the rank with the fewest */
+	double min_steps_cut;	      /* the same over epochs cut short by an early stop */
 	json_t *rules;		      /* MLPerf Storage rules broken: their reasons */
 	struct step_totals *rep_rank; /* [repetition][rank]: step totals, for per-repetition AU */
 	bool cache_resident;

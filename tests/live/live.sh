@@ -93,9 +93,14 @@ mpiexec)
 	[ ! -e "$(run_dir)/live.csv" ] || fail "live.csv with live_interval = 0"
 	;;
 time_limit)
-	fb 2 "$HERE/live.ini" --set train.epochs=40 --set train.time_limit=1s
+	# epochs of 25 steps (0.625 s): the second is cut short at 1 s, and the steps rule
+	# (20 a rank and epoch) counts whole epochs only
+	fb 2 "$HERE/live.ini" --set train.epochs=40 --set train.time_limit=1s \
+		--set dataset.num_samples_per_file=50
 	expect_rc 0
 	expect_err "time_limit 1.0 s reached"
+	! grep -q "measured steps per epoch" "$T/err" ||
+		fail "the epoch cut short was counted by the steps rule: $(grep -m1 'measured steps' "$T/err")"
 	stopped time_limit 39
 	grep -q "^Repetition 1 stopped early (time_limit) after" "$(run_dir)/report.md" ||
 		fail "report.md does not say the run stopped early"
@@ -123,6 +128,19 @@ steady | ramp)
 		! grep -q "steady state" "$T/err" || fail "a device warming up was taken for steady"
 		stopped none 1
 	fi
+	;;
+steady_short)
+	# Epochs shorter than an interval (60 reads of 2 ms a rank: about 0.15 s, a line every
+	# 0.5 s): every interval's rate runs from the last deciding gather, across the epochs' ends,
+	# so the steady device still stops the run (it ran all 30 epochs when each rate ran from
+	# the epoch's end before it: too short a stretch to count)
+	fb 2 "$HERE/live.ini" --set train.computation_time=0 --set storage.backend=faulty \
+		--set storage.faulty.read_latency=2ms --set dataset.num_samples_per_file=30 \
+		--set train.epochs=30 --set output.live_interval=0.5s --set train.steady_state=true \
+		--set train.steady_state_intervals=3 --set train.steady_state_percent=20
+	expect_rc 0
+	expect_err "steady state: the last 3 intervals within 20.0 %"
+	stopped steady_state 29
 	;;
 stonewall)
 	# Every write takes 4 ms, 8 ms on rank 1: at the stonewall rank 0 has made about twice
