@@ -12,7 +12,8 @@
 #              the same with computation_time 0 (_c0: what each tool costs per sample when
 #              nothing else takes time)
 #   RANKS      ("1 2"): the rank counts to run each workload at
-#   ROUNDS     (3): rounds per workload and rank count, each DLIO then feedbench
+#   ROUNDS     (3): rounds per workload and rank count, odd rounds DLIO first, even rounds
+#              feedbench first
 #   EPOCHS     (3)
 #   VENV       (build/dlio-venv)   MPIEXEC (mpirun)
 #   FB_SET     (train.step_barrier=true): --set options for every feedbench run. DLIO 2.0.0
