@@ -154,11 +154,27 @@ static int check_format_built(const struct config *cfg, struct fb_errbuf *err)
 		       why ? ")" : "");
 }
 
+/* dataset.verify over a back-end that reads no data (null, or faulty wrapping it): every
+ * sample would fail its check mid-run, so the configuration is refused before it starts. */
+static int check_no_data(const struct config *cfg, const struct storage_ops *st,
+			 const struct storage_ops *eff, struct fb_errbuf *err)
+{
+	char where[CFG_PATH_MAX + 64];
+
+	cfg_key_where(cfg, "dataset", "verify", where, sizeof(where));
+	return fb_fail(err, -FB_ECONFIG,
+		       "%s: [dataset] verify = true cannot pass with [storage] backend = %s: "
+		       "back-end %s reads no data (its reads leave the buffers as they were), so "
+		       "every sample would fail its check; set verify = false",
+		       where, st->name, eff->name);
+}
+
 /* The format read through this back-end: queue depth, who does the I/O, sharing, decoding. */
 static int check_format_backend(const struct config *cfg, const struct format_ops *fmt,
 				const struct storage_ops *st, struct fb_errbuf *err)
 {
 	const char *src = cfg->source;
+	const struct storage_ops *eff = storage_effective(st, cfg);
 
 	if ((st->caps & STORAGE_CAP_OBJECT) && (fmt->caps & FORMAT_CAP_WRITES_BY_PATH) &&
 	    cfg->dataset.generate != GENERATE_NEVER)
@@ -174,6 +190,8 @@ static int check_format_backend(const struct config *cfg, const struct format_op
 			       "objects (no read-only S3 driver in this build); backend = %s needs "
 			       "raw, npy, tfrecord, wds or another format read through feedbench",
 			       src, fmt->name, st->name);
+	if (cfg->dataset.verify && eff && (eff->caps & STORAGE_CAP_NO_DATA))
+		return check_no_data(cfg, st, eff, err);
 	if (cfg->storage.io_depth > 1 && !st->queue_open)
 		return fb_fail(err, -FB_ECONFIG,
 			       "%s: io_depth = %lld needs backend = uring (%s reads one call at a "

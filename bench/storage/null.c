@@ -75,7 +75,7 @@ static int null_size(struct sfile *f, uint64_t *size)
 const struct storage_ops null_storage = {
     .version = STORAGE_OPS_VERSION,
     .name = "null",
-    .caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED,
+    .caps = STORAGE_CAP_DIRECT | STORAGE_CAP_SHARED | STORAGE_CAP_NO_DATA,
     .open = null_open,
     .pread = null_pread,
     .pwrite = null_pwrite,

@@ -42,6 +42,8 @@ struct storage_stat;
 /* Objects, not files (s3): paths name objects of the back-end's own namespace, not local
  * files; the page cache, O_DIRECT and file-system layouts do not apply. */
 #define STORAGE_CAP_OBJECT 0x8
+/* No data (null): reads return without filling the buffer, so nothing read can be verified. */
+#define STORAGE_CAP_NO_DATA 0x10
 
 #define STORAGE_OPS_VERSION 1
 
