@@ -89,14 +89,15 @@ test: build
 
 # The same code paths under AddressSanitizer and UndefinedBehaviorSanitizer (the `debug`
 # preset): any report fails the test. Leak reports are off: Open MPI's own allocations at exit
-# would drown them. The interoperability tests (Python), the sweeps and the compare suite (its
+# would drown them. The Python venvs (s3.venv) are those of $(BUILD) when they are made there
+# (linked by tests/interop/setup_venv.sh, not made twice). The interoperability tests (Python), the sweeps and the compare suite (its
 # false-alarm and sensitivity cases time real runs) are not repeated here; the report tests
 # (label plot: report.md written by C from damaged summary.json files, about 2 s) are.
 test-sanitize: deps
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j $(JOBS)
 	cd build-debug && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 FEEDBENCH_VENV_REUSE=$(CURDIR)/$(BUILD) \
 		ctest --output-on-failure -j $(JOBS) --timeout 300 -L 'unit|mpi|faults|configs|plot|hostile' -LE 'interop|sweep|gpu|compare' \
 		--output-junit $(CURDIR)/build-debug/ctest-junit.xml
 
@@ -105,10 +106,11 @@ test-sanitize: deps
 # trainer that reads late batches itself on one CPU), the
 # agreement code and the watchdog thread (a flipped byte, an I/O error on one rank, uneven
 # ranks), and the async checkpoint's writer thread beside the trainer (a checkpoint written,
-# and one whose write fails). Any report fails the run; tests/tsan/tsan.supp lists Open MPI
+# and one whose write fails), and 2 accelerators per rank (their deal checked while the watchdog
+# thread runs). Any report fails the run; tests/tsan/tsan.supp lists Open MPI
 # internals only. (The SIGINT test is left out: TSan defers signals to its own safe points, which moves the moment
 # the run stops.)
-TSAN_TESTS = ^(mpi[.](read_threads_4|lazy_wake|raw_shared_2|verify_flipped_byte_collective|uneven_watchdog)|faults[.](eio_read_rank1|matrix_raw_mpiio_2)|checkpoint[.](train_async|train_async_fail))$$
+TSAN_TESTS = ^(mpi[.](read_threads_4|lazy_wake|raw_shared_2|verify_flipped_byte_collective|uneven_watchdog)|faults[.](eio_read_rank1|matrix_raw_mpiio_2)|checkpoint[.](train_async|train_async_fail)|accelerators_per_rank[.]per_rank)$$
 test-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS) --target feedbench

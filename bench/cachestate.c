@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <mpi.h>
 
+#include "agree.h"
 #include "dsfile.h"
 #include "run.h"
 #include "safefile.h"
@@ -164,17 +165,29 @@ static json_t *record_json(const struct run *run, const double *all, const char 
 	return rec;
 }
 
-/* Collective: every rank's count to rank 0, which appends the record to storage.<key>. */
-static void gather_record(struct run *run, const double *v, const char *key, const char *idx_name,
-			  int64_t idx, const char *when)
+/* Collective: every rank's count to rank 0, which appends the record to storage.<key>. Rank 0
+ * allocates the receive buffer before the gather and every rank learns whether it could
+ * (agree): a failed allocation ends every rank together with rank 0's message, not a gather
+ * into nothing that the other ranks wait on. */
+static int gather_record(struct run *run, const double *v, const char *key, const char *idx_name,
+			 int64_t idx, const char *when)
 {
+	size_t len = sizeof(double) * CS_N * (size_t)run->nranks;
 	double *all = NULL;
+	int rc = 0;
 
-	if (run->rank == 0)
-		all = malloc(sizeof(double) * CS_N * (size_t)run->nranks);
+	if (run->rank == 0 && !(all = malloc(len)))
+		rc = fb_fail(&run->err, -ENOMEM,
+			     "page-cache measurement (storage.%s): cannot allocate %zu bytes for "
+			     "the counts of %d ranks",
+			     key, len, run->nranks);
+	if ((rc = agree(run, rc)) < 0) {
+		free(all);
+		return rc;
+	}
 	MPI_Gather(v, CS_N, MPI_DOUBLE, all, CS_N, MPI_DOUBLE, 0, run->comm);
 	if (!all)
-		return;
+		return 0;
 	json_t *arr = json_object_get(run->info_storage, key);
 	if (!arr) {
 		arr = json_array();
@@ -182,6 +195,7 @@ static void gather_record(struct run *run, const double *v, const char *key, con
 	}
 	json_array_append_new(arr, record_json(run, all, idx_name, idx, when));
 	free(all);
+	return 0;
 }
 
 static bool no_page_cache(const struct run *run)
@@ -189,28 +203,28 @@ static bool no_page_cache(const struct run *run)
 	return run->storage && (run->storage->caps & STORAGE_CAP_OBJECT);
 }
 
-void cachestate_record(struct run *run, int64_t epoch, const char *when)
+int cachestate_record(struct run *run, int64_t epoch, const char *when)
 {
 	double v[CS_N];
 
 	if (no_page_cache(run))
-		return; /* objects have no local page cache */
+		return 0; /* objects have no local page cache */
 	count_rank(run, v);
-	gather_record(run, v, "page_cache_measured", "epoch", epoch, when);
+	return gather_record(run, v, "page_cache_measured", "epoch", epoch, when);
 }
 
-void cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
-			    const char *when)
+int cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
+			   const char *when)
 {
 	struct cache_count c = {0};
 
 	if (no_page_cache(run))
-		return;
+		return 0;
 	if (path)
 		cachestate_file(path, &c);
 	double v[CS_N] = {c.resident,	c.examined, c.bytes,  c.files,
 			  c.files_seen, c.failed,   c.sampled};
-	gather_record(run, v, key, "step", step, when);
+	return gather_record(run, v, key, "step", step, when);
 }
 
 void cachestate_warn(struct run *run)

@@ -33,14 +33,15 @@ int cachestate_file(const char *path, struct cache_count *c);
 /* Collective (every rank): measures the run's dataset (run->ds) on every node and, on rank 0,
  * appends {epoch, when, resident_percent, ..., nodes: [...]} to summary.json's
  * storage.page_cache_measured. Per-rank files: each rank its own; shared files: the first rank
- * of each node. Object back-ends (no page cache) record nothing. Never fails the run: a file
- * it cannot examine is counted in files_failed. */
-void cachestate_record(struct run *run, int64_t epoch, const char *when);
+ * of each node. Object back-ends (no page cache) record nothing. A file it cannot examine is
+ * counted in files_failed, not failed; only rank 0 unable to allocate the gather's buffer fails
+ * it: every rank then returns the same code, agreed, with rank 0's message in run->err. */
+int cachestate_record(struct run *run, int64_t epoch, const char *when);
 
 /* Collective: the same for one file per rank (path; NULL: this rank counts nothing), recorded
  * as {step, when, ...} in summary.json's storage.<key> (a checkpoint before its restore). */
-void cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
-			    const char *when);
+int cachestate_record_path(struct run *run, const char *path, const char *key, int64_t step,
+			   const char *when);
 
 /* Rank 0, after the epochs: one warning when, before an epoch, the measured page cache held
  * half the dataset or more while reads were not direct (the reads came mostly from memory). */

@@ -593,9 +593,10 @@ int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
 	/* measured after the eviction, outside the restore's clock; one shared file once a node */
-	cachestate_record_path(run,
-			       st->src_bytes && (!single || run->local_rank == 0) ? path : NULL,
-			       "checkpoint_restore_cache_measured", c->step, "before");
+	if ((rc = cachestate_record_path(
+		 run, st->src_bytes && (!single || run->local_rank == 0) ? path : NULL,
+		 "checkpoint_restore_cache_measured", c->step, "before")) < 0)
+		return rc;
 	if (run->cfg.checkpoint.verify) /* the pattern, headers aside, as written */
 		ckpt_pattern(&run->cfg, c->step, st->src, st->pattern,
 			     run->cfg.checkpoint.transfer_size);

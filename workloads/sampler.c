@@ -455,14 +455,14 @@ void sampler_free(struct sampler *s)
 	sampler_clear(s);
 }
 
-int sampler_check(struct run *run)
+int sampler_check_deal(struct run *run, int nranks)
 {
 	const struct config *cfg = &run->cfg;
 	uint64_t batch = (uint64_t)cfg->reader.batch_size, fewest = UINT64_MAX;
 	int fewest_rank = 0;
 
-	for (int r = 0; r < run->nranks; r++) {
-		uint64_t n = rank_count(run, r, run->nranks);
+	for (int r = 0; r < nranks; r++) {
+		uint64_t n = rank_count(run, r, nranks);
 		if (n < fewest) {
 			fewest = n;
 			fewest_rank = r;
@@ -473,7 +473,7 @@ int sampler_check(struct run *run)
 		    run, -FB_ECONFIG,
 		    "%s: rank %d would read no samples: %u files for %d ranks with "
 		    "file_access = %s (use more files, fewer ranks, or file_access = shared)",
-		    cfg->source, fewest_rank, run->ds.nfiles, run->nranks,
+		    cfg->source, fewest_rank, run->ds.nfiles, nranks,
 		    cfg_choice_name("dataset", "file_access", cfg->dataset.file_access));
 	if (batch > fewest)
 		return run_fail(run, -FB_ECONFIG,
@@ -482,8 +482,8 @@ int sampler_check(struct run *run)
 				cfg->source, batch, fewest, fewest_rank);
 	struct sampler probe = {.batch = batch, .shuffle_seed = sampler_seed(cfg)};
 	uint64_t steps = UINT64_MAX;
-	for (int r = 0; r < run->nranks; r++) {
-		uint64_t st = rank_steps(&probe, run, 0, r, run->nranks);
+	for (int r = 0; r < nranks; r++) {
+		uint64_t st = rank_steps(&probe, run, 0, r, nranks);
 		if (st < steps) {
 			steps = st;
 			fewest_rank = r;
@@ -495,6 +495,11 @@ int sampler_check(struct run *run)
 				"rank %d has %" PRIu64 " steps per epoch",
 				cfg->source, cfg->train.exclude_start_steps, fewest_rank, steps);
 	return 0;
+}
+
+int sampler_check(struct run *run)
+{
+	return sampler_check_deal(run, run->nranks);
 }
 
 int sampler_check_config(const struct config *cfg, int nranks, struct fb_errbuf *err)
@@ -526,10 +531,9 @@ int sampler_check_config(const struct config *cfg, int nranks, struct fb_errbuf 
 		run->ds.nsamples = nfiles * spf;
 		fb_errbuf_init(&run->err);
 		rc = sampler_check(run);
-		if (rc == 0 && cfg->train.accelerators_per_rank > 1) {
-			run->nranks = nranks * (int)cfg->train.accelerators_per_rank;
-			rc = sampler_check(run);
-		}
+		if (rc == 0 && cfg->train.accelerators_per_rank > 1)
+			rc =
+			    sampler_check_deal(run, nranks * (int)cfg->train.accelerators_per_rank);
 		if (rc < 0)
 			fb_fail(err, rc, "%s", run->err.msg);
 	}

@@ -83,6 +83,9 @@ void sampler_free(struct sampler *s);
 /* Refuses deals that cannot work (a rank with no samples, batch larger than a rank's samples,
  * warm-up steps that leave nothing to measure): -FB_ECONFIG before any file is touched. */
 int sampler_check(struct run *run);
+/* sampler_check for a deal over nranks loaders (accelerators_per_rank x ranks) instead of
+ * run->nranks; run->nranks is left alone (other threads read it while the run starts). */
+int sampler_check_deal(struct run *run, int nranks);
 /* sampler_check on the layout a generated dataset will have (no file, no MPI): what validate
  * and a sweep's start refuse before anything runs. 0 under generate = never (the files are
  * counted when found) and for stream formats with read_threads = auto (the count comes from

@@ -311,8 +311,9 @@ static int epoch_begin(struct epoch_ctx *e, int epoch, struct epoch_rank *er,
 		rc = erc;
 	if ((rc = agree(run, rc)) < 0)
 		return rc;
-	if (!e->eval) /* outside the epoch's clock, like the eviction */
-		cachestate_record(run, epoch, "before");
+	if (!e->eval && /* outside the epoch's clock, like the eviction */
+	    (rc = cachestate_record(run, epoch, "before")) < 0)
+		return rc;
 	for (int j = 0; j < e->k; j++)
 		for (unsigned i = 0; i < e->pool[j].nall; i++) {
 			io_stats_reset(&e->pool[j].workers[i].stats);
@@ -763,7 +764,7 @@ static int train_epochs(struct epoch_ctx *e, struct eval_state *ev)
 			       res->accel ? &res->accel[(size_t)ep * (size_t)e->k] : NULL);
 		finished += rc == 0;
 		if (rc == 0) /* agreed: every rank measures */
-			cachestate_record(run, ep, "after");
+			rc = cachestate_record(run, ep, "after");
 		e->gstep0 += e->s[0].min_steps;
 		if (rc == 0 && live_stopped(run, &res->stopped_after)) {
 			res->stopped_early = live_stopping(run);

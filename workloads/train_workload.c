@@ -95,11 +95,10 @@ static int train_prepare(struct run *run, struct results_ctx *ctx)
 	if ((rc = agree(run, sampler_check(run))) < 0)
 		return rc;
 	if (run->cfg.train.accelerators_per_rank > 1) {
-		/* The same deal checks with every accelerator a rank of its own (no MPI inside). */
-		int p = run->nranks;
-		run->nranks = p * (int)run->cfg.train.accelerators_per_rank;
-		rc = sampler_check(run);
-		run->nranks = p;
+		/* The same deal checks with every accelerator a rank of its own (no MPI inside;
+		 * run->nranks stays as it is: the watchdog and live threads read it). */
+		rc = sampler_check_deal(run,
+					run->nranks * (int)run->cfg.train.accelerators_per_rank);
 		if ((rc = agree(run, rc)) < 0)
 			return rc;
 	}

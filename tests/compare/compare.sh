@@ -81,6 +81,7 @@ os.close(fd)' "$d" 2>/dev/null; then
 fbrun() {
 	local name=$1 n=$2 start=$SECONDS last dir
 	shift 2
+	LAST_SECOND=$(date +%s)
 	"$MPIEXEC" --oversubscribe -n "$n" "$FEEDBENCH" run "$CFG" \
 		--set "dataset.data_dir=$DATA" "$@" >"$F/log/$name.out" 2>"$F/log/$name.err"
 	RC=$?
@@ -95,6 +96,13 @@ fbrun() {
 	[ -f "$dir/summary.json" ] || fail "run $name: no $dir/summary.json"
 	echo "$dir" >"$F/$name.path"
 	echo "run $name ($n ranks, $*): $((SECONDS - start)) s"
+}
+
+# next_second: waits until the wall clock's second differs from the one it was called in (no
+# wait at all after a run that lasted a second or more).
+LAST_SECOND=
+next_second() {
+	while [ "$(date +%s)" = "$LAST_SECOND" ]; do sleep 0.1; done
 }
 
 # jedit SRC DST PYTHON: copies summary.json SRC to DST (folders made) after running the
@@ -153,7 +161,7 @@ for i, r in enumerate(reps):
 
 case $CASE in
 setup)
-	# 10 identical runs (false alarms), a faulty-back-end pair with and without a 40 % read
+	# 10 identical runs (false alarms), the last of them paired with a run of a 40 % read
 	# slowdown (sensitivity), a 1-rank run and one with another epoch count (refusals), and 3
 	# single-repetition runs with different commits (history, single_rep).
 	rm -rf "$F"
@@ -184,20 +192,24 @@ setup)
 		*) fbrun "ci$i" 2 "${set3[@]}" --output "$F/ci/$i" ;;
 		esac
 	done
-	fbrun faulty0 2 "${set3[@]}" --output "$F/faulty"
+	# The unslowed side of the sensitivity pair is the last identical run, made just before
+	# the slowed one (as a run of its own it was one more identical run).
+	cp "$F/ci$NIDENT.path" "$F/faulty0.path"
 	fbrun faulty40 2 "${set3[@]}" --set storage.faulty.read_slowdown=0.4 --output "$F/faulty"
+	# History: the folders' names sort against the order the runs were made in (summary.json's
+	# start, in whole seconds: each run starts in a later second than the one before; the runs
+	# of the refusals, a few seconds each, come between them).
+	FEEDBENCH_GIT_COMMIT=1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d fbrun hist1 2 \
+		--set output.repetitions=1 --output "$F/history/zz"
 	fbrun ranks1 1 "${set3[@]}" --output "$F/ranks1"
+	next_second
+	FEEDBENCH_GIT_COMMIT=2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a GITHUB_SHA=9999999999999999999999999999999999999999 \
+		fbrun hist2 2 --set output.repetitions=1 --output "$F/history/mm"
 	ep=$(sed -n 's/^[[:space:]]*epochs[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$CFG" | head -1)
 	[ "${ep:-1}" -gt 1 ] && other=1 || other=2
 	echo "$other" >"$F/epochs.value"
 	fbrun epochs 2 "${set3[@]}" --set "train.epochs=$other" --output "$F/epochs"
-	# History: the folders' names sort against the order the runs were made in.
-	FEEDBENCH_GIT_COMMIT=1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d fbrun hist1 2 \
-		--set output.repetitions=1 --output "$F/history/zz"
-	sleep 1
-	FEEDBENCH_GIT_COMMIT=2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a GITHUB_SHA=9999999999999999999999999999999999999999 \
-		fbrun hist2 2 --set output.repetitions=1 --output "$F/history/mm"
-	sleep 1
+	next_second
 	FEEDBENCH_GIT_COMMIT=3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a2b fbrun hist3 2 \
 		--set output.repetitions=1 --output "$F/history/aa"
 	case $DATA in
@@ -772,13 +784,15 @@ for i, c in enumerate(("1a2b3c4", "2b3c4d5", "3c4d5e6")):
 PY
 	# The picture shows history.csv: one line per series, a point per run at its mean, in
 	# time order (read from gnuplot's SVG; the PNG's size), not only a file that exists.
-	if command -v gnuplot >/dev/null 2>&1; then
-		for ext in png svg; do
-			[ -s "$T/h/history_bandwidth.$ext" ] || fail "no history_bandwidth.$ext (gnuplot is installed)"
-		done
-		python3 "$HERE/check_history_plot.py" "$T/h/history.csv" "$T/h/history_bandwidth" \
-			bandwidth 2>>"$T/err" || fail "the history plot does not show history.csv"
-	fi
+	# gnuplot is one of the Makefile's DEB_PACKAGES: without it this check fails, it is not
+	# left out.
+	command -v gnuplot >/dev/null 2>&1 ||
+		fail "gnuplot is not installed (gnuplot-nox, in the Makefile's DEB_PACKAGES: make deps): the history picture cannot be checked"
+	for ext in png svg; do
+		[ -s "$T/h/history_bandwidth.$ext" ] || fail "no history_bandwidth.$ext (gnuplot is installed)"
+	done
+	python3 "$HERE/check_history_plot.py" "$T/h/history.csv" "$T/h/history_bandwidth" \
+		bandwidth 2>>"$T/err" || fail "the history plot does not show history.csv"
 	# --output elsewhere, --no-plot.
 	fb history "$T/h" --metric bandwidth --output "$T/o" --no-plot
 	expect_rc 0

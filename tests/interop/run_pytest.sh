@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs one interop test file in the venv made by setup_venv.sh:
+# Runs one interop test file in the venv made by setup_venv_interop.sh:
 #   run_pytest.sh BUILD_DIR TEST_FILE
 # Exit 1 when there is no venv (interop.venv failed to make it).
 venv=$1/venv

@@ -1,14 +1,14 @@
 # Interop tests: files feedbench writes are opened by the real tools (numpy, tarfile,
 # webdataset, h5py, a TFRecord reader); files those tools write are read by feedbench.
 # pytest runs in a virtual environment under the build folder (${PROJECT_BINARY_DIR}/venv),
-# made once by setup_venv.sh in the fixture test interop.venv. Every interop test lists
+# made once by setup_venv_interop.sh (setup_venv.sh) in the fixture test interop.venv. Every interop test lists
 # FIXTURES_REQUIRED interop_venv and runs through run_pytest.sh. When pip cannot install the
 # packages interop.venv fails (and ctest does not run the tests that need it): a machine
 # without them is not a pass.
 set(FB_INTEROP_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 add_test(NAME interop.venv
-  COMMAND sh ${FB_INTEROP_DIR}/setup_venv.sh ${PROJECT_BINARY_DIR})
+  COMMAND sh ${FB_INTEROP_DIR}/setup_venv_interop.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(interop.venv PROPERTIES
   FIXTURES_SETUP interop_venv LABELS interop TIMEOUT 900)
 
