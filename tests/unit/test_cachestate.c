@@ -61,8 +61,9 @@ static void test_gather_without_memory(void **state)
 	fail_next_malloc = 0;
 	assert_int_equal(rc, -ENOMEM);
 	assert_int_equal(run->err.code, -ENOMEM);
-	assert_non_null(strstr(run->err.msg, "page-cache measurement (storage.test_cache_measured): "
-					     "cannot allocate"));
+	assert_non_null(strstr(run->err.msg,
+			       "page-cache measurement (storage.test_cache_measured): "
+			       "cannot allocate"));
 	if (run->nranks > 1)
 		assert_int_equal(strncmp(run->err.msg, "rank 0: ", 8), 0);
 	assert_int_equal(records(run), run->rank == 0 ? 1 : 0);
