@@ -5,7 +5,7 @@
 # repetition values chosen so that the verdict is known in advance).
 #
 # The runs are made once, by the case `setup` (ctest: compare.runs, the fixture compare_runs,
-# RUN_SERIAL because the false-alarm and sensitivity cases judge its timings), in
+# RUN_SERIAL because the false-alarm and sensitivity cases judge its runs' timings), in
 # $FEEDBENCH_BUILD_DIR/tmp/compare; `cleanup` removes them (KEEP=1 keeps them). Every other
 # case only reads them and writes in its own temporary folder.
 #

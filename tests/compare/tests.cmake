@@ -3,8 +3,9 @@
 # compare_runs, in ${PROJECT_BINARY_DIR}/tmp/compare, removed by compare.cleanup); each case
 # of tests/compare/compare.sh reads them. Label `compare`.
 #
-# compare.runs is RUN_SERIAL: the false-alarm and sensitivity cases (also RUN_SERIAL) judge
-# the timings of its runs, which nothing else may share the two cores with. compare.junit
+# compare.runs is RUN_SERIAL: the false-alarm and sensitivity cases judge the timings of its
+# runs, which nothing else may share the two cores with. Those cases only read the runs'
+# summary.json files, so they run beside other tests. compare.junit
 # validates the JUnit file with lxml in the interop venv (fixture interop_venv) and is
 # skipped (77) only where that venv could not be made.
 set(FB_COMPARE_SH ${CMAKE_CURRENT_LIST_DIR}/compare.sh)
@@ -40,7 +41,6 @@ fb_compare_test(junit 60)
 fb_compare_test(multi_run 60)
 fb_compare_test(impossible 60)
 fb_compare_test(history_changes 60)
-set_tests_properties(compare.false_alarms compare.slowed PROPERTIES RUN_SERIAL TRUE)
 set_tests_properties(compare.junit PROPERTIES FIXTURES_REQUIRED "compare_runs;interop_venv")
 
 # The CI guide's snippets (docs/guide-ci.md) run as written (their feedbench commands, in a scratch checkout).
