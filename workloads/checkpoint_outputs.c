@@ -90,7 +90,7 @@ void checkpoint_project(struct run *run, json_t *summary, uint64_t full_bytes)
 #define CKPT_READ_BW                                                                               \
 	"{metric.checkpoint_read_bandwidth_MiB_per_second:%.1f} MiB/s "                            \
 	"({metric.checkpoint_read_bandwidth_MiB_per_second/1024:%.3f} GiB/s), slowest rank, "      \
-	"{config.storage.page_cache=drop?page cache dropped|files evicted (fadvise)}"              \
+	"{checkpoint.restore_cache}"                                                               \
 	"{metric.checkpoint_restore_verified?, verified byte for byte|, not verified}"
 #define CKPT_NAMESPACE                                                                             \
 	"{metric.checkpoint_namespace_ops} calls (stat, mkdir, unlink, list, rmdir, rename) in "   \

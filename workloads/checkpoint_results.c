@@ -21,6 +21,7 @@
 #include "../bench/safefile.h"
 #include "../bench/timer.h"
 #include "../bench/storage/fs.h"
+#include "../bench/storage/storage.h"
 #include "checkpoint_outputs.h"
 #include "evict.h"
 #include "workload.h"
@@ -274,6 +275,23 @@ static json_t *ckpt_metric_json(const struct run *run, const struct ckpt_plan *p
 	return m;
 }
 
+/* What was done so that the restore does not read from the page cache: a back-end without
+ * one (objects) evicts nothing, and says so. */
+static json_t *ckpt_restore_cache_json(const struct run *run)
+{
+	char text[128];
+
+	if (!run->storage->evict)
+		snprintf(text, sizeof(text), "nothing evicted: the %s back-end has no page cache",
+			 run->storage->name);
+	else
+		snprintf(text, sizeof(text), "%s",
+			 run->cfg.storage.page_cache == PAGE_CACHE_DROP
+			     ? "page cache dropped"
+			     : "files evicted (fadvise)");
+	return json_string(text);
+}
+
 /* summary.json's checkpoint: the plan, its parallelism and each rank's bytes. */
 static json_t *ckpt_plan_json(const struct run *run, const struct ckpt_state *st)
 {
@@ -302,6 +320,8 @@ static json_t *ckpt_plan_json(const struct run *run, const struct ckpt_state *st
 					      (json_int_t)p->geometry_total));
 	if (ckpt_phased(&run->cfg))
 		json_object_set_new(plan, "phases", ckpt_phases_json(run));
+	if (ckpt_restores(&run->cfg))
+		json_object_set_new(plan, "restore_cache", ckpt_restore_cache_json(run));
 	return plan;
 }
 

@@ -119,6 +119,8 @@ count = 2"
 	check "all(m['examined_bytes'] > 0 and m['resident_percent'] <= 10 for m in s['storage']['checkpoint_restore_cache_measured'])"
 	grep -q "^| namespace (rank 0) | 6 calls (stat, mkdir, unlink, list, rmdir, rename) in [0-9.]* s; 4 folder fsyncs in " \
 		"$(dirname "$(summary)")/table.md" || fail "table.md has no namespace row"
+	grep -q "^| restore (read) | .* slowest rank, files evicted (fadvise), verified byte for byte |" \
+		"$(dirname "$(summary)")/table.md" || fail "table.md does not say the files were evicted"
 	# zero_stage 0, data 2: the replica (rank 1) writes nothing; zero_stage 3 shards all.
 	rm -rf "$T/results" "$T/data"
 	run 2 dcp --set checkpoint.tensor_parallelism=1 --set checkpoint.count=1

@@ -138,7 +138,10 @@ case_workloads() {
 	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
 	json_check "$run/summary.json" 'm["checkpoint_restore_verified"] is True' \
 		'm["checkpoint_bytes_written"] == 3 * 12 * 1048576' \
-		'm["checkpoint_bytes_read"] == 3 * 12 * 1048576' 'm["checkpoint_count"] == 3'
+		'm["checkpoint_bytes_read"] == 3 * 12 * 1048576' 'm["checkpoint_count"] == 3' \
+		's["checkpoint"]["restore_cache"] == "nothing evicted: the s3 back-end has no page cache"'
+	grep -q "slowest rank, nothing evicted: the s3 back-end has no page cache, verified" \
+		"$run/table.md" || fail "table.md does not say that nothing was evicted from objects"
 	s3ctl ls "$BUCKET" tiny/ >"$T/ls" 2>>"$T/err" || fail "boto3 cannot list $BUCKET"
 	# keep_last = 1: one step's objects remain, .metadata among them, no upload left open
 	[ "$(sed 's|/[^/]*$||' "$T/ls" | sort -u | wc -l)" -eq 1 ] || fail "not one checkpoint left: $(cat "$T/ls")"
