@@ -84,7 +84,10 @@ static json_t *ck_row(const char *folder, json_t *s)
 		if (ck_cols[c].metric)
 			json_object_set_new(row, ck_cols[c].name,
 					    num_or_null(json_object_get(m, ck_cols[c].metric)));
-	json_object_set(row, "read_on_other_host", phase_of(s, "read_on_other_host"));
+	json_object_set(row, "read_on_other_host",
+			json_number_value(phase_of(s, "num_checkpoints_read")) > 0
+			    ? phase_of(s, "read_on_other_host")
+			    : json_null());
 	return row;
 }
 

@@ -9,8 +9,9 @@ true as the code changes:
                  the repository's), and must exit 0; `make` and `git` commands are not run
                  (make test runs this test; a test must not commit)
   ```sh long     too long for `make test` (or `make` itself), and
-  ```sh cluster  needs a cluster (srun, module, lfs): the feedbench part of each command is
-                 checked instead, `run`/`generate`/`search` as `validate` with the same config
+  ```sh cluster  needs a cluster (srun, module, lfs) or the lab (tests/lab/lab.sh): the feedbench
+                 part of each command is checked instead, `run`/`generate`/`search`/`mlperf run`
+                 as `validate` with the same config
                  and --set values, `sweep` with --dry-run; the other commands (make, srun
                  itself, compare or baseline over the results of those runs) are not run
 
@@ -34,7 +35,8 @@ FENCE = re.compile(r"^\s*```(\S*)\s*(.*?)\s*$")
 PLACEHOLDER = re.compile(r"<[a-z][^>]*>|\.\.\.")
 NOT_RUN = ("make ", "git ")
 # Flags of run/sweep/search that validate does not take, with the number of values they have.
-DROP = {"--output": 1, "--quiet": 0, "--resume": 1, "--strict": 0, "--dry-run": 0}
+DROP = {"--output": 1, "--quiet": 0, "--resume": 1, "--strict": 0, "--dry-run": 0, "--runs": 1,
+        "--seed": 1}
 
 
 def fail(msg):
@@ -91,6 +93,8 @@ def check_form(cmd):
     if len(words) < 2:
         return None
     sub, rest = words[1], words[2:]
+    if sub == "mlperf" and rest[:1] == ["run"]:  # mlperf run CONFIG: validated as run's
+        sub, rest = "run", [w for w in rest[1:] if w != "--split"]
     args, skip = [], 0
     for w in rest:
         if skip:
