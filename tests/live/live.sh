@@ -132,15 +132,16 @@ steady | ramp)
 steady_short)
 	# Epochs shorter than an interval (60 reads of 2 ms a rank: about 0.15 s, a line every
 	# 0.5 s): every interval's rate runs from the last deciding gather, across the epochs' ends,
-	# so the steady device still stops the run (it ran all 30 epochs when each rate ran from
+	# so the steady device still stops the run, within 30 % (a loaded machine's sleeps are not
+	# steady to 20 %), with 60 epochs of chances (it ran all 30 of a run when each rate ran from
 	# the epoch's end before it: too short a stretch to count)
 	fb 2 "$HERE/live.ini" --set train.computation_time=0 --set storage.backend=faulty \
 		--set storage.faulty.read_latency=2ms --set dataset.num_samples_per_file=30 \
-		--set train.epochs=30 --set output.live_interval=0.5s --set train.steady_state=true \
-		--set train.steady_state_intervals=3 --set train.steady_state_percent=20
+		--set train.epochs=60 --set output.live_interval=0.5s --set train.steady_state=true \
+		--set train.steady_state_intervals=3 --set train.steady_state_percent=30
 	expect_rc 0
-	expect_err "steady state: the last 3 intervals within 20.0 %"
-	stopped steady_state 29
+	expect_err "steady state: the last 3 intervals within 30.0 %"
+	stopped steady_state 59
 	;;
 stonewall)
 	# Every write takes 4 ms, 8 ms on rank 1: at the stonewall rank 0 has made about twice
