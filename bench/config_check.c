@@ -36,6 +36,11 @@ static int cfg_check_object(const struct config *cfg, struct fb_errbuf *err)
 	} else if (cfg->mpiio.collective) {
 		key = "[storage.mpiio] collective = true";
 		why = "MPI-IO reads files, not objects";
+	} else if (cfg->checkpoint.layout == CKPT_LAYOUT_SINGLE) {
+		key = "[checkpoint] layout = single";
+		why = "every rank would write its share of one object at its own offset, and an "
+		      "object is written front to back by one writer: use layout = dcp (one object "
+		      "per rank and .metadata, PyTorch DCP's layout)";
 	}
 	if (!key)
 		return 0;

@@ -83,7 +83,19 @@ static int ior_check_object(const struct config *cfg, int nranks, struct fb_errb
 	uint64_t b = cfg->ior.block_size, ps = cfg->s3.part_size;
 	uint64_t parts = b / ps * (uint64_t)cfg->ior.segments * (uint64_t)nranks;
 
-	if (!storage_is_object(cfg) || cfg->ior.file_per_process)
+	if (!storage_is_object(cfg))
+		return 0;
+	/* An object of its own is one PUT (or an in-order multipart upload) sent front to back;
+	 * only the shared object's parts, each kept whole until sent, take transfers in any
+	 * order. */
+	if (cfg->ior.file_per_process && cfg->ior.random && cfg->ior.write)
+		return fb_fail(err, -FB_ECONFIG,
+			       "%s: [ior] random = true writes each block's transfers out of order, "
+			       "and an object of its own (file_per_process = true) is written front "
+			       "to back: set random = false, or file_per_process = false (the shared "
+			       "object's parts take transfers in any order)",
+			       src);
+	if (cfg->ior.file_per_process)
 		return 0;
 	if (b % ps)
 		return fb_fail(err, -FB_ECONFIG,
