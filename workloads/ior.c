@@ -89,12 +89,13 @@ static int ior_check_object(const struct config *cfg, int nranks, struct fb_errb
 	 * only the shared object's parts, each kept whole until sent, take transfers in any
 	 * order. */
 	if (cfg->ior.file_per_process && cfg->ior.random && cfg->ior.write)
-		return fb_fail(err, -FB_ECONFIG,
-			       "%s: [ior] random = true writes each block's transfers out of order, "
-			       "and an object of its own (file_per_process = true) is written front "
-			       "to back: set random = false, or file_per_process = false (the shared "
-			       "object's parts take transfers in any order)",
-			       src);
+		return fb_fail(
+		    err, -FB_ECONFIG,
+		    "%s: [ior] random = true writes each block's transfers out of order, "
+		    "and an object of its own (file_per_process = true) is written front "
+		    "to back: set random = false, or file_per_process = false (the shared "
+		    "object's parts take transfers in any order)",
+		    src);
 	if (cfg->ior.file_per_process)
 		return 0;
 	if (b % ps)
