@@ -100,6 +100,24 @@ fb_mpi_bg() {
 	MPIPID=$!
 }
 
+# ckpt_ini NAME [INI text]: $T/NAME.ini, a checkpoint workload named NAME with its data in
+# $T/data and its results in $T/results (no plots), then the text (give each key once).
+ckpt_ini() {
+	local name=$1
+	shift
+	cat >"$T/$name.ini" <<INI
+[workload]
+name = $name
+type = checkpoint
+[dataset]
+data_dir = $T/data
+[output]
+dir = $T/results
+plots = false
+$*
+INI
+}
+
 # json_check FILE CONDITION...: each CONDITION, a Python expression over s (the JSON document
 # of FILE) and m (its "metric" object, or {}), must be true; the first that is not is named in
 # $T/err and fails the test. JSON_LET, when set, is Python run first (more names); JSON_SHOW,

@@ -25,21 +25,7 @@ CK=$T/data/checkpoints
 # config NAME [INI text]: 1 000 003 parameters x (2 + 12) bytes = 14 000 042 bytes per
 # checkpoint, 256 KiB transfers; the text is appended (later keys of a section win nothing:
 # give each key once).
-config() {
-	local name=$1
-	shift
-	cat >"$T/$name.ini" <<INI
-[workload]
-name = $name
-type = checkpoint
-[dataset]
-data_dir = $T/data
-[output]
-dir = $T/results
-plots = false
-$*
-INI
-}
+config() { ckpt_ini "$@"; }
 
 run() { # run NRANKS NAME [--set ...]
 	local n=$1 name=$2

@@ -15,25 +15,15 @@ lib_init ckph /tmp
 CK=$T/data/checkpoints
 SIZE=14000042 # 1 000 003 parameters x (2 + 12) bytes
 
-cat >"$T/p.ini" <<INI
-[workload]
-name = phases
-type = checkpoint
-[dataset]
-data_dir = $T/data
-[output]
-dir = $T/results
-plots = false
-[checkpoint]
+ckpt_ini phases "[checkpoint]
 num_parameters = 1000003
 transfer_size = 256KiB
 zero_stage = 3
 num_checkpoints_write = 3
 num_checkpoints_read = 3
-recovery_rank_shift = true
-INI
+recovery_rank_shift = true"
 
-run() { fb_mpi 2 run "$T/p.ini" --quiet "$@"; }
+run() { fb_mpi 2 run "$T/phases.ini" --quiet "$@"; }
 newest() { find "$T/results" -name summary.json | head -1; }
 stamp() { rm -rf "$T/results"; } # one run folder at a time
 
@@ -146,7 +136,7 @@ phases_drop)
 		local name=$1
 		shift
 		mkdir -m 777 "$T/$name"
-		"$@" "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/p.ini" --quiet \
+		"$@" "$MPIEXEC" --oversubscribe -n 2 "$FEEDBENCH" run "$T/phases.ini" --quiet \
 			--set storage.page_cache=drop --set dataset.data_dir="$T/$name/data" \
 			--output "$T/$name/results" >"$T/out" 2>"$T/err"
 		RC=$?
@@ -179,7 +169,7 @@ phases_config)
 	bad() { # bad MESSAGE --set ...: on one rank (no mpiexec: the checks need none)
 		local msg=$1
 		shift
-		"$FEEDBENCH" validate "$T/p.ini" "$@" >"$T/out" 2>"$T/err"
+		"$FEEDBENCH" validate "$T/phases.ini" "$@" >"$T/out" 2>"$T/err"
 		RC=$?
 		expect_rc 2
 		expect_err "$msg"
@@ -192,7 +182,7 @@ phases_config)
 	bad "keep_last = 1 deletes checkpoints the read phase reads" --set checkpoint.keep_last=1
 	bad "recovery_rank_shift needs the phases" --set checkpoint.num_checkpoints_write=-1 \
 		--set checkpoint.num_checkpoints_read=-1
-	fb_mpi 2 validate "$T/p.ini" --set checkpoint.data_parallelism=1
+	fb_mpi 2 validate "$T/phases.ini" --set checkpoint.data_parallelism=1
 	expect_rc 2
 	expect_err "data_parallelism = 1 with tensor x pipeline = 1 is a geometry of 1 ranks: 2 ranks do not fit"
 	[ ! -e "$T/data" ] || fail "validate wrote $T/data"

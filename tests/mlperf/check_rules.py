@@ -71,45 +71,37 @@ def late_run3(top, runs):
         runs["run-3"][k] = runs["run-3"][k][:11] + f"{(h + 1) % 24:02d}" + runs["run-3"][k][13:]
 
 
-def same_seed(top, runs):
-    runs["run-2"]["config"]["reader"]["shuffle_seed"] = runs["run-1"]["config"]["reader"]["shuffle_seed"]
+def for_all(fn):
+    """The edit fn(summary) made to every run."""
+    return lambda top, runs: [fn(s) for s in runs.values()]
 
 
-def other_config(top, runs):
-    runs["run-4"]["config_hash"] = "0" * 64
-
-
-def low_au(top, runs):
-    runs["run-2"]["metric"]["train_au_mean_percentage"] = 50.0
-
-
-def uneven_hosts(top, runs):
-    runs["run-1"]["ranks_per_node"] = {"min": 1, "max": 2}
-
-
-def other_compute(top, runs):
-    for s in runs.values():
-        s["config"]["train"]["computation_time"] = 0.2
-
-
-def whatif(top, runs):
-    for s in runs.values():
-        s["mlperf"]["preset"]["status"] = "whatif"
-
-
-def no_preset(top, runs):
-    for s in runs.values():
-        del s["mlperf"]["preset"]
-
-
-def other_format(top, runs):
-    for s in runs.values():
-        s["config"]["dataset"]["format"] = "raw"
-
-
-def not_dropped(top, runs):
-    for p in top["phases"]:
-        p["cache_drop"][0]["outcome"] = "not permitted"
+# (case, edit of the CLOSED base, exit status, verdict, the finding line that starts so)
+CASES = [
+    ("five-runs", drop_run5, 1, "INVALID", "INVALID 2.1.17 runTimestamps: 5 runs"),
+    ("gap", late_run3, 1, "INVALID", "INVALID 2.1.18 runTimestampGap: run-3 starts 3"),
+    ("seeds", lambda top, runs: runs["run-2"]["config"]["reader"].update(
+        shuffle_seed=runs["run-1"]["config"]["reader"]["shuffle_seed"]), 1, "OPEN",
+     "OPEN    feedbench seedsDiffer: run-1 and run-2 read with the same shuffle seed"),
+    ("config", lambda top, runs: runs["run-4"].update(config_hash="0" * 64), 1, "INVALID",
+     "INVALID 2.1.9 identicalSystemConfig: run-4 has another config_hash"),
+    ("au", lambda top, runs: runs["run-2"]["metric"].update(train_au_mean_percentage=50.0),
+     1, "INVALID",
+     "INVALID 3.3.2 trainingAcceleratorUtilizationCheck: run-2: AU 50.00 % below the threshold 90 %"),
+    ("hosts", lambda top, runs: runs["run-1"].update(ranks_per_node={"min": 1, "max": 2}),
+     1, "INVALID", "INVALID 3.3.6 trainingIdenticalAcceleratorsPerNode: run-1: 1 to 2 ranks per host"),
+    ("compute", for_all(lambda s: s["config"]["train"].update(computation_time=0.2)), 1, "INVALID",
+     "INVALID 3.6.2 trainingClosedSubmissionParameters: [train] computation_time = 0.2, the preset's is 0.162"),
+    ("whatif", for_all(lambda s: s["mlperf"]["preset"].update(status="whatif")), 1, "INVALID",
+     "INVALID 3.6.2 trainingClosedSubmissionParameters: unet3d on b200 is a whatif preset"),
+    ("no-preset", for_all(lambda s: s["mlperf"].pop("preset")), 1, "INVALID",
+     "INVALID 3.6.2 trainingClosedSubmissionParameters: no MLPerf Storage preset"),
+    ("format", for_all(lambda s: s["config"]["dataset"].update(format="raw")), 1, "OPEN",
+     "OPEN    3.6.3 trainingOpenSubmissionParameters: format raw"),
+    ("not-dropped", lambda top, runs: [p["cache_drop"][0].update(outcome="not permitted")
+                                       for p in top["phases"]], 0, "CLOSED",
+     "NOTE    feedbench cacheDropped: before warmup, host "),
+]
 
 
 top, runs = closed_base()
@@ -121,25 +113,5 @@ for rule in ("2.1.18 runTimestampGap", "feedbench seedsDiffer", "2.1.9 identical
     check("closed-" + rule.split()[1], top, runs, 0, "CLOSED", "PASS    " + rule)
 check("listed", top, runs, 0, "CLOSED",
       "NOTE    feedbench cacheDropped: not recorded", as_list=True)
-check("five-runs", *edit(drop_run5), 1, "INVALID",
-      "INVALID 2.1.17 runTimestamps: 5 runs")
-check("gap", *edit(late_run3), 1, "INVALID",
-      "INVALID 2.1.18 runTimestampGap: run-3 starts 3")
-check("seeds", *edit(same_seed), 1, "OPEN",
-      "OPEN    feedbench seedsDiffer: run-1 and run-2 read with the same shuffle seed")
-check("config", *edit(other_config), 1, "INVALID",
-      "INVALID 2.1.9 identicalSystemConfig: run-4 has another config_hash")
-check("au", *edit(low_au), 1, "INVALID",
-      "INVALID 3.3.2 trainingAcceleratorUtilizationCheck: run-2: AU 50.00 % below the threshold 90 %")
-check("hosts", *edit(uneven_hosts), 1, "INVALID",
-      "INVALID 3.3.6 trainingIdenticalAcceleratorsPerNode: run-1: 1 to 2 ranks per host")
-check("compute", *edit(other_compute), 1, "INVALID",
-      "INVALID 3.6.2 trainingClosedSubmissionParameters: [train] computation_time = 0.2, the preset's is 0.162")
-check("whatif", *edit(whatif), 1, "INVALID",
-      "INVALID 3.6.2 trainingClosedSubmissionParameters: unet3d on b200 is a whatif preset")
-check("no-preset", *edit(no_preset), 1, "INVALID",
-      "INVALID 3.6.2 trainingClosedSubmissionParameters: no MLPerf Storage preset")
-check("format", *edit(other_format), 1, "OPEN",
-      "OPEN    3.6.3 trainingOpenSubmissionParameters: format raw")
-check("not-dropped", *edit(not_dropped), 0, "CLOSED",
-      "NOTE    feedbench cacheDropped: before warmup, host ")
+for name, fn, rc, verdict, line in CASES:
+    check(name, *edit(fn), rc, verdict, line)

@@ -13,25 +13,15 @@ FAIL_WHAT=mlperf.checkpoint
 lib_init mlperfck /tmp
 cd "$T" || exit 1
 
-cat >"$T/c.ini" <<INI
-[workload]
-name = ck
-type = checkpoint
-[dataset]
-data_dir = $T/data
-[output]
-dir = $T/results
-plots = false
-[checkpoint]
+ckpt_ini ck "[checkpoint]
 num_parameters = 100003
 transfer_size = 256KiB
 zero_stage = 3
 num_checkpoints_write = 10
 num_checkpoints_read = 10
-recovery_rank_shift = true
-INI
+recovery_rank_shift = true"
 sub() { # sub NAME ARGS...: `feedbench mlperf run` into $T/NAME, the submission folder printed
-	fb_mpi 2 mlperf run "$T/c.ini" --quiet --output "$T/$1" "${@:2}"
+	fb_mpi 2 mlperf run "$T/ck.ini" --quiet --output "$T/$1" "${@:2}"
 	[ "$RC" -eq 0 ] || fail "mlperf run $* exited $RC"
 	find "$T/$1" -mindepth 1 -maxdepth 1 -name 'ck-mlperf-*' | head -1
 }
@@ -43,10 +33,10 @@ both=$one/run write=$split/write read=$split/read
 python3 "$FEEDBENCH_SOURCE_DIR/tests/mlperf/ckpt_results.py" "$one" "$split" 2>"$T/err" ||
 	fail "results.json, results.csv or checkpoints.csv disagree with summary.json"
 # A checkpointing submission writes and reads; --runs is training's.
-fb_mpi 1 mlperf run "$T/c.ini" --set checkpoint.num_checkpoints_read=0 --output "$T/no"
+fb_mpi 1 mlperf run "$T/ck.ini" --set checkpoint.num_checkpoints_read=0 --output "$T/no"
 expect_rc 2
 expect_err "a checkpointing submission writes and reads: set [checkpoint] num_checkpoints_write and num_checkpoints_read above 0"
-fb_mpi 1 mlperf run "$T/c.ini" --runs 3 --output "$T/no"
+fb_mpi 1 mlperf run "$T/ck.ini" --runs 3 --output "$T/no"
 expect_rc 2
 expect_err "--runs and --seed are for training"
 [ ! -e "$T/no" ] || fail "a refused mlperf run made $T/no"
