@@ -196,19 +196,23 @@ setup)
 	# the slowed one (as a run of its own it was one more identical run).
 	cp "$F/ci$NIDENT.path" "$F/faulty0.path"
 	fbrun faulty40 2 "${set3[@]}" --set storage.faulty.read_slowdown=0.4 --output "$F/faulty"
+	# The runs of the refusals (another rank count, another epoch count) are one repetition
+	# each: compare refuses them for the key that differs (output.repetitions is not in the
+	# config hash), and one rank reading the whole dataset took 6 s at 3 repetitions.
 	# History: the folders' names sort against the order the runs were made in (summary.json's
 	# start, in whole seconds: each run starts in a later second than the one before; the runs
 	# of the refusals, a few seconds each, come between them).
 	FEEDBENCH_GIT_COMMIT=1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d fbrun hist1 2 \
 		--set output.repetitions=1 --output "$F/history/zz"
-	fbrun ranks1 1 "${set3[@]}" --output "$F/ranks1"
+	fbrun ranks1 1 "${set3[@]}" --set output.repetitions=1 --output "$F/ranks1"
 	next_second
 	FEEDBENCH_GIT_COMMIT=2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a GITHUB_SHA=9999999999999999999999999999999999999999 \
 		fbrun hist2 2 --set output.repetitions=1 --output "$F/history/mm"
 	ep=$(sed -n 's/^[[:space:]]*epochs[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$CFG" | head -1)
 	[ "${ep:-1}" -gt 1 ] && other=1 || other=2
 	echo "$other" >"$F/epochs.value"
-	fbrun epochs 2 "${set3[@]}" --set "train.epochs=$other" --output "$F/epochs"
+	fbrun epochs 2 "${set3[@]}" --set output.repetitions=1 --set "train.epochs=$other" \
+		--output "$F/epochs"
 	next_second
 	FEEDBENCH_GIT_COMMIT=3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d1a2b fbrun hist3 2 \
 		--set output.repetitions=1 --output "$F/history/aa"
