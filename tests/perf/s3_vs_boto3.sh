@@ -20,12 +20,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	echo "no $BUILD/feedbench: build first (make build)" >&2
 	exit 2
 }
-# a Python with boto3: the test venv's (tests/interop/setup_venv.sh), else the one on PATH
+# a Python with boto3: the S3 tests' venv (tests/interop/setup_venv_s3.sh BUILD), else the one
+# on PATH
 PY=python3
-[ -x "$BUILD/venv/bin/python" ] && "$BUILD/venv/bin/python" -c 'import boto3' 2>/dev/null &&
-	PY=$BUILD/venv/bin/python
+[ -x "$BUILD/venv-s3/bin/python" ] && "$BUILD/venv-s3/bin/python" -c 'import boto3' 2>/dev/null &&
+	PY=$BUILD/venv-s3/bin/python
 "$PY" -c 'import boto3' 2>/dev/null || {
-	echo "boto3 is not installed for $PY (pip install boto3, or tests/interop/setup_venv.sh)" >&2
+	echo "boto3 is not installed for $PY (pip install boto3, or tests/interop/setup_venv_s3.sh $BUILD)" >&2
 	exit 2
 }
 # s3torchconnector from PyPI (it and its client, without dependencies) in a venv over Debian's
