@@ -15,5 +15,5 @@ foreach(case phases_both phases_split phases_drop phases_config import_llama)
   add_test(NAME checkpoint.${case} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/phases.sh ${case})
   set_tests_properties(checkpoint.${case} PROPERTIES
     LABELS "checkpoint;mpi" TIMEOUT 120 SKIP_RETURN_CODE 77
-    ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
+    ENVIRONMENT "${FEEDBENCH_TEST_ENV}" RESOURCE_LOCK page_cache) # drops it: tests/mpi
 endforeach()

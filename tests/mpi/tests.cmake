@@ -10,9 +10,14 @@ function(fb_mpi_test name timeout)
     LABELS mpi TIMEOUT ${timeout} SKIP_RETURN_CODE 77 ENVIRONMENT "${FEEDBENCH_TEST_ENV}")
 endfunction()
 
+# raw_per_rank_N and raw_shared_N assert that the page cache holds the dataset they just wrote
+# (mincore): RESOURCE_LOCK page_cache keeps the tests that drop the whole machine's page cache
+# (mlperf run, the checkpoint phases' flush as root) from running beside them.
 foreach(n 1 2 4)
   fb_mpi_test(raw_per_rank_${n} 60 per_rank ${n})
   fb_mpi_test(raw_shared_${n} 60 shared ${n})
+  set_tests_properties(mpi.raw_per_rank_${n} mpi.raw_shared_${n} PROPERTIES
+    RESOURCE_LOCK page_cache)
 endforeach()
 fb_mpi_test(uneven_files_7_on_4 60 uneven_files)
 fb_mpi_test(uneven_shared_13_on_4 60 uneven_shared)
