@@ -85,6 +85,7 @@ def main():
     ap.add_argument("--tag", default=f"fb-formats-{os.getpid()}")
     a = ap.parse_args()
     a.ranks_per_host = 1
+    a.launcher = "mpirun"  # stripe_lab.Lab.mpirun: by mpirun, as the other lab cases
     lab = stripe_lab.Lab(a)
     failures = []
 
