@@ -106,5 +106,13 @@ int mlperf_results_write(const char *dir);
 /* The checkpointing results (bench/mlperf_results_ckpt.c): runs[] holds {folder, s} per
  * invocation in order; results.json, results.csv and checkpoints.csv in dir. */
 int mlperf_results_ckpt(const char *dir, json_t *runs);
+/* The results writers' shared pieces (bench/mlperf_write.c): one CSV cell of a JSON value
+ * (a string quoted as needed, a number, a boolean; nothing for null or absent); text written
+ * to dir/name by safe_write_atomic, then freed (NULL text: -ENOMEM; a path too long:
+ * -ENAMETOOLONG, never a truncated name); the same for an open_memstream's text, written once
+ * the stream is closed (-ENOMEM when it failed). */
+void mlperf_csv_cell(FILE *f, json_t *v);
+int mlperf_write_text(const char *dir, const char *name, char *text, size_t len);
+int mlperf_write_stream(const char *dir, const char *name, FILE *f, char **text, size_t *len);
 
 #endif

@@ -107,16 +107,9 @@ static json_t *mean_row(json_t *rows)
 static void csv_row(FILE *f, json_t *row)
 {
 	for (size_t c = 0; c < RES_NCOLS; c++) {
-		json_t *v = json_object_get(row, res_cols[c]);
-
 		if (c)
 			fputc(',', f);
-		if (json_is_string(v))
-			util_csv_field(f, json_string_value(v));
-		else if (json_is_real(v))
-			fprintf(f, "%.6g", json_real_value(v));
-		else if (json_is_integer(v))
-			fprintf(f, "%lld", (long long)json_integer_value(v));
+		mlperf_csv_cell(f, json_object_get(row, res_cols[c]));
 	}
 	fputc('\n', f);
 }
@@ -125,11 +118,10 @@ static void csv_row(FILE *f, json_t *row)
 static int write_system_yaml(const char *dir, json_t *s)
 {
 	json_t *host = json_object_get(s, "host"), *st = json_object_get(s, "storage");
-	char path[4200], *text = NULL;
+	char *text = NULL;
 	char *hosts = json_dumps(json_object_get(s, "hosts"), JSON_COMPACT);
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	int rc;
 
 	if (!f) {
 		free(hosts);
@@ -169,20 +161,15 @@ static int write_system_yaml(const char *dir, json_t *s)
 	    json_string_value(json_object_get(host, "kernel")) ?: "unknown",
 	    json_string_value(json_object_get(st, "fs_type")) ?: "unknown",
 	    json_string_value(json_object_get(st, "mount")) ?: "unknown");
-	fclose(f);
 	free(hosts);
-	snprintf(path, sizeof(path), "%s/system.yaml", dir);
-	rc = safe_write_atomic(path, text, len);
-	free(text);
-	return rc;
+	return mlperf_write_stream(dir, "system.yaml", f, &text, &len);
 }
 
 static int write_csv(const char *dir, json_t *rows, json_t *mean)
 {
-	char path[4200], *text = NULL;
+	char *text = NULL;
 	size_t len = 0, i;
 	FILE *f = open_memstream(&text, &len);
-	int rc;
 
 	if (!f)
 		return -ENOMEM;
@@ -192,11 +179,7 @@ static int write_csv(const char *dir, json_t *rows, json_t *mean)
 	for (i = 0; i < json_array_size(rows); i++)
 		csv_row(f, json_array_get(rows, i));
 	csv_row(f, mean);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/results.csv", dir);
-	rc = safe_write_atomic(path, text, len);
-	free(text);
-	return rc;
+	return mlperf_write_stream(dir, "results.csv", f, &text, &len);
 }
 
 /* The training results: results.json and results.csv, the warm-up left out. */
@@ -204,7 +187,6 @@ static int train_results(const char *dir, json_t *runs)
 {
 	json_t *rows = json_array(), *r;
 	size_t i;
-	char path[4200];
 
 	json_array_foreach(runs, i, r)
 	{
@@ -219,9 +201,7 @@ static int train_results(const char *dir, json_t *runs)
 	char *text = json_dumps(res, JSON_INDENT(2));
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/results.json", dir);
-	rc = text ? safe_write_atomic(path, text, strlen(text)) : -ENOMEM;
-	free(text);
+	rc = mlperf_write_text(dir, "results.json", text, text ? strlen(text) : 0);
 	if (rc == 0)
 		rc = write_csv(dir, rows, mean);
 	json_decref(res);

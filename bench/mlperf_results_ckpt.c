@@ -147,29 +147,6 @@ static json_t *ck_submission(json_t *rows)
 	return sub;
 }
 
-static void csv_value(FILE *f, json_t *v)
-{
-	if (json_is_string(v))
-		util_csv_field(f, json_string_value(v));
-	else if (json_is_real(v))
-		fprintf(f, "%.6g", json_real_value(v));
-	else if (json_is_integer(v))
-		fprintf(f, "%lld", (long long)json_integer_value(v));
-	else if (json_is_boolean(v))
-		fputs(json_is_true(v) ? "true" : "false", f);
-}
-
-static int write_text(const char *dir, const char *name, char *text, size_t len)
-{
-	char path[4200];
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	rc = text ? safe_write_atomic(path, text, len) : -ENOMEM;
-	free(text);
-	return rc;
-}
-
 static int ck_csv(const char *dir, json_t *rows, json_t *sub)
 {
 	char *text = NULL;
@@ -186,12 +163,11 @@ static int ck_csv(const char *dir, json_t *rows, json_t *sub)
 		for (size_t c = 0; c < CK_NCOLS; c++) {
 			if (c)
 				fputc(',', f);
-			csv_value(f, json_object_get(r, ck_cols[c].name));
+			mlperf_csv_cell(f, json_object_get(r, ck_cols[c].name));
 		}
 		fputc('\n', f);
 	}
-	fclose(f);
-	return write_text(dir, "results.csv", text, len);
+	return mlperf_write_stream(dir, "results.csv", f, &text, &len);
 }
 
 /* The per-checkpoint table: every checkpoint of every invocation. */
@@ -223,15 +199,14 @@ static int ck_table(const char *dir, json_t *runs, json_t *out)
 			for (size_t x = 0; x < sizeof(k) / sizeof(k[0]); x++) {
 				json_t *v = json_object_get(c, k[x]);
 				fputc(',', f);
-				csv_value(f, v);
+				mlperf_csv_cell(f, v);
 				json_object_set(row, k[x], v ?: json_null());
 			}
 			fputc('\n', f);
 			json_array_append_new(out, row);
 		}
 	}
-	fclose(f);
-	return write_text(dir, "checkpoints.csv", text, len);
+	return mlperf_write_stream(dir, "checkpoints.csv", f, &text, &len);
 }
 
 int mlperf_results_ckpt(const char *dir, json_t *runs)
@@ -257,7 +232,7 @@ int mlperf_results_ckpt(const char *dir, json_t *runs)
 					"mlpstorage report (rule 4.3.6)", "runs", rows,
 					"submission", sub, "published", pub, "checkpoints", table);
 		char *text = res ? json_dumps(res, JSON_INDENT(2)) : NULL;
-		rc = write_text(dir, "results.json", text, text ? strlen(text) : 0);
+		rc = mlperf_write_text(dir, "results.json", text, text ? strlen(text) : 0);
 		json_decref(res);
 	}
 	json_decref(sub);
