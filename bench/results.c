@@ -98,6 +98,17 @@ static json_t *host_json(void)
  * the run's name only once everything in it is on disk, so a file needs no temporary name and
  * rename of its own, and no fsync yet: sync_folder() syncs them all at the end, when one journal
  * commit carries them together (17 fsyncs cost 0.1-0.3 s per run on a busy disk). */
+/* The name of the file in the results folder that could not be written or synced, for the
+ * message that says so (rank 0 writes the folder alone; reset by write_folder). */
+static char failed_name[256];
+
+static int note_failed(const char *name, int rc)
+{
+	if (rc < 0 && !failed_name[0])
+		snprintf(failed_name, sizeof(failed_name), "%s", name);
+	return rc;
+}
+
 static int write_text(const char *dir, const char *name, const char *text)
 {
 	char path[4096];
@@ -106,11 +117,11 @@ static int write_text(const char *dir, const char *name, const char *text)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return -errno;
+		return note_failed(name, -errno);
 	rc = safe_write_all(fd, text, strlen(text));
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
-	return rc;
+	return note_failed(name, rc);
 }
 
 /* Every regular file of the folder, then the folder itself, to disk. 0 or -errno. */
@@ -129,7 +140,7 @@ static int sync_folder(const char *dir)
 		if (fd < 0)
 			continue; /* "." and ".." open fine; a name gone or refused holds no data */
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(fd) < 0)
-			rc = -errno;
+			rc = note_failed(e->d_name, -errno);
 		close(fd);
 	}
 	closedir(d);
@@ -300,9 +311,11 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 	snprintf(want, sizeof(want), "%s", final_dir);
 	if ((rc = make_tmp(run, final_dir, tmp, sizeof(tmp))) < 0)
 		return rc;
+	failed_name[0] = '\0';
 	rc = write_files(run, tmp, summary, fill, arg, &have_summary);
 	if (rc < 0)
-		snprintf(why, sizeof(why), "%s", fb_strerror(rc));
+		snprintf(why, sizeof(why), "%s%s%s", failed_name, failed_name[0] ? ": " : "",
+			 fb_strerror(rc));
 	if (rc == 0)
 		rc = write_pictures(tmp, plots, why, sizeof(why));
 	if (rc == 0 && !stopped && run->stop && *run->stop) {
@@ -311,7 +324,8 @@ static int write_folder(struct run *run, json_t *summary, char *final_dir, size_
 		snprintf(why, sizeof(why), "interrupted by a signal");
 	}
 	if (rc == 0 && (rc = sync_folder(tmp)) < 0)
-		snprintf(why, sizeof(why), "%s", fb_strerror(rc));
+		snprintf(why, sizeof(why), "%s%s%s", failed_name, failed_name[0] ? ": " : "",
+			 fb_strerror(rc));
 	if (rc == 0 && stopped) {
 		/* What a stopped run measured: kept, never under the final name. */
 		if (keep_unfinished(tmp, want, true, kept, sizeof(kept)))

@@ -286,6 +286,14 @@ full_disk_plots)
 		fail "expected only the unfinished folder, found: $entries"
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['metric']['train_bytes_read'] > 0" \
 		"$MNT/$entries/summary.json" || fail "the kept summary.json is not whole"
+	# Out of inodes after summary.json (the tmpfs's root, the run's temporary folder and
+	# summary.json): the message names the file of the folder that could not be written.
+	umount "$MNT" && mount -t tmpfs -o size=1m,nr_inodes=3 tmpfs "$MNT" || fail "cannot remount"
+	PLOTS=false config fi
+	fb run "$T/fi.ini" --output "$MNT"
+	expect_rc 1
+	grep -Eq "cannot write results into '$MNT/fi-[^']*': [a-z_]+\.(csv|md|ini|json): No space left on device; what was measured is kept in '$MNT/fi-[^']*\.unfinished'" "$T/err" ||
+		fail "the message does not name the file that could not be written: $(cat "$T/err")"
 	;;
 sigterm_ranks)
 	# SIGTERM to every rank (as a batch system ends a job): all ranks stop, say so once,
