@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agree.h"
@@ -52,8 +53,9 @@ struct live {
 	struct {
 		double t, bytes;
 	} decided; /* the totals at the last gather that decided (the thread's, on its grid) */
-	FILE *csv, *rcsv; /* rank 0: live.csv's rows, ranks.csv's per-interval rows */
-	double *lost;	  /* rank 0, [nranks]: seconds each rank spent not computing */
+	FILE *csv, *rcsv;	/* rank 0: live.csv's rows, ranks.csv's per-interval rows */
+	uint64_t thread_cpu_ns; /* the thread's own CPU time over the run (all its phases) */
+	double *lost;		/* rank 0, [nranks]: seconds each rank spent not computing */
 };
 
 static const char *const stop_names[] = {"", "time_limit", "steady_state"};
@@ -338,6 +340,10 @@ static void *live_main(void *arg)
 		if (poll(&pfd, 1, (int)(wait / 1000000ull)) > 0)
 			break;
 	}
+	/* Its CPU time from its start, read by live_end after the join. */
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+		lv->thread_cpu_ns += (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 	return NULL;
 }
 
@@ -513,6 +519,11 @@ int live_write(const struct run *run, const char *dir)
 	if (rc == 0)
 		rc = copy_rows(lv->rcsv, dir, "ranks.csv", NULL);
 	return rc;
+}
+
+double live_thread_cpu_s(const struct run *run)
+{
+	return run->live ? timer_ns_to_s(run->live->thread_cpu_ns) : 0;
 }
 
 int live_slowest(const struct run *run, double *share)

@@ -940,6 +940,7 @@ static void rank_totals_gather(struct run *run, struct rank_total *mine,
 	mine->local_rank = run->local_rank;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		mine->peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
+	mine->live_cpu = live_thread_cpu_s(run);
 	mine->table_bytes =
 	    (double)(dataset_table_bytes(&run->ds) + dataset_table_bytes(&run->eval_ds));
 	MPI_Gather(mine, (int)sizeof(*mine), MPI_BYTE, ranks, (int)sizeof(*mine), MPI_BYTE, 0,
@@ -948,11 +949,12 @@ static void rank_totals_gather(struct run *run, struct rank_total *mine,
 
 /* summary.json "stopped_early" (repetitions ended by time_limit or steady_state) and "live"
  * (the live statistics' intervals and the slowest rank by lost time): bench/live.h. */
-static void live_members(const struct run *run, json_t *s, int nreps,
+static void live_members(const struct report_data *d, json_t *s, int nreps,
 			 const struct train_result *reps)
 {
+	const struct run *run = d->run;
 	json_t *st = json_array(), *lv;
-	double share;
+	double share, cpu = 0;
 	int slow = live_slowest(run, &share);
 
 	for (int r = 0; r < nreps; r++)
@@ -966,9 +968,13 @@ static void live_members(const struct run *run, json_t *s, int nreps,
 	json_decref(st);
 	if (slow < 0)
 		return;
-	lv = json_pack("{s:f, s:i, s:s, s:f}", "interval_seconds", run->cfg.output.live_interval,
-		       "slowest_rank", slow, "slowest_host",
-		       run->rank_hosts ? run->rank_hosts[slow] : "", "slowest_lost_share", share);
+	for (int r = 0; r < run->nranks; r++)
+		cpu += d->ranks[r].live_cpu;
+	/* its cost: the threads' CPU beside the epochs' CPU of the processes (both over ranks) */
+	lv = json_pack("{s:f, s:i, s:s, s:f, s:f, s:f}", "interval_seconds",
+		       run->cfg.output.live_interval, "slowest_rank", slow, "slowest_host",
+		       run->rank_hosts ? run->rank_hosts[slow] : "", "slowest_lost_share", share,
+		       "thread_cpu_seconds", cpu, "cpu_seconds", d->tot_cpu_user + d->tot_cpu_sys);
 	json_object_set_new(s, "live", lv);
 }
 
@@ -1017,7 +1023,7 @@ static int rank0_write(struct run *run, struct train_files *tf, const struct res
 		eval_attach(summary, d->eval, nreps, run->cfg.train.au_threshold);
 	if (d->accel)
 		json_object_set(summary, "accelerators", d->accel);
-	live_members(run, summary, nreps, reps);
+	live_members(d, summary, nreps, reps);
 	tf->summary = summary;
 	rc = results_folder_write(run, summary, ctx, final_dir, train_fill, tf, quiet);
 	json_decref(summary);

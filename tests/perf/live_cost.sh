@@ -11,11 +11,19 @@
 # (default 8, a few seconds a run so that every run makes several gathers); MPIEXEC.
 #
 # No compute, no verification: 2 ranks x 1 reader thread reading 4 KiB samples from the page
-# cache. Prints each pair's samples/s, the median ratio on/off, the live lines a run printed and
-# the load average before and after. Exit 0 always: the ratio is a measurement, not a verdict.
+# cache. Prints each pair's samples/s and, for the run with live statistics on, the live
+# threads' own CPU time (summary.json live.thread_cpu_seconds: CLOCK_THREAD_CPUTIME_ID, summed
+# over ranks) and its share of the processes' CPU in the epochs (live.cpu_seconds); then the
+# median ratio on/off with its range and the 95 % interval of the median (order statistics,
+# tests/perf/paired.py), the median and highest thread-CPU share, and the load average before
+# and after. The thread-CPU share is the direct figure: the readers' path is the same with live
+# statistics off (their per-batch counters also feed the progress line), so what live
+# statistics add is the thread, and on CPUs the readers keep busy its CPU time is at most what
+# they lose. Exit 0 always: the figures are measurements, not verdicts.
 set -euo pipefail
 
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
 fb=${1:-$SRC/build/feedbench}
 dir=${2:-/tmp/feedbench-live-cost}
 mpi=(${MPIEXEC:-mpiexec} --oversubscribe --allow-run-as-root -n 2)
@@ -31,25 +39,38 @@ echo "load before: $(uptime)"
 "${mpi[@]}" "$fb" generate "$dir/cost.ini" >/dev/null
 cat "$dir"/data/* >/dev/null # cached before the first run
 
-rate() { # rate INTERVAL: the run's read samples/s over all epochs
+rate() { # rate INTERVAL: samples/s over all epochs, live threads' CPU s, epochs' CPU s
 	rm -rf "$dir/results"
 	"${mpi[@]}" "$fb" run "$dir/cost.ini" --set output.live_interval="$1" >/dev/null 2>"$dir/err"
 	grep -c '^live ' "$dir/err" >"$dir/lines" || true
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metric"]["train_samples_per_second"])' \
-		"$(find "$dir/results" -name summary.json)"
+	python3 -c 'import json,sys
+s = json.load(open(sys.argv[1])); lv = s.get("live", {})
+print(s["metric"]["train_samples_per_second"], lv.get("thread_cpu_seconds", 0), lv.get("cpu_seconds", 0),
+      sum(e["wall_seconds"] for e in s["epochs"]))' "$(find "$dir/results" -name summary.json)"
 }
 
-ratios=()
+: >"$dir/pairs"
 for i in $(seq 1 "${PAIRS:-7}"); do
-	off=$(rate 0)
-	on=$(rate "${INTERVAL:-1s}")
-	ratios+=("$(python3 -c "print(f'{$on / $off:.4f}')")")
-	printf 'pair %d: off %.0f samples/s, on %.0f samples/s (%s live lines), on/off %s\n' \
-		"$i" "$off" "$on" "$(cat "$dir/lines")" "${ratios[-1]}"
+	read -r off _ _ _ <<<"$(rate 0)"
+	read -r on tcpu cpu wall <<<"$(rate "${INTERVAL:-1s}")"
+	echo "$off $on $tcpu $cpu $wall" >>"$dir/pairs"
+	python3 -c 'import sys; off, on, t, c, w = map(float, sys.argv[1:6])
+print("pair %s: off %.0f samples/s, on %.0f samples/s (%s live lines), on/off %.4f; "
+      "live threads %.4f CPU s of %.3f (%.3f %%), %.3f ms per rank-second"
+      % (sys.argv[6], off, on, sys.argv[7], on / off, t, c, 100 * t / c, 1e3 * t / (2 * w)))' \
+		"$off" "$on" "$tcpu" "$cpu" "$wall" "$i" "$(cat "$dir/lines")"
 done
-python3 -c '
+python3 - "$dir/pairs" "$HERE" <<'PY'
 import statistics, sys
-m = statistics.median(float(r) for r in sys.argv[1:])
-print(f"median on/off {m:.4f}: live statistics cost {100 * (1 - m):.1f} % of read throughput (target < 1 %)")
-' "${ratios[@]}"
+sys.path.insert(0, sys.argv[2])
+from paired import ci
+rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+r = [on / off for off, on, *_ in rows]
+share = [100 * t / c for _, _, t, c, _ in rows]
+m = statistics.median(r)
+print(f"on/off samples/s: median {m:.4f} (range {min(r):.3f}-{max(r):.3f}, 95 % interval of the "
+      f"median {ci(r)}): {100 * (1 - m):.1f} % of read throughput")
+print(f"live threads' CPU share of the epochs' CPU: median {statistics.median(share):.3f} %, "
+      f"highest {max(share):.3f} % (target < 1 %)")
+PY
 echo "load after: $(uptime)"
