@@ -42,6 +42,25 @@ int freader_file_open(size_t size, struct run *run, struct ds_file *file, struct
 /* Closes the file with io_close_file(); the caller frees its reader. */
 int freader_file_close(struct freader_file *b);
 
+/* The writer of a file that holds one sample (npy, jpeg, png). Such a format defines
+ * `struct fgen { struct fgen_one one; };`, makes it with fgen_one_create(), checks each
+ * append with fgen_one_check(), sets written once its bytes are written, and uses
+ * fgen_one_finish() as its finish. */
+struct fgen_one {
+	struct run *run;
+	struct ds_file *file;
+	struct io io;
+	struct sfile *f;
+	const char *fmt; /* the format's name, for messages */
+	bool written;
+};
+/* Allocates the writer and opens file for writing through the io wrappers. */
+int fgen_one_create(struct fgen **gp, struct run *run, struct ds_file *file, const char *fmt);
+/* 0 when index is the file's first and only sample, else an internal failure naming it. */
+int fgen_one_check(const struct fgen_one *g, uint64_t index);
+/* Syncs and closes the file (a failure when its sample was never written); frees g. */
+int fgen_one_finish(struct fgen *g);
+
 #define FORMAT_OPS_VERSION 1
 
 #define FORMAT_CAP_SHARED	   0x01 /* ranks may read disjoint samples of the same files */

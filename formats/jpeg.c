@@ -195,60 +195,29 @@ out:
 }
 
 struct fgen {
-	struct run *run;
-	struct ds_file *file;
-	struct io io;
-	struct sfile *f;
-	bool written;
+	struct fgen_one one;
 };
 
 static int jpeg_create(struct fgen **gp, struct run *run, struct ds_file *file, unsigned flags)
 {
-	struct fgen *g = calloc(1, sizeof(*g));
-	int rc;
-
-	if (!g)
-		return run_fail(run, -ENOMEM, "cannot allocate jpeg writer for '%s'", file->path);
-	g->run = run;
-	g->file = file;
-	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size};
-	rc = io_open(&g->io, &g->f, file->path, STORAGE_O_WRITE);
-	if (rc) {
-		free(g);
-		return rc;
-	}
-	*gp = g;
-	return 0;
+	(void)flags;
+	return fgen_one_create(gp, run, file, "jpeg");
 }
 
 static int jpeg_append(struct fgen *g, uint64_t index, const void *sample, size_t len)
 {
+	struct fgen_one *o = &g->one;
 	unsigned char *img = NULL;
 	size_t n = 0;
 	int rc;
 
-	if (g->written || index != 0)
-		return run_fail(g->run, -FB_EINTERNAL,
-				"jpeg file '%s' holds one sample; asked to append sample %" PRIu64,
-				g->file->path, index);
-	rc = jpeg_encode(g->run, g->file->path, g->file->index, index, len, &img, &n);
+	if ((rc = fgen_one_check(o, index)))
+		return rc;
+	rc = jpeg_encode(o->run, o->file->path, o->file->index, index, len, &img, &n);
 	if (rc == 0)
-		rc = io_pwrite(&g->io, g->f, img, n, 0);
+		rc = io_pwrite(&o->io, o->f, img, n, 0);
 	free(img);
-	g->written = rc == 0;
-	return rc;
-}
-
-static int jpeg_finish(struct fgen *g)
-{
-	int rc = io_sync(&g->io, g->f), rc2 = io_close(&g->io, g->f);
-
-	if (!rc)
-		rc = rc2;
-	if (!rc && !g->written)
-		rc = run_fail(g->run, -FB_EINTERNAL, "jpeg file '%s' finished without its sample",
-			      g->file->path);
-	free(g);
+	o->written = rc == 0;
 	return rc;
 }
 
@@ -499,7 +468,7 @@ const struct format_ops jpeg_format = {
 		   "file_access = per_rank",
     .create = jpeg_create,
     .append = jpeg_append,
-    .finish = jpeg_finish,
+    .finish = fgen_one_finish,
     .open = jpeg_open,
     .read_sample = jpeg_read_sample,
     .close = jpeg_close,

@@ -21,67 +21,33 @@
 /* ---- generation ----------------------------------------------------------------------- */
 
 struct fgen {
-	struct run *run;
-	struct ds_file *file;
-	struct io io;
-	struct sfile *f;
-	bool written;
+	struct fgen_one one;
 };
 
 static int npy_create(struct fgen **gp, struct run *run, struct ds_file *file, unsigned flags)
 {
-	struct fgen *g;
-	int rc;
-
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return run_fail(run, -ENOMEM, "cannot allocate npy writer for '%s'", file->path);
-	g->run = run;
-	g->file = file;
-	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size};
-	rc = io_open(&g->io, &g->f, file->path, STORAGE_O_WRITE);
-	if (rc) {
-		free(g);
-		return rc;
-	}
-	*gp = g;
-	return 0;
+	(void)flags;
+	return fgen_one_create(gp, run, file, "npy");
 }
 
 static int npy_append(struct fgen *g, uint64_t index, const void *sample, size_t len)
 {
+	struct fgen_one *o = &g->one;
 	char hdr[NPY_PREFIX_BYTES * 2];
 	uint64_t shape = len;
 	size_t hlen;
 	int rc;
 
-	if (g->written || index != 0)
-		return run_fail(g->run, -FB_EINTERNAL,
-				"npy file '%s' holds one sample; asked to append sample %" PRIu64,
-				g->file->path, index);
+	if ((rc = fgen_one_check(o, index)))
+		return rc;
 	hlen = npy_build(hdr, sizeof(hdr), "|u1", false, &shape, 1);
 	if (!hlen)
-		return run_fail(g->run, -FB_EINTERNAL, "npy header for '%s' does not fit",
-				g->file->path);
-	rc = io_pwrite(&g->io, g->f, hdr, hlen, 0);
+		return run_fail(o->run, -FB_EINTERNAL, "npy header for '%s' does not fit",
+				o->file->path);
+	rc = io_pwrite(&o->io, o->f, hdr, hlen, 0);
 	if (!rc)
-		rc = io_pwrite(&g->io, g->f, sample, len, hlen);
-	g->written = rc == 0;
-	return rc;
-}
-
-static int npy_finish(struct fgen *g)
-{
-	int rc, rc2;
-
-	rc = io_sync(&g->io, g->f);
-	rc2 = io_close(&g->io, g->f);
-	if (!rc)
-		rc = rc2;
-	if (!rc && !g->written)
-		rc = run_fail(g->run, -FB_EINTERNAL, "npy file '%s' finished without its sample",
-			      g->file->path);
-	free(g);
+		rc = io_pwrite(&o->io, o->f, sample, len, hlen);
+	o->written = rc == 0;
 	return rc;
 }
 
@@ -253,7 +219,7 @@ const struct format_ops npy_format = {
 		   "file_access = per_rank, or npz for many samples per file",
     .create = npy_create,
     .append = npy_append,
-    .finish = npy_finish,
+    .finish = fgen_one_finish,
     .open = npy_open,
     .read_sample = npy_read_sample,
     .close = npy_close,

@@ -136,50 +136,32 @@ static int png_locate(const unsigned char *d, size_t n, char *why, size_t wlen)
 /* ---- generation ----------------------------------------------------------------------- */
 
 struct fgen {
-	struct run *run;
-	struct ds_file *file;
-	struct io io;
-	struct sfile *f;
-	bool written;
+	struct fgen_one one;
 };
 
 static int png_create(struct fgen **gp, struct run *run, struct ds_file *file, unsigned flags)
 {
-	struct fgen *g = calloc(1, sizeof(*g));
-	int rc;
-
-	if (!g)
-		return run_fail(run, -ENOMEM, "cannot allocate png writer for '%s'", file->path);
-	g->run = run;
-	g->file = file;
-	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size};
-	rc = io_open(&g->io, &g->f, file->path, STORAGE_O_WRITE);
-	if (rc) {
-		free(g);
-		return rc;
-	}
-	*gp = g;
-	return 0;
+	(void)flags;
+	return fgen_one_create(gp, run, file, "png");
 }
 
 static int png_append(struct fgen *g, uint64_t index, const void *sample, size_t len)
 {
+	struct fgen_one *o = &g->one;
 	struct spng_ihdr ihdr = {.bit_depth = 8, .color_type = SPNG_COLOR_TYPE_GRAYSCALE};
 	spng_ctx *ctx = NULL;
 	unsigned char *pix, *png = NULL;
 	size_t n = 0;
 	int err = 0, rc = 0;
 
-	if (g->written || index != 0)
-		return run_fail(g->run, -FB_EINTERNAL,
-				"png file '%s' holds one sample; asked to append sample %" PRIu64,
-				g->file->path, index);
+	if ((rc = fgen_one_check(o, index)))
+		return rc;
 	image_dims(len, &ihdr.width, &ihdr.height);
 	pix = calloc((size_t)ihdr.width * ihdr.height, 1);
 	ctx = spng_ctx_new(SPNG_CTX_ENCODER);
 	if (!pix || !ctx) {
-		rc = run_fail(g->run, -ENOMEM, "cannot set up the PNG encoder for '%s'",
-			      g->file->path);
+		rc = run_fail(o->run, -ENOMEM, "cannot set up the PNG encoder for '%s'",
+			      o->file->path);
 		goto out;
 	}
 	memcpy(pix, sample, len);
@@ -192,29 +174,16 @@ static int png_append(struct fgen *g, uint64_t index, const void *sample, size_t
 	if (!err)
 		png = spng_get_png_buffer(ctx, &n, &err);
 	if (err || !png) {
-		rc = run_fail(g->run, -FB_EINTERNAL, "cannot encode '%s': %s", g->file->path,
+		rc = run_fail(o->run, -FB_EINTERNAL, "cannot encode '%s': %s", o->file->path,
 			      spng_strerror(err));
 		goto out;
 	}
-	rc = io_pwrite(&g->io, g->f, png, n, 0);
-	g->written = rc == 0;
+	rc = io_pwrite(&o->io, o->f, png, n, 0);
+	o->written = rc == 0;
 out:
 	free(png);
 	free(pix);
 	spng_ctx_free(ctx);
-	return rc;
-}
-
-static int png_finish(struct fgen *g)
-{
-	int rc = io_sync(&g->io, g->f), rc2 = io_close(&g->io, g->f);
-
-	if (!rc)
-		rc = rc2;
-	if (!rc && !g->written)
-		rc = run_fail(g->run, -FB_EINTERNAL, "png file '%s' finished without its sample",
-			      g->file->path);
-	free(g);
 	return rc;
 }
 
@@ -368,7 +337,7 @@ const struct format_ops png_format = {
 		   "file_access = per_rank",
     .create = png_create,
     .append = png_append,
-    .finish = png_finish,
+    .finish = fgen_one_finish,
     .open = png_open,
     .read_sample = png_read_sample,
     .close = png_close,

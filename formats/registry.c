@@ -4,6 +4,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,4 +49,46 @@ int freader_file_open(size_t size, struct run *run, struct ds_file *file, struct
 int freader_file_close(struct freader_file *b)
 {
 	return io_close_file(b->io, b->file, b->sf);
+}
+
+int fgen_one_create(struct fgen **gp, struct run *run, struct ds_file *file, const char *fmt)
+{
+	struct fgen_one *g = calloc(1, sizeof(*g));
+	int rc;
+
+	if (!g)
+		return run_fail(run, -ENOMEM, "cannot allocate %s writer for '%s'", fmt,
+				file->path);
+	*g = (struct fgen_one){.run = run, .file = file, .fmt = fmt};
+	g->io = (struct io){.run = run, .transfer = run->cfg.storage.transfer_size};
+	rc = io_open(&g->io, &g->f, file->path, STORAGE_O_WRITE);
+	if (rc) {
+		free(g);
+		return rc;
+	}
+	*gp = (struct fgen *)(void *)g;
+	return 0;
+}
+
+int fgen_one_check(const struct fgen_one *g, uint64_t index)
+{
+	if (g->written || index != 0)
+		return run_fail(g->run, -FB_EINTERNAL,
+				"%s file '%s' holds one sample; asked to append sample %" PRIu64,
+				g->fmt, g->file->path, index);
+	return 0;
+}
+
+int fgen_one_finish(struct fgen *fg)
+{
+	struct fgen_one *g = (struct fgen_one *)(void *)fg;
+	int rc = io_sync(&g->io, g->f), rc2 = io_close(&g->io, g->f);
+
+	if (!rc)
+		rc = rc2;
+	if (!rc && !g->written)
+		rc = run_fail(g->run, -FB_EINTERNAL, "%s file '%s' finished without its sample",
+			      g->fmt, g->file->path);
+	free(g);
+	return rc;
 }
