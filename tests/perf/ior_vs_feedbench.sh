@@ -7,11 +7,12 @@
 #
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
 #       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5]
-#       [--dir FOLDER] [--feedbench PATH]
+#       [--dir FOLDER] [--feedbench PATH] [--no-fio]
 #   tests/perf/ior_vs_feedbench.sh --mdtest FILES [--unique yes,no] [--ranks 2] [--rounds 5]
 #
-# Every case runs --rounds (>= 3) alternating rounds: odd rounds fio first, even rounds feedbench
-# first (IOR last in each round when present), so drift of the machine lands on both sides. A
+# Every case runs --rounds (>= 3) alternating rounds: odd rounds the peers first (fio, IOR, IOR
+# without refill), even rounds feedbench first and the peers in reverse order, so drift of the
+# machine lands on every side. --no-fio leaves fio out (a long series against IOR alone). A
 # row shows the median over rounds of each tool's write and read bandwidth (MiB/s = 2^20 B/s,
 # bytes of all ranks over the slowest rank's phase time) and, per peer, the ratio feedbench /
 # peer of each round (the tools of one round are a pair): its median, its range and the 95 %
@@ -33,6 +34,11 @@
 # make), or else the source tarball in ../shared/peers/ beside the repository when it is
 # there (built once under build/peers/; a clone without it skips IOR with a message); IOR then
 # runs as `ior -a POSIX -w -r -C -Q 1 -g -e -b BLOCK -t XFER -s 1 [-F] [--posix.odirect] [-z]`.
+# IOR_NOFILL=1 adds a third tool, "IOR without refill": a copy of that IOR source tree (under
+# build/peers/ior-nofill, never the tarball's folder) where update_write_memory_pattern, the
+# refill of the transfer buffer before every write inside IOR's timed loop (WriteOrReadSingle),
+# returns at once; its columns show what that refill costs (with IOR's default data packet
+# type, timestamp, the refill already returns at once: the two IOR columns should agree).
 #
 # --mdtest FILES compares mdtest (built with IOR; MDTEST_BIN names another binary) with the
 # metadata workload instead: `mdtest -n FILES -w 4096 -e 4096 -F [-u]` against
@@ -49,7 +55,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$SRC/build/feedbench}
 MPIEXEC=${MPIEXEC:-mpiexec}
 RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DIR=
-MD_FILES= MD_UNIQUE=yes,no
+MD_FILES= MD_UNIQUE=yes,no NO_FIO=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ranks) RANKS=$2; shift ;;
@@ -65,7 +71,8 @@ while [ $# -gt 0 ]; do
 	--mdtest) MD_FILES=$2; shift ;;
 	--unique) MD_UNIQUE=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
-	-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
+	--no-fio) NO_FIO=1 ;;
+	-h | --help) sed -n '2,54p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -95,6 +102,26 @@ if [ -z "$IOR" ] && [ -n "${IOR_SOURCE:-}" ]; then
 			make -j"$(nproc)" --quiet) >&2
 	fi
 	IOR=$IOR_SOURCE/src/ior
+fi
+# IOR_NOFILL=1: the same IOR with its per-transfer refill made a no-op, built from a copy of the
+# source tree (the tree IOR was built in is left as it is)
+IOR_NF=
+if [ "${IOR_NOFILL:-0}" = 1 ] && [ -z "$MD_FILES" ]; then
+	if [ -z "${IOR_SOURCE:-}" ] || [ ! -f "$IOR_SOURCE/src/utilities.c" ]; then
+		echo "ior_vs_feedbench.sh: IOR_NOFILL=1 needs IOR's source (IOR_SOURCE or ../shared/peers), not IOR_BIN" >&2
+		exit 2
+	fi
+	NF=$SRC/build/peers/ior-nofill
+	if [ ! -x "$NF/src/ior" ]; then
+		echo "building IOR without refill in $NF" >&2
+		rm -rf "$NF" && cp -a "$IOR_SOURCE" "$NF"
+		sed -i '/^void update_write_memory_pattern(.*{$/a\
+  return; /* ior_vs_feedbench.sh IOR_NOFILL: no refill before each write */' "$NF/src/utilities.c"
+		grep -q 'IOR_NOFILL: no refill' "$NF/src/utilities.c" ||
+			{ echo "ior_vs_feedbench.sh: could not patch $NF/src/utilities.c" >&2; exit 2; }
+		rm -f "$NF/src/ior" && (cd "$NF" && make -j"$(nproc)" --quiet) >&2
+	fi
+	IOR_NF=$NF/src/ior
 fi
 
 # mdtest_run UNIQUE(yes|no): the rates of create, stat, read and remove (ops/s), mdtest's
@@ -147,7 +174,7 @@ if [ -n "$MD_FILES" ]; then
 		for ((round = 1; round <= ROUNDS; round++)); do
 			if ((round % 2)); then order="mdtest fbmeta"; else order="fbmeta mdtest"; fi
 			for tool in $order; do
-				read -r c st rd rm s f < <(run_"$tool" "$u")
+				read -r c st rd rm s f <<<"$(run_"$tool" "$u")" # waits for the tool to clean up
 				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$u" "$round" "$tool" "$c" \
 					"$st" "$rd" "$rm" "$s" "$f" >>"$T/md.tsv"
 			done
@@ -248,6 +275,8 @@ PY
 	rm -rf "$T/fb" "$T/fbres"
 }
 
+run_iornf() { IOR=$IOR_NF run_ior "$@"; }
+
 run_ior() {
 	local args=(-a POSIX -w -r -C -Q 1 -g -e -b "$B" -t "$2" -s 1 -o "$T/ior/testfile")
 	[ "$1" = fpp ] && args+=(-F)
@@ -274,10 +303,18 @@ for access in "${accesses[@]}"; do
 		for x in "${xfers[@]}"; do
 			xb=$(to_bytes "$x")
 			for ((round = 1; round <= ROUNDS; round++)); do
-				if ((round % 2)); then order="fio feedbench"; else order="feedbench fio"; fi
-				[ -n "$IOR" ] && order="$order ior"
+				peers=()
+				[ "$NO_FIO" = 1 ] || peers+=(fio)
+				[ -n "$IOR" ] && peers+=(ior)
+				[ -n "$IOR_NF" ] && peers+=(iornf)
+				if ((round % 2)); then
+					order="${peers[*]} feedbench"
+				else
+					order=feedbench
+					for ((i = ${#peers[@]} - 1; i >= 0; i--)); do order="$order ${peers[i]}"; done
+				fi
 				for tool in $order; do
-					read -r w r wms rms < <(run_"$tool" "$access" "$xb" "$direct")
+					read -r w r wms rms <<<"$(run_"$tool" "$access" "$xb" "$direct")" # waits for its rm
 					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access/$ORDER" "$io" \
 						"$x" "$round" "$tool" "$w" "$r" "${wms:--}" "${rms:--}" >>"$RES"
 				done
@@ -289,31 +326,36 @@ done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RES" "$([ -n "$IOR" ] && echo ior || echo none)" "$HERE" <<'PY'
+python3 - "$RES" "$HERE" <<'PY'
 import collections, statistics, sys
-sys.path.insert(0, sys.argv[3])
+sys.path.insert(0, sys.argv[2])
 from paired import ratio_cells
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-have_ior = sys.argv[2] == "ior"
 cases = collections.OrderedDict()
 for access, io, x, rnd, tool, w, r, wms, rms in rows:
     c = cases.setdefault((access, io, x), collections.defaultdict(dict))
     c[tool][int(rnd)] = (float(w), float(r), wms, rms)
+names = {"fio": ("fio", "fb/fio"), "ior": ("IOR", "fb/IOR"), "iornf": ("IOR-nofill", "fb/nf")}
+peers = [p for p in names if any(p in c for c in cases.values())]
 
-def ratio(c, peer, k):
-    rs = [c["feedbench"][r][k] / c[peer][r][k] for r in c["feedbench"] if r in c[peer] and c[peer][r][k] > 0]
+def ratio(c, a, b, k):
+    rs = [c[a][r][k] / c[b][r][k] for r in c[a] if r in c[b] and c[b][r][k] > 0]
     return ratio_cells(rs)
 
-head = "%-14s %-9s %-6s %-5s %10s %10s %7s %13s %13s" % ("access/order", "io", "xfer", "phase", "feedbench", "fio", "fb/fio", "range", "95% CI")
-if have_ior:
-    head += " %10s %7s %13s %13s" % ("IOR", "fb/IOR", "range", "95% CI")
+head = "%-14s %-9s %-6s %-5s %10s" % ("access/order", "io", "xfer", "phase", "feedbench")
+for p in peers:
+    head += " %10s %7s %13s %13s" % (names[p][0], names[p][1], "range", "95% CI")
+if "ior" in peers and "iornf" in peers:
+    head += " %7s %13s %13s" % ("IOR/nf", "range", "95% CI")
 print(head + "   (medians, MiB/s; ratios of paired rounds)")
 for (access, io, x), c in cases.items():
     for k, phase in enumerate(("write", "read")):
         med = lambda t: statistics.median(v[k] for v in c[t].values())
-        line = "%-14s %-9s %-6s %-5s %10.1f %10.1f %s" % (access, io, x, phase, med("feedbench"), med("fio"), ratio(c, "fio", k))
-        if have_ior:
-            line += " %10.1f %s" % (med("ior"), ratio(c, "ior", k))
+        line = "%-14s %-9s %-6s %-5s %10.1f" % (access, io, x, phase, med("feedbench"))
+        for p in peers:
+            line += " %10.1f %s" % (med(p), ratio(c, "feedbench", p, k))
+        if "ior" in peers and "iornf" in peers:
+            line += " %s" % ratio(c, "ior", "iornf", k)
         print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
@@ -322,3 +364,4 @@ echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'N
 echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
 echo " page cache, is not a measurement of storage)"
 [ -n "$IOR" ] || echo "(no IOR here: fio stands in for IOR)"
+[ -z "$IOR_NF" ] || echo "(IOR-nofill: $IOR_NF, IOR with update_write_memory_pattern returning at once)"
