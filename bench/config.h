@@ -208,6 +208,7 @@ struct config {
 		int64_t epochs;
 		double computation_time;
 		double computation_time_stdev;
+		double host_time; /* s of trainer CPU per step before compute, lost time */
 		int accelerator;
 		bool pin_memory;
 		bool emulate_copy;

@@ -315,6 +315,11 @@ const struct cfg_key cfg_keys[] = {
      "Emulated compute per step."},
     {"train", "computation_time_stdev", CFG_DURATION, OFF(train.computation_time_stdev), "0", 0,
      3600, NULL, 0, "Standard deviation of compute per step."},
+    {"train", "host_time", CFG_DURATION, OFF(train.host_time), "0", 0, 3600, NULL, 0,
+     "CPU time the trainer spends per step outside compute and outside the wait for data (a "
+     "framework's host work: taking the batch from its loader processes, unpickling, the "
+     "training loop's own code), busy on its CPU before each step's compute; counted as lost "
+     "time (other), never as compute (feedbench import-trace derives it)."},
     {"train", "accelerator", CFG_CHOICE, OFF(train.accelerator), "auto", NOLIM, accel_choices, 0,
      "auto: CUDA when built and a GPU answers, else the CPU emulation."},
     {"train", "pin_memory", CFG_BOOL, OFF(train.pin_memory), "true", NOLIM, NULL, 0,

@@ -65,6 +65,17 @@ static void ini_dataset(FILE *o, const struct it *t, const struct it_workload *d
 	fprintf(o, "; each rank reads its own share of the files\nfile_access = per_rank\n\n");
 }
 
+/* The per-sample events' tdur figure that the CPU counters replaced, for the comment. */
+static const char *pre_tdur(const struct it_workload *d)
+{
+	static char buf[64];
+
+	if (d->preprocess_tdur_s < 0)
+		return "not in every event";
+	snprintf(buf, sizeof(buf), "%.6f s", d->preprocess_tdur_s);
+	return buf;
+}
+
 static void ini_reader(FILE *o, const struct it *t, const struct it_workload *d)
 {
 	fprintf(o, "[reader]\n");
@@ -87,7 +98,16 @@ static void ini_reader(FILE *o, const struct it *t, const struct it_workload *d)
 		"or offset order: %s\nsample_shuffle = %s\n",
 		d->back, d->pairs, d->shuffled ? "shuffled (more than 1 in 10)" : "in order",
 		d->shuffled ? "seed" : "off");
-	if (t->samples && d->preprocess_cpu)
+	if (d->loader_samples)
+		fprintf(
+		    o,
+		    "; the loader processes' CPU counters: %" PRIu64 " process(es) with "
+		    "per-sample events and no compute spent this CPU time per sample less their "
+		    "I/O's, over %" PRIu64 " samples: the sample's work and what no event times "
+		    "(collating, passing batches to the trainer); the per-sample events' own "
+		    "thread CPU time (tdur) was %s\npreprocess_time = %.6f\n\n",
+		    d->loader_procs, d->loader_samples, pre_tdur(d), d->preprocess_s);
+	else if (t->samples && d->preprocess_cpu)
 		fprintf(
 		    o,
 		    "; per-sample events (__getitem__): the loader's CPU time per sample, their "
@@ -106,6 +126,35 @@ static void ini_reader(FILE *o, const struct it *t, const struct it_workload *d)
 	else
 		fprintf(o, "; not derived: no per-sample events (__getitem__) in the trace\n"
 			   "preprocess_time = 0\n\n");
+}
+
+/* host_time: the trainer's CPU per step outside compute, and what the trainer waited. */
+static void ini_host(FILE *o, const struct it *t, const struct it_workload *d)
+{
+	char wait[256] = "";
+
+	if (t->fetches)
+		snprintf(wait, sizeof(wait),
+			 "; its fetch events waited %.6f s per step beyond their CPU time: the "
+			 "wait for data, which feedbench measures, not replays\n",
+			 d->fetch_wait_s);
+	if (d->host_steps)
+		fprintf(o,
+			"; the trainer's CPU counters: %" PRIu64 " process(es) with compute events "
+			"spent this CPU time per step outside compute (and outside per-sample "
+			"events), over %" PRIu64 " steps\n%shost_time = %.6f\n",
+			d->host_procs, d->host_steps, wait, d->host_s);
+	else if (d->host_from_fetch)
+		fprintf(
+		    o,
+		    "; no CPU counters in the trainer: the thread CPU time (tdur) of its %" PRIu64
+		    " fetch events (taking each batch from the loader), a part of its host time "
+		    "per "
+		    "step\n%shost_time = %.6f\n",
+		    t->fetches, wait, d->host_s);
+	else
+		fprintf(o, "; not derived: no CPU counters (args.cpu_us) in the processes that "
+			   "computed and no fetch events with tdur\nhost_time = 0\n");
 }
 
 static void ini_train(FILE *o, const struct it *t, const struct it_workload *d)
@@ -129,6 +178,7 @@ static void ini_train(FILE *o, const struct it *t, const struct it_workload *d)
 			t->computes, d->compute_s, d->compute_stdev_s);
 	else
 		fprintf(o, "; not derived: no compute events in the trace\ncomputation_time = 0\n");
+	ini_host(o, t, d);
 	fprintf(o, "; every step counts, as the traced job's did\nexclude_start_steps = 0\n");
 }
 

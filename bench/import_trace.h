@@ -14,7 +14,8 @@
 #define IT_MAX_RANKS   4096
 #define IT_MAX_SIZES   64
 #define IT_MAX_INPUTS  4096
-#define IT_NPY_HEADER  128 /* numpy's header of a 1-D array: magic, version, dict, padding */
+#define IT_MAX_PROCS   1024 /* processes with CPU counters */
+#define IT_NPY_HEADER  128  /* numpy's header of a 1-D array: magic, version, dict, padding */
 /* Per-sample time less I/O, in bins 1 % wide from 1 µs to 100 s (ln(1e8) / ln(1.01)). */
 #define IT_GAP_BINS 1852
 
@@ -41,6 +42,22 @@ struct it_size {
 	uint64_t size, count;
 };
 
+/* A process's running totals of what its events timed, in thread CPU time (tdur, µs). */
+struct it_tally {
+	uint64_t samples, steps; /* per-sample and compute events */
+	uint64_t untimed;	 /* I/O, per-sample or compute events without tdur */
+	double io_cpu, sample_cpu, compute_cpu;
+};
+
+/* A process with CPU counters ("ph":"C" events with args.cpu_us: its CPU time so far, every
+ * thread): its totals at its first and last counter, and the counter's values there. */
+struct it_proc {
+	int64_t pid;
+	struct it_tally now, first, last;
+	double cpu_first, cpu_last;
+	uint64_t counters;
+};
+
 struct it_fh { /* dftracer's file hash -> name (an "FH" metadata event) */
 	char *path;
 	char hash[40];
@@ -59,6 +76,10 @@ struct it {
 	int nranks;
 	struct it_fh *fh;
 	size_t nfh, fhcap;
+	struct it_proc procs[IT_MAX_PROCS]; /* every process that did I/O, samples or steps */
+	int nprocs;
+	uint64_t fetches, fetches_tdur; /* the trainer's waits for a batch ("fetch"), timed */
+	double fetch_us, fetch_cpu_us;
 	uint64_t reads, bytes, writes, write_bytes, computes, samples, events, skipped;
 	uint64_t step0;	  /* compute events of step 0 (args.step): epochs begun, over all ranks */
 	uint64_t unnamed; /* reads that named no file */
@@ -84,6 +105,15 @@ struct it_workload {
 	double compute_s, compute_stdev_s, preprocess_s, wall_s;
 	double preprocess_wall_mean_s; /* the mean of per-sample time less I/O, for the comment */
 	bool preprocess_cpu;	       /* preprocess_s from tdur, else the 10th percentile */
+	/* From the loader processes' CPU counters: their CPU per sample less the I/O's (s), the
+	 * samples it covers (0: none), and the mean tdur figure it replaced. */
+	double loader_cpu_s, preprocess_tdur_s;
+	uint64_t loader_samples, loader_procs;
+	/* The trainer's host CPU per step outside compute (s): from the CPU counters of the
+	 * processes that computed (host_steps steps), else from fetch events' tdur. */
+	double host_s, fetch_wait_s;
+	uint64_t host_steps, host_procs;
+	bool host_from_fetch;
 };
 
 struct it_file *it_file_get(struct it *t, const char *path);
@@ -91,8 +121,13 @@ struct it_file *it_file_get(struct it *t, const char *path);
 int it_read(struct it *t, int64_t pid, int64_t tid, const char *path, uint64_t off, uint64_t size,
 	    double ts, double dur, double tdur);
 int it_open(struct it *t, int64_t pid, int64_t tid, const char *path, double dur, double tdur);
-void it_compute(struct it *t, int64_t pid, double dur_us, int64_t step);
+void it_compute(struct it *t, int64_t pid, double dur_us, double tdur_us, int64_t step);
 int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us, double tdur_us);
+/* The trainer's wait for its next batch (a "fetch" or "data_wait" event). */
+void it_fetch(struct it *t, double dur_us, double tdur_us);
+/* A CPU counter of process pid: its CPU time so far (µs). */
+void it_counter(struct it *t, int64_t pid, double cpu_us);
+void it_derive_cpu(struct it *t, struct it_workload *d);
 void it_derive(struct it *t, struct it_workload *d);
 void it_derive_loader(struct it *t, struct it_workload *d);
 void it_free(struct it *t);

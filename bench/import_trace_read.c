@@ -193,13 +193,29 @@ static int x_event(struct it *t, const struct it_src *s, json_t *ev, const char 
 	} else if (strcasestr(base, "compute")) {
 		double step = -1;
 		num_of(args, "step", &step);
-		it_compute(t, (int64_t)pid, dur, (int64_t)step);
+		it_compute(t, (int64_t)pid, dur, tdur, (int64_t)step);
+	} else if (strcasestr(base, "fetch") || strcasecmp(base, "data_wait") == 0) {
+		it_fetch(t, dur, tdur); /* the trainer's wait for its next batch */
 	} else if (strcmp(base, "__getitem__") == 0 || strcasecmp(base, "getitem") == 0) {
 		if (it_sample(t, (int64_t)pid, (int64_t)tid, dur, tdur) < 0)
 			return it_bad(t, s, "more than %d threads", IT_MAX_THREADS);
 	} else {
 		t->skipped++;
 	}
+	return 0;
+}
+
+/* A CPU counter: {"ph":"C","pid":P,"args":{"cpu_us":N}}, process P's CPU time so far (µs,
+ * every thread), as a tracer samples it (Python's time.process_time, /proc/PID/stat). */
+static int cpu_counter(struct it *t, const struct it_src *s, json_t *ev, const char *name)
+{
+	double pid = 0, cpu;
+
+	if (!num_of(json_object_get(ev, "args"), "cpu_us", &cpu) || cpu < 0 || cpu > 1e15)
+		return it_bad(t, s, "counter '%.100s': args.cpu_us is not a number >= 0", name);
+	if (json_object_get(ev, "pid") && !num_of(ev, "pid", &pid))
+		return it_bad(t, s, "counter '%.100s': pid is not a number", name);
+	it_counter(t, (int64_t)pid, cpu);
 	return 0;
 }
 
@@ -225,6 +241,8 @@ static int json_line(struct it *t, struct it_src *s, char *line, size_t len)
 			 : 0;
 	else if (strcmp(ph, "X") == 0)
 		rc = x_event(t, s, ev, name);
+	else if (strcmp(ph, "C") == 0 && json_object_get(json_object_get(ev, "args"), "cpu_us"))
+		rc = cpu_counter(t, s, ev, name);
 	else
 		t->skipped++;
 	t->events++;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,34 @@ void it_free(struct it *t)
 	free(t->fh);
 }
 
+/* The process pid's totals (added when new); NULL past IT_MAX_PROCS processes, whose CPU
+ * counters are then left out. */
+static struct it_proc *it_proc_get(struct it *t, int64_t pid)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	if (t->nprocs >= IT_MAX_PROCS)
+		return NULL;
+	struct it_proc *p = &t->procs[t->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+/* One event's thread CPU time (tdur < 0: none) into a process's total *sum. */
+static void it_tally(struct it *t, int64_t pid, size_t sum, double tdur)
+{
+	struct it_proc *p = it_proc_get(t, pid);
+
+	if (!p)
+		return;
+	if (tdur >= 0)
+		*(double *)((char *)&p->now + sum) += tdur;
+	else
+		p->now.untimed++;
+}
+
 /* ---- events ---------------------------------------------------------------------------- */
 
 /* One read of size bytes at off of path by thread (pid, tid) over [ts, ts + dur] µs. */
@@ -151,6 +180,7 @@ int it_read(struct it *t, int64_t pid, int64_t tid, const char *path, uint64_t o
 	th->last_off = off;
 	th->reads++;
 	io_time(th, dur, tdur);
+	it_tally(t, pid, offsetof(struct it_tally, io_cpu), tdur);
 	t->reads++;
 	t->bytes += size;
 	it_size_add(t, size);
@@ -170,13 +200,18 @@ int it_open(struct it *t, int64_t pid, int64_t tid, const char *path, double dur
 		return -ENOSPC;
 	f->opens++;
 	io_time(th, dur, tdur);
+	it_tally(t, pid, offsetof(struct it_tally, io_cpu), tdur);
 	return 0;
 }
 
-void it_compute(struct it *t, int64_t pid, double dur_us, int64_t step)
+void it_compute(struct it *t, int64_t pid, double dur_us, double tdur_us, int64_t step)
 {
+	struct it_proc *p = it_proc_get(t, pid);
 	int i;
 
+	if (p)
+		p->now.steps++;
+	it_tally(t, pid, offsetof(struct it_tally, compute_cpu), tdur_us);
 	t->computes++;
 	t->step0 += step == 0;
 	t->compute_sum += dur_us;
@@ -197,6 +232,10 @@ int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us, double tdur
 
 	if (!th)
 		return -ENOSPC;
+	struct it_proc *p = it_proc_get(t, pid);
+	if (p)
+		p->now.samples++;
+	it_tally(t, pid, offsetof(struct it_tally, sample_cpu), tdur_us);
 	double io = th->io_us - th->io_mark, io_cpu = th->io_cpu_us - th->cpu_mark;
 	bool timed = tdur_us >= 0 && th->io_untimed == th->untimed_mark;
 	th->io_mark = th->io_us;
@@ -212,6 +251,30 @@ int it_sample(struct it *t, int64_t pid, int64_t tid, double dur_us, double tdur
 		t->sample_tdur_us += tdur_us > io_cpu ? tdur_us - io_cpu : 0;
 	}
 	return 0;
+}
+
+void it_fetch(struct it *t, double dur_us, double tdur_us)
+{
+	t->fetches++;
+	t->fetch_us += dur_us;
+	if (tdur_us >= 0) {
+		t->fetches_tdur++;
+		t->fetch_cpu_us += tdur_us;
+	}
+}
+
+void it_counter(struct it *t, int64_t pid, double cpu_us)
+{
+	struct it_proc *p = it_proc_get(t, pid);
+
+	if (!p)
+		return;
+	if (p->counters++ == 0) {
+		p->first = p->now;
+		p->cpu_first = cpu_us;
+	}
+	p->last = p->now;
+	p->cpu_last = cpu_us;
 }
 
 /* The 10th percentile of per-sample time less I/O (µs, the bin's lower edge). */
@@ -371,4 +434,52 @@ void it_derive_loader(struct it *t, struct it_workload *d)
 		d->preprocess_wall_mean_s = t->sample_wall_us / (double)t->samples / 1e6;
 	}
 	d->wall_s = t->t_last > t->t_first ? (t->t_last - t->t_first) / 1e6 : 0;
+	it_derive_cpu(t, d);
+}
+
+/* What the CPU counters say, between each process's first and last counter (so the events
+ * counted and the CPU time cover the same span; the events of one process come in order, as
+ * it wrote them). A loader process (samples, no compute): its CPU per sample less its I/O's,
+ * which holds what no per-sample event times (collating, passing batches to the trainer) and
+ * replaces preprocess_time's tdur figure. A trainer process (compute events): its CPU per step
+ * less its compute's and its samples' (a loader thread inside it), the host time per step. Only
+ * where every event in the span has tdur. Without counters, the trainer's host time is the CPU
+ * time of its fetch events (the wait for a batch): a part of it. */
+void it_derive_cpu(struct it *t, struct it_workload *d)
+{
+	double loader = 0, host = 0;
+
+	for (int i = 0; i < t->nprocs; i++) {
+		const struct it_proc *p = &t->procs[i];
+		const struct it_tally *a = &p->first, *b = &p->last;
+		double cpu = p->cpu_last - p->cpu_first;
+		if (p->counters < 2 || b->untimed != a->untimed || cpu < 0)
+			continue;
+		if (p->now.steps == 0 && b->samples > a->samples) {
+			loader += cpu - (b->io_cpu - a->io_cpu);
+			d->loader_samples += b->samples - a->samples;
+			d->loader_procs++;
+		} else if (b->steps > a->steps) {
+			host += cpu - (b->compute_cpu - a->compute_cpu) -
+				(b->sample_cpu - a->sample_cpu) -
+				(b->samples == a->samples ? b->io_cpu - a->io_cpu : 0);
+			d->host_steps += b->steps - a->steps;
+			d->host_procs++;
+		}
+	}
+	if (d->loader_samples) {
+		d->preprocess_tdur_s = d->preprocess_cpu ? d->preprocess_s : -1;
+		d->loader_cpu_s = fmax(0, loader) / (double)d->loader_samples / 1e6;
+		d->preprocess_s = d->loader_cpu_s;
+	}
+	if (d->host_steps) {
+		d->host_s = fmax(0, host) / (double)d->host_steps / 1e6;
+	} else if (t->fetches && t->fetches_tdur == t->fetches) {
+		d->host_s = t->fetch_cpu_us / (double)t->fetches / 1e6;
+		d->host_from_fetch = true;
+	}
+	if (t->fetches)
+		d->fetch_wait_s = t->fetches_tdur == t->fetches
+				      ? (t->fetch_us - t->fetch_cpu_us) / (double)t->fetches / 1e6
+				      : t->fetch_us / (double)t->fetches / 1e6;
 }

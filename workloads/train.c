@@ -76,6 +76,7 @@ struct step_state {
 	uint64_t busy_ns;		   /* the compute every batch of the step shared */
 	uint64_t prev, pre_ns, post_ns;	   /* previous step's end; agreements before, after */
 	uint64_t t_ready, t_done, t_end;   /* every batch ready, compute done, step ended */
+	uint64_t t_host;		   /* the trainer's host_time done: compute begins */
 	double secs;			   /* configured compute of the step */
 	bool any;			   /* some loader has this step */
 	bool stop;			   /* every rank ends the epoch here (bench/live.h) */
@@ -129,14 +130,20 @@ static int step_take(struct epoch_ctx *e, bool coll, uint64_t step, struct step_
 	return rc;
 }
 
-/* The compute plug-in's step: one call with the batch (k = 1), or a copy of each loader's batch
- * and one compute for all. */
+/* The trainer's host_time, then the compute plug-in's step: one call with the batch (k = 1), or
+ * a copy of each loader's batch and one compute for all. */
 static int step_compute(struct epoch_ctx *e, struct step_state *ss, int rc)
 {
 	struct run *run = e->run;
 	const struct config *cfg = &run->cfg;
 	struct step_times sc = {0};
 
+	/* the framework's own work on the step first (host_time): lost time, not compute */
+	ss->t_host = ss->t_ready;
+	if (rc == 0 && ss->any && cfg->train.host_time > 0) {
+		pool_cpu_busy(cfg->train.host_time);
+		ss->t_host = timer_now_ns();
+	}
 	if (e->k == 1) {
 		if (rc == 0 && ss->mine[0]) {
 			ss->secs = compute_step_seconds(cfg->train.computation_time,
@@ -177,11 +184,13 @@ static void step_account(struct epoch_ctx *e, struct epoch_rank *er, struct epoc
 		       tb + timer_ns_to_s(ss->prev + ss->pre_ns - t0));
 	tl_add(tl, n, TIMELINE_MAX, 0, TL_WAIT, tb + timer_ns_to_s(ss->prev + ss->pre_ns - t0),
 	       tb + timer_ns_to_s(ss->t_ready - t0));
-	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(ss->t_ready - t0),
+	tl_add(tl, n, TIMELINE_MAX, 0, TL_COMPUTE, tb + timer_ns_to_s(ss->t_host - t0),
 	       tb + timer_ns_to_s(ss->t_done - t0));
 	if (e->run->trace) {
 		trace_step(e->run->trace, "data_wait", ss->prev + ss->pre_ns, ss->t_ready, step);
-		trace_step(e->run->trace, "compute", ss->t_ready, ss->t_done, step);
+		if (ss->t_host > ss->t_ready)
+			trace_step(e->run->trace, "host", ss->t_ready, ss->t_host, step);
+		trace_step(e->run->trace, "compute", ss->t_host, ss->t_done, step);
 	}
 	if (ss->post_ns)
 		tl_add(tl, n, TIMELINE_MAX, 0, TL_BARRIER, tb + timer_ns_to_s(ss->t_done - t0),

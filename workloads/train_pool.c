@@ -279,13 +279,18 @@ static int read_one(struct worker *w, uint64_t global, void *dst, uint64_t *byte
 	/* Busy, as decoding is, until the thread has had preprocess_time of CPU: a fixed amount
 	 * of work, which takes longer when the thread waits for a CPU (spinning on the wall
 	 * clock did less work the more the machine was loaded). */
-	if (rc == 0 && run->cfg.reader.preprocess_time > 0) {
-		uint64_t end =
-		    timer_thread_cpu_ns() + (uint64_t)(run->cfg.reader.preprocess_time * 1e9);
-		while (timer_thread_cpu_ns() < end)
-			cpu_relax();
-	}
+	if (rc == 0)
+		pool_cpu_busy(run->cfg.reader.preprocess_time);
 	return rc;
+}
+
+void pool_cpu_busy(double secs)
+{
+	if (secs <= 0)
+		return;
+	uint64_t end = timer_thread_cpu_ns() + (uint64_t)(secs * 1e9);
+	while (timer_thread_cpu_ns() < end)
+		cpu_relax();
 }
 
 /* The epoch ended early (a failure) or the run was interrupted. */

@@ -162,6 +162,9 @@ void pool_abort(struct pool *p);
 void pool_reader_flush(struct worker *w);
 /* The epoch ended early (a failure) or the run was interrupted. */
 bool pool_reader_stopped(const struct pool *p);
+/* Busy on the calling thread's CPU until it has had secs of CPU time: a fixed amount of work
+ * (preprocess_time, host_time), which takes longer when the thread waits for a CPU. */
+void pool_cpu_busy(double secs);
 /* This thread's next step after step (UINT64_MAX: the first); >= nsteps: none left. */
 uint64_t pool_worker_next(const struct worker *w, uint64_t step);
 /* Records a batch's read interval on the thread's timeline. */

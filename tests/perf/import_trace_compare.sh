@@ -56,5 +56,5 @@ PY
 	ratios+=("$(echo "$row" | awk -F'|' '{ print $9 }')")
 done
 python3 -c "import statistics, sys; m = statistics.median(map(float, sys.argv[1:])); print(f'median feedbench / job {m:.3f} ({100 * abs(1 - m):.1f} % apart; target within 15 %)')" "${ratios[@]}"
-grep -E '^(batch_size|read_threads|preprocess_time|computation_time|epochs) =' "$dir/job.ini"
+grep -E '^(batch_size|read_threads|preprocess_time|computation_time|host_time|epochs) =' "$dir/job.ini"
 echo "load after: $(uptime)"

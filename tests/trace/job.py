@@ -57,6 +57,16 @@ class Tracer:
                                  "tdur": (c1 - c0) / 1e3, "ph": "X",
                                  "args": args}, separators=(",", ":")) + "\n")
 
+    def counter(self):
+        """A Chrome counter event: this process's CPU time so far (all its threads, µs)."""
+        if self.pid != os.getpid():
+            self.pid = os.getpid()
+            self.f = open("%s.%d" % (self.path, self.pid), "a", buffering=1)
+        self.f.write(json.dumps({"name": "process_cpu", "ph": "C", "pid": self.pid,
+                                 "ts": now() / 1e3,
+                                 "args": {"cpu_us": time.process_time_ns() / 1e3}},
+                                separators=(",", ":")) + "\n")
+
     def join(self):
         with open(self.path, "w") as out:
             out.write("[\n")
@@ -101,6 +111,11 @@ class NpyDataset:
         tr.event("__getitem__", "torch", t0, c0, index=i)
         return data
 
+    def collate(self, batch):
+        """A worker's batch is complete: its process's CPU time so far, as a counter."""
+        self.tr.counter()
+        return batch
+
 
 def torch_batches(ds, a, epoch):
     import torch
@@ -109,7 +124,7 @@ def torch_batches(ds, a, epoch):
     g.manual_seed(epoch)
     if not hasattr(ds, "loader"):
         ds.loader = DataLoader(ds, batch_size=a.batch, shuffle=a.shuffle, num_workers=a.workers,
-                               persistent_workers=a.workers > 0, collate_fn=lambda b: b,
+                               persistent_workers=a.workers > 0, collate_fn=ds.collate,
                                generator=g, prefetch_factor=2 if a.workers else None)
     return iter(ds.loader)
 
@@ -145,11 +160,19 @@ def run(a):
     samples, wall = 0, 0.0
     for epoch in range(a.epochs):
         t0 = now()
-        for step, batch in enumerate(batches(ds, a, epoch)):
+        it, step = batches(ds, a, epoch), 0
+        while True:
+            f, fc = now(), cpu()
+            batch = next(it, None)
+            if batch is None:
+                break
+            tr.event("fetch", "train", f, fc, step=step)
             c, cc = now(), cpu()
             time.sleep(a.compute_ms / 1e3)
             tr.event("compute", "train", c, cc, step=step)
+            tr.counter()
             samples += len(batch)
+            step += 1
         wall += (now() - t0) / 1e9
     if loader == "torch" and a.workers:
         del ds.loader  # ends the worker processes, which close their trace files

@@ -71,7 +71,8 @@ import_case() {
 	"$FEEDBENCH" import-trace "$T/job.pfw" -o "$T/job.ini" >"$T/out" 2>"$T/err" ||
 		fail "import-trace exited $?"
 	"$FEEDBENCH" validate "$T/job.ini" >"$T/out" 2>"$T/err" || fail "the imported config is invalid"
-	fb_mpi 1 run "$T/job.ini" --set "output.dir=$T/results" --set output.plots=false </dev/null
+	fb_mpi 1 run "$T/job.ini" --set "output.dir=$T/results" --set output.plots=false \
+		--set output.trace=true </dev/null
 	[ "$RC" -eq 0 ] || fail "feedbench run of the imported config exited $RC"
 	run=$(find "$T/results" -mindepth 1 -maxdepth 1 -type d)
 	python3 "$HERE/check_import.py" "$T/job.ini" "$T/job.json" "$run" 2>>"$T/err" ||
@@ -104,12 +105,40 @@ for name, tdur in (("cpu", 500), ("wall", None)):
                 if tdur:
                     e["tdur"] = 50 if ev == "read" else tdur + 50
                 f.write(json.dumps(e) + "\n")
+# CPU counters (process 2 loads: 9 ms of CPU over 10 samples whose reads took 0.5 ms of it;
+# process 1 trains: 2 ms over 5 steps whose compute took 0.5 ms) and fetch events
+with open(f"{sys.argv[1]}-ctr.pfw", "w") as f:
+    w = lambda **e: f.write(json.dumps(dict(ph="X", tid=1, ts=1, **e)) + "\n")
+    c = lambda pid, us: f.write(json.dumps({"name": "process_cpu", "ph": "C", "pid": pid,
+                                            "ts": 1, "args": {"cpu_us": us}}) + "\n")
+    c(2, 1000)
+    for i in range(10):
+        w(name="read", pid=2, dur=80, tdur=50, args={"fname": f"/d/{i}.bin", "size": 4096})
+        w(name="__getitem__", pid=2, dur=900, tdur=600)
+    c(2, 10000)
+    c(1, 0)
+    for i in range(5):
+        w(name="fetch", pid=1, dur=3000, tdur=200)
+        w(name="compute", pid=1, dur=5000, tdur=100, args={"step": i})
+        c(1, 400 * (i + 1))
 PY
 	"$FEEDBENCH" import-trace "$T/pre-cpu.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
 	grep -qx "preprocess_time = 0.000500" "$T/out" || fail "preprocess_time is not the mean tdur"
 	"$FEEDBENCH" import-trace "$T/pre-wall.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
 	grep -qx "preprocess_time = 0.000998" "$T/out" ||
 		fail "preprocess_time is not the 10th percentile of time less I/O"
+	grep -qx "host_time = 0" "$T/out" || fail "host_time derived from a trace without counters"
+	# with CPU counters: the loader's CPU per sample less its reads' (preprocess_time), the
+	# trainer's CPU per step less its compute's (host_time); the fetches' wait beyond their CPU
+	"$FEEDBENCH" import-trace "$T/pre-ctr.pfw" >"$T/out" 2>"$T/err" || fail "import-trace exited $?"
+	grep -qx "preprocess_time = 0.000850" "$T/out" ||
+		fail "preprocess_time is not the loader process's CPU per sample less its reads'"
+	grep -qx "host_time = 0.000300" "$T/out" ||
+		fail "host_time is not the trainer's CPU per step less its compute's"
+	grep -q "waited 0.002800 s per step beyond their CPU time" "$T/out" ||
+		fail "the fetch events' wait is not in the comment"
+	printf '[\n{"name":"process_cpu","ph":"C","ts":1,"args":{"cpu_us":"x"}}\n' >"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 2: counter 'process_cpu': args.cpu_us is not a number >= 0"
 	# a FIFO given as a trace: refused at once (no writer would ever come), not waited on
 	mkfifo "$T/fifo.pfw"
 	timeout 20 "$FEEDBENCH" import-trace "$T/fifo.pfw" -o "$T/bad.ini" >"$T/out" 2>"$T/err"
