@@ -12,7 +12,10 @@
 # Each round runs tests/trace/job.py (traced), imports its trace, runs feedbench on one rank
 # with the imported config on the same files (page-cached for both), and prints a row: bytes,
 # read calls, samples per epoch and samples/s of the job and of feedbench. Then the median ratio
-# of samples/s and the load average before and after. Exit 0 always: a measurement.
+# of samples/s, where the job's time went in its last round (per process: wall and thread CPU
+# time inside its fetch, compute and per-sample events, and its CPU counters' figure, per step
+# for the trainer, per batch for a worker), the imported values and the load average before
+# and after. Exit 0 always: a measurement.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -56,5 +59,27 @@ PY
 	ratios+=("$(echo "$row" | awk -F'|' '{ print $9 }')")
 done
 python3 -c "import statistics, sys; m = statistics.median(map(float, sys.argv[1:])); print(f'median feedbench / job {m:.3f} ({100 * abs(1 - m):.1f} % apart; target within 15 %)')" "${ratios[@]}"
+# Where the job's time per step went (its last round's trace): per process, the time inside its
+# events, their thread CPU time (tdur) and the process's CPU (its counters), per step or batch.
+python3 - "$dir/job.pfw" <<'PY'
+import collections, json, sys
+ev = [json.loads(l.rstrip().rstrip(",")) for l in open(sys.argv[1]) if l.startswith("{")]
+by = collections.defaultdict(list)
+for e in ev:
+    by[e["pid"]].append(e)
+print("| process | per | wall in events (ms) | thread CPU in events (ms) | process CPU (ms) |")
+print("|---|---|---|---|---|")
+for pid, es in by.items():
+    x = [e for e in es if e["ph"] == "X" and e["name"] in ("__getitem__", "fetch", "compute")]
+    c = [e["args"]["cpu_us"] for e in es if e["ph"] == "C"]
+    steps = sum(e["name"] == "compute" for e in x)
+    n = steps or max(len(c), 1)  # trainer: per step; worker: per batch (one counter each)
+    cpu = (c[-1] - c[0]) / 1e3 / (len(c) - 1) if len(c) > 1 else float("nan")
+    for name in sorted({e["name"] for e in x}):
+        sel = [e for e in x if e["name"] == name]
+        print(f"| {'trainer' if steps else 'worker'} {pid} | {'step' if steps else 'batch'}: "
+              f"{name} | {sum(e['dur'] for e in sel) / 1e3 / n:.2f} | "
+              f"{sum(e['tdur'] for e in sel) / 1e3 / n:.2f} | {cpu:.2f} |")
+PY
 grep -E '^(batch_size|read_threads|preprocess_time|computation_time|host_time|epochs) =' "$dir/job.ini"
 echo "load after: $(uptime)"

@@ -5,9 +5,13 @@ It reads a folder of .npy files (one sample each) through PyTorch's DataLoader (
 processes) when torch imports, else through a pool of Python threads doing the same, and
 traces itself the way dftracer does: every open, read and close, every sample (__getitem__,
 with a preprocessing step inside: a fixed amount of CPU work, as decoding is) and every compute
-step (a sleep, as a GPU computes while the host waits), as Chrome trace events in JSON lines,
-each with its thread's CPU time over it (Chrome's "tdur"). Each process writes its own file;
-the main process joins them into TRACE at the end.
+step (a sleep, as a GPU computes while the host waits) and every wait for a batch (a "fetch"
+around next()), as Chrome trace events in JSON lines, each with its thread's CPU time over it
+(Chrome's "tdur"); and each process's CPU time (all its threads) as a counter event
+("ph":"C", args.cpu_us) when a worker's batch is complete (its collate_fn) and after each step
+in the trainer, which time what no event does (collating, pickling a batch to the trainer,
+unpickling it, the loop's own Python). Each process writes its own file; the main process joins
+them into TRACE at the end.
 
 usage: job.py make DIR FILES BYTES        write FILES .npy files of BYTES uint8 each
        job.py run DIR TRACE [--epochs E] [--batch B] [--workers W] [--compute-ms C]
@@ -22,6 +26,7 @@ import os
 import random
 import re
 import sys
+import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -44,25 +49,29 @@ class Tracer:
 
     def __init__(self, path):
         self.path, self.pid, self.f = path, None, None
+        self.lock = threading.Lock()
+
+    def out(self):
+        """This process's file, opened by its first event (loader threads race to it)."""
+        if self.pid != os.getpid():
+            with self.lock:
+                if self.pid != os.getpid():
+                    self.f = open("%s.%d" % (self.path, os.getpid()), "a", buffering=1)
+                    self.pid = os.getpid()
+        return self.f
 
     def event(self, name, cat, t0, c0, **args):
         """An event from (t0, c0) (monotonic and thread CPU clock, ns) to now."""
         t1, c1 = now(), cpu()
-        if self.pid != os.getpid():
-            self.pid = os.getpid()
-            self.f = open("%s.%d" % (self.path, self.pid), "a", buffering=1)
-        self.f.write(json.dumps({"name": name, "cat": cat, "pid": self.pid,
-                                 "tid": __import__("threading").get_native_id(),
+        self.out().write(json.dumps({"name": name, "cat": cat, "pid": self.pid,
+                                 "tid": threading.get_native_id(),
                                  "ts": t0 / 1e3, "dur": (t1 - t0) / 1e3,
                                  "tdur": (c1 - c0) / 1e3, "ph": "X",
                                  "args": args}, separators=(",", ":")) + "\n")
 
     def counter(self):
         """A Chrome counter event: this process's CPU time so far (all its threads, µs)."""
-        if self.pid != os.getpid():
-            self.pid = os.getpid()
-            self.f = open("%s.%d" % (self.path, self.pid), "a", buffering=1)
-        self.f.write(json.dumps({"name": "process_cpu", "ph": "C", "pid": self.pid,
+        self.out().write(json.dumps({"name": "process_cpu", "ph": "C", "pid": self.pid,
                                  "ts": now() / 1e3,
                                  "args": {"cpu_us": time.process_time_ns() / 1e3}},
                                 separators=(",", ":")) + "\n")
