@@ -32,12 +32,15 @@
  * JSON lines once the run has ended (outside the epochs, whose CPU time is the measurement). */
 enum { REC_IO = 1, REC_IO_NOPATH, REC_STEP, REC_PATH };
 
-struct trace_rec {
-	uint32_t kind;
-	uint32_t len;		/* REC_PATH: bytes of the name that follow (padded to 8) */
-	const char *name, *cat; /* string literals or the trace's own cat: valid until the end */
-	uint64_t t0, t1, a, b;	/* REC_IO: offset, size; REC_STEP: step */
+struct trace_rec { /* 32 bytes: what the staging file's writes cost is bytes (performance.md) */
+	uint8_t kind;
+	uint8_t name, cat; /* indexes of the trace's names[] */
+	uint8_t wide;	   /* 1: the duration is the uint64_t after the record, not dur */
+	uint32_t dur;	   /* ns; REC_PATH: bytes of the name that follow (padded to 8) */
+	uint64_t t0, a, b; /* REC_IO: offset, size; REC_STEP: step */
 };
+
+#define TRACE_NAMES 256 /* distinct event names and categories (string literals: a few) */
 
 struct chunk_head {
 	int64_t tid;
@@ -50,6 +53,8 @@ struct trace_buf {
 	long tid;
 	size_t len;
 	char path[TRACE_PATH + 1]; /* the file of its last event in this buffer */
+	const char *name, *cat;	   /* the name and category of its last event (name_id) */
+	int name_i, cat_i;	   /* and their indexes */
 	_Alignas(8) char data[TRACE_BUF];
 };
 
@@ -63,6 +68,9 @@ struct trace {
 	pthread_mutex_t lock; /* bufs and writes to fd */
 	struct trace_buf *bufs;
 	char cat[32];
+	/* names and categories of events (literals or cat: valid until the end), by index */
+	const char *names[TRACE_NAMES];
+	atomic_int nnames;
 	char host[256];
 	char path[4200];   /* this rank's staging file */
 	char jpath[4210];  /* its JSON lines */
@@ -108,6 +116,7 @@ static struct trace_buf *buf_get(struct trace *t)
 		return NULL;
 	}
 	b->len = 0;
+	b->name = b->cat = NULL;
 	b->tid = (long)syscall(SYS_gettid);
 	b->path[0] = '\0';
 	pthread_mutex_lock(&t->lock);
@@ -119,10 +128,57 @@ static struct trace_buf *buf_get(struct trace *t)
 	return b;
 }
 
+/* The index of an event's name or category: a few pointers compared, a new one added under
+ * the lock. -1 when TRACE_NAMES are taken (the event is lost and trace_finish says so). */
+static int name_id(struct trace *t, const char *s)
+{
+	int n = atomic_load_explicit(&t->nnames, memory_order_acquire);
+
+	for (int i = 0; i < n; i++)
+		if (t->names[i] == s)
+			return i;
+	pthread_mutex_lock(&t->lock);
+	n = atomic_load_explicit(&t->nnames, memory_order_relaxed);
+	for (int i = 0; i < n; i++)
+		if (t->names[i] == s) {
+			pthread_mutex_unlock(&t->lock);
+			return i;
+		}
+	if (n < TRACE_NAMES) {
+		t->names[n] = s;
+		atomic_store_explicit(&t->nnames, n + 1, memory_order_release);
+	} else if (t->err == 0) {
+		t->err = -E2BIG;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n < TRACE_NAMES ? n : -1;
+}
+
+/* A record of an event at the end of b: its duration in it, or after it when over 4 s. */
+static inline struct trace_rec *rec_put(struct trace_buf *b, uint8_t kind, int name, int cat,
+					uint64_t t0, uint64_t t1)
+{
+	struct trace_rec *r = (struct trace_rec *)(void *)(b->data + b->len);
+	uint64_t dur = t1 > t0 ? t1 - t0 : 0;
+
+	*r = (struct trace_rec){.kind = kind,
+				.name = (uint8_t)name,
+				.cat = (uint8_t)cat,
+				.wide = dur > UINT32_MAX,
+				.dur = dur > UINT32_MAX ? 0 : (uint32_t)dur,
+				.t0 = t0};
+	b->len += sizeof(*r);
+	if (r->wide) {
+		memcpy(b->data + b->len, &dur, sizeof(dur));
+		b->len += sizeof(dur);
+	}
+	return r;
+}
+
 /* Room for one more record (and a path): the buffer written when it might not fit. */
 static struct trace_rec *rec_next(struct trace *t, struct trace_buf *b)
 {
-	if (b->len > TRACE_BUF - sizeof(struct trace_rec) * 2 - TRACE_PATH - 8) {
+	if (b->len > TRACE_BUF - sizeof(struct trace_rec) * 2 - TRACE_PATH - 16) {
 		pthread_mutex_lock(&t->lock);
 		buf_write(t, b);
 		pthread_mutex_unlock(&t->lock);
@@ -141,7 +197,7 @@ static void rec_path(struct trace_buf *b, const char *path)
 	memcpy(b->path, path, n);
 	b->path[n] = '\0';
 	r->kind = REC_PATH;
-	r->len = (uint32_t)n;
+	r->dur = (uint32_t)n;
 	memcpy(r + 1, path, n);
 	b->len += sizeof(*r) + ((n + 7) & ~(size_t)7);
 }
@@ -151,34 +207,34 @@ void trace_io(struct trace *t, const char *name, const char *cat, uint64_t t0, u
 {
 	struct trace_buf *b;
 	struct trace_rec *r;
+	int ni, ci;
 
 	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
+		return;
+	if (name != b->name) /* most events name what the thread's last one did */
+		b->name_i = name_id(t, b->name = name);
+	if (cat != b->cat)
+		b->cat_i = name_id(t, b->cat = cat);
+	if ((ni = b->name_i) < 0 || (ci = b->cat_i) < 0)
 		return;
 	rec_next(t, b);
 	if (path)
 		rec_path(b, path);
-	r = (struct trace_rec *)(void *)(b->data + b->len);
-	*r = (struct trace_rec){.kind = path ? REC_IO : REC_IO_NOPATH,
-				.name = name,
-				.cat = cat,
-				.t0 = t0,
-				.t1 = t1,
-				.a = off,
-				.b = size};
-	b->len += sizeof(*r);
+	r = rec_put(b, path ? REC_IO : REC_IO_NOPATH, ni, ci, t0, t1);
+	r->a = off;
+	r->b = size;
 }
 
 void trace_step(struct trace *t, const char *name, uint64_t t0, uint64_t t1, uint64_t step)
 {
 	struct trace_buf *b;
-	struct trace_rec *r;
+	int ni, ci;
 
-	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)))
+	if (atomic_load_explicit(&t->done, memory_order_relaxed) || !(b = buf_get(t)) ||
+	    (ni = name_id(t, name)) < 0 || (ci = name_id(t, "train")) < 0)
 		return;
-	r = rec_next(t, b);
-	*r = (struct trace_rec){
-	    .kind = REC_STEP, .name = name, .cat = "train", .t0 = t0, .t1 = t1, .a = step};
-	b->len += sizeof(*r);
+	rec_next(t, b);
+	rec_put(b, REC_STEP, ni, ci, t0, t1)->a = step;
 }
 
 /* ---- one line, without printf (a 4 KiB cached read takes about a microsecond) ---------- */
@@ -256,24 +312,24 @@ static char *put_json(char *p, const char *s)
 
 /* The common head of an event: name, cat, pid (the rank), tid, ts, dur, ph. */
 static char *put_head(char *p, const struct trace *t, const char *ids, size_t nids,
-		      const struct trace_rec *r)
+		      const struct trace_rec *r, uint64_t dur)
 {
 	p = put_str(p, "{\"name\":\"");
-	p = put_str(p, r->name);
+	p = put_str(p, t->names[r->name]);
 	p = put_str(p, "\",\"cat\":\"");
-	p = put_str(p, r->cat);
+	p = put_str(p, t->names[r->cat]);
 	memcpy(p, ids, nids);
 	p = put_us(p + nids, r->t0 > t->t0 ? r->t0 - t->t0 : 0);
 	p = put_str(p, ",\"dur\":");
-	p = put_us(p, r->t1 > r->t0 ? r->t1 - r->t0 : 0);
+	p = put_us(p, dur);
 	return put_str(p, ",\"ph\":\"X\",\"args\":{");
 }
 
 /* One event's line at p (at most TRACE_LINE bytes); esc: the current file, escaped. */
 static char *put_event(char *p, const struct trace *t, const char *ids, size_t nids,
-		       const struct trace_rec *r, const char *esc, size_t nesc)
+		       const struct trace_rec *r, uint64_t dur, const char *esc, size_t nesc)
 {
-	p = put_head(p, t, ids, nids, r);
+	p = put_head(p, t, ids, nids, r, dur);
 	if (r->kind == REC_STEP) {
 		p = put_str(p, "\"step\":");
 		p = put_u64(p, r->a);
@@ -305,16 +361,23 @@ static int format_chunk(struct trace *t, int64_t tid, const char *data, size_t l
 	memcpy(esc, "\"\"", 2);
 	for (size_t off = 0; off + sizeof(struct trace_rec) <= len && rc == 0;) {
 		const struct trace_rec *r = (const struct trace_rec *)(const void *)(data + off);
+		uint64_t dur = r->dur;
 		off += sizeof(*r);
 		if (r->kind == REC_PATH) {
-			size_t pn = r->len < TRACE_PATH ? r->len : TRACE_PATH;
+			size_t pn = r->dur < TRACE_PATH ? r->dur : TRACE_PATH;
 			memcpy(path, r + 1, pn);
 			path[pn] = '\0';
 			nesc = (size_t)(put_json(esc, path) - esc);
-			off += (r->len + 7) & ~(size_t)7;
+			off += (r->dur + 7) & ~(size_t)7;
 			continue;
 		}
-		n = (size_t)(put_event(out + n, t, ids, nids, r, esc, nesc) - out);
+		if (r->wide) {
+			if (off + sizeof(dur) > len)
+				break;
+			memcpy(&dur, data + off, sizeof(dur));
+			off += sizeof(dur);
+		}
+		n = (size_t)(put_event(out + n, t, ids, nids, r, dur, esc, nesc) - out);
 		if (n > TRACE_BUF - TRACE_LINE) {
 			rc = safe_write_all(t->jfd, out, n);
 			n = 0;
@@ -497,7 +560,10 @@ int trace_finish(struct run *run)
 		buf_write(t, b);
 	rc = t->err;
 	pthread_mutex_unlock(&t->lock);
-	if (rc < 0)
+	if (rc == -E2BIG)
+		run_fail(run, rc, "the trace '%s' (rank %d) lost events: more than %d event names",
+			 t->path, run->rank, TRACE_NAMES);
+	else if (rc < 0)
 		run_fail(run, rc, "cannot write the trace '%s' (rank %d): %s", t->path, run->rank,
 			 strerror(-rc));
 	if ((rc = agree(run, rc)) < 0)

@@ -22,3 +22,11 @@ add_executable(bare_mpi ${CMAKE_CURRENT_LIST_DIR}/bare_mpi.c)
 target_link_libraries(bare_mpi PRIVATE MPI::MPI_C)
 target_compile_options(bare_mpi PRIVATE ${FEEDBENCH_WARNINGS})
 set_target_properties(bare_mpi PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+#   build/trace_loop FILE DIR [READS [ROUNDS]]
+# times 4 KiB cached preads with and without recording each in the trace, alternated in one
+# process (tests/perf/trace_cost.sh MODE=loop; docs/performance.md, target < 5 %).
+add_executable(trace_loop ${CMAKE_CURRENT_LIST_DIR}/trace_loop.c)
+target_link_libraries(trace_loop PRIVATE feedbench_core)
+target_compile_options(trace_loop PRIVATE ${FEEDBENCH_WARNINGS})
+set_target_properties(trace_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

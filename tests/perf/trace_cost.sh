@@ -9,10 +9,26 @@
 # load hits both; FILES and SAMPLES (default 16 x 2048: 128 MiB of 4 KiB samples, read from the
 # page cache), THREADS (read_threads, default 1), EPOCHS (default 3).
 #
-# One rank, no compute, no verification: the reads themselves are what is measured. Prints each
-# pair's read samples/s and CPU seconds per GiB read (user + system of the run: steadier than
-# throughput on a loaded machine), the median ratios on/off, the trace's size and the load
-# average before and after. Exit 0 always: the ratios are measurements, not verdicts.
+# One rank, no compute, no verification: the reads themselves are what is measured. MODE picks
+# the measurement (the load average is printed before and after each; exit 0 always: the
+# figures are measurements, not verdicts):
+#   pairs (default)  each pair's read samples/s and CPU seconds per GiB read (user + system of
+#                    the run), the median ratios on/off and the trace's size. On this VM pairs
+#                    move by 10-35 %, more than the trace costs.
+#   loop             build/trace_loop: 4 KiB cached preads timed with and without recording
+#                    each in the trace, alternated in one process (ROUNDS blocks of READS reads,
+#                    default 100 x 11700: ten of a thread's buffers a block), CPU time of the
+#                    thread (user + system: the staging file's writes included); the added CPU
+#                    ns per read with the 95 % interval of the median, against the bare pread and
+#                    against feedbench's own untraced read (CPU per read of RUNS untraced runs
+#                    of the config above, default 3): the cost in percent.
+#   instructions     valgrind's callgrind of one feedbench run per setting, trace off and on, 1
+#                    and 1+EPOCHS epochs (FILES x SAMPLES reads an epoch, default 4 x 1024):
+#                    the user-space instructions the trace adds per read in the epochs and
+#                    per event after them (trace_finish formats the records into JSON lines),
+#                    from the difference of the runs (start-up cancels), and the bytes per
+#                    read the staging file takes. Deterministic to about 0.1 %. Skips (exit 0)
+#                    without valgrind.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +36,21 @@ SRC=$(cd "$HERE/../.." && pwd)
 fb=${1:-$SRC/build/feedbench}
 dir=${2:-/tmp/feedbench-trace-cost}
 pairs=${PAIRS:-5}
-
+mode=${MODE:-pairs}
+case $mode in
+pairs | loop) ;;
+instructions)
+	command -v valgrind >/dev/null || {
+		echo "trace_cost: MODE=instructions needs valgrind (apt-get install valgrind)"
+		exit 0
+	}
+	FILES=${FILES:-4} SAMPLES=${SAMPLES:-1024}
+	;;
+*)
+	echo "trace_cost: MODE is pairs, loop or instructions, not '$mode'" >&2
+	exit 2
+	;;
+esac
 rm -rf "$dir"
 mkdir -p "$dir"
 cat >"$dir/cost.ini" <<INI
@@ -47,6 +77,75 @@ INI
 echo "load before: $(uptime)"
 "$fb" generate "$dir/cost.ini" >/dev/null
 cat "$dir"/data/* >/dev/null # cached before the first run
+
+if [ "$mode" = loop ]; then
+	loop=$(dirname "$fb")/trace_loop
+	: >"$dir/cpu"
+	for i in $(seq 1 "${RUNS:-3}"); do # feedbench's untraced read: CPU per read in the epochs
+		rm -rf "$dir/results"
+		"$fb" run "$dir/cost.ini" --set output.trace=false >/dev/null 2>&1
+		python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["metric"]; print(m["train_cpu_seconds_per_GiB"] / 2**18 * 1e9)' \
+			"$(find "$dir/results" -name summary.json)" >>"$dir/cpu"
+	done
+	"$loop" "$(ls "$dir"/data/raw-* | head -1)" "$dir/staging" "${READS:-11700}" "${ROUNDS:-100}" >"$dir/loop"
+	python3 - "$dir/loop" "$dir/cpu" "$HERE" <<'PY'
+import statistics, sys
+sys.path.insert(0, sys.argv[3])
+from paired import ci
+rows = [list(map(float, l.split()[1:])) for l in open(sys.argv[1]) if not l.startswith("staging")]
+staging, events = map(int, open(sys.argv[1]).read().split("staging")[1].split())
+fbread = statistics.median(float(l) for l in open(sys.argv[2]))
+d = [on - off for _, _, off, on in rows]
+bare = statistics.median(off for _, _, off, _ in rows)
+m = statistics.median(d)
+print(f"trace_loop, {len(rows)} rounds: a 4 KiB cached pread {bare:.0f} CPU ns (median), the trace "
+      f"adds {m:.1f} CPU ns per read (95 % interval {ci(d)}), {staging / events:.1f} staging bytes "
+      f"an event: {100 * m / bare:.1f} % of a bare pread")
+print(f"feedbench's untraced read: {fbread:.0f} CPU ns (median of "
+      f"{len(open(sys.argv[2]).readlines())} runs): the trace costs {100 * m / fbread:.1f} % of it "
+      f"(target < 5 %)")
+PY
+	echo "load after: $(uptime)"
+	exit 0
+fi
+
+if [ "$mode" = instructions ]; then
+	irs() { # irs on|off EPOCHS: total instructions and those under trace_finish (inclusive)
+		rm -rf "$dir/results"
+		valgrind --tool=callgrind --callgrind-out-file="$dir/cg" "$fb" run "$dir/cost.ini" \
+			--set output.trace="$([ "$1" = on ] && echo true || echo false)" \
+			--set train.epochs="$2" --set output.live_interval=0 >/dev/null 2>&1
+		callgrind_annotate --inclusive=yes "$dir/cg" 2>/dev/null | python3 -c '
+import re, sys
+tot = fin = 0
+for l in sys.stdin:
+    m = re.match(r"\s*([0-9,]+) .*(PROGRAM TOTALS|trace\.c:trace_finish )", l)
+    if m:
+        v = int(m.group(1).replace(",", ""))
+        if m.group(2) == "PROGRAM TOTALS":
+            tot = v
+        else:
+            fin = v
+print(tot, fin)'
+	}
+	e=$((1 + ${EPOCHS:-3}))
+	read -r off1 _ <<<"$(irs off 1)"
+	read -r offn _ <<<"$(irs off "$e")"
+	read -r on1 fin1 <<<"$(irs on 1)"
+	read -r onn finn <<<"$(irs on "$e")"
+	python3 - "$off1" "$offn" "$on1" "$onn" "$fin1" "$finn" "$((FILES * SAMPLES * (e - 1)))" <<'PY'
+import sys
+off1, offn, on1, onn, fin1, finn, reads = map(int, sys.argv[1:])
+off = (offn - off1) / reads
+fmt = (finn - fin1) / reads
+run = (onn - on1 - (finn - fin1)) / reads - off
+print(f"instructions per 4 KiB read ({reads} reads, callgrind, user space): untraced {off:.0f} "
+      f"(valgrind counts each byte of a rep movsb copy as one: not a time); the trace adds "
+      f"{run:.0f} in the epochs and {fmt:.0f} after them (formatting the JSON lines)")
+PY
+	echo "load after: $(uptime)"
+	exit 0
+fi
 
 rate() { # rate on|off: the run's read samples/s and CPU s per GiB (all epochs)
 	local t=$1 run
