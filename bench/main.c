@@ -6,9 +6,12 @@
 #include "cli.h"
 #include "stop.h"
 #include "errors.h"
+#include "timer.h"
 
 int main(int argc, char **argv)
 {
+	/* The run's start-up counts from here (summary.json "timing", docs/results.md). */
+	uint64_t started = timer_now_ns(), init0;
 	struct cli cli;
 	int provided, status, parsed;
 
@@ -23,7 +26,10 @@ int main(int argc, char **argv)
 		return parsed < 0 ? fb_exit_status(-FB_EUSAGE) : cli_dispatch(&cli);
 
 	/* Reader threads may call MPI-IO concurrently (independent reads). */
+	init0 = timer_now_ns();
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	cli.opts.started_ns = started;
+	cli.opts.mpi_init_ns = timer_now_ns() - init0;
 	if (provided < MPI_THREAD_MULTIPLE) {
 		fprintf(stderr, "feedbench: error: the MPI library does not provide "
 				"MPI_THREAD_MULTIPLE\n");

@@ -20,6 +20,7 @@
 #include "run.h"
 #include "storage/storage.h"
 #include "safefile.h"
+#include "timer.h"
 #include "trace.h"
 #include "../workloads/workload.h"
 #include "util.h"
@@ -163,6 +164,40 @@ int results_write_stream(const char *dir, const char *name, char **buf, FILE *me
 	return rc;
 }
 
+void results_timing_reduce(struct run *run, uint64_t reps0)
+{
+	uint64_t end = run->first_phase_ns ? run->first_phase_ns : reps0;
+	double mine[2] = {timer_ns_to_s(end - run->started_ns), timer_ns_to_s(run->mpi_init_ns)},
+	       worst[2] = {0, 0};
+
+	MPI_Reduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	run->startup_s = worst[0];
+	run->mpi_init_s = worst[1];
+}
+
+void results_reduce_time(struct run *run, uint64_t t0)
+{
+	double mine = timer_ns_to_s(timer_now_ns() - t0), worst = 0;
+
+	MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, run->comm);
+	run->reduce_s = worst;
+}
+
+/* "timing": the slowest rank's start-up and, where the workload measured it, reduction. */
+static json_t *timing_json(const struct run *run)
+{
+	json_t *t = json_object();
+
+	json_object_set_new(t, "startup_seconds", json_real(run->startup_s));
+	json_object_set_new(t, "startup_from",
+			    json_string(run->started_at_process ? "process" : "run"));
+	json_object_set_new(t, "mpi_init_seconds",
+			    run->started_at_process ? json_real(run->mpi_init_s) : json_null());
+	if (run->reduce_s >= 0)
+		json_object_set_new(t, "reduce_seconds", json_real(run->reduce_s));
+	return t;
+}
+
 void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t *s)
 {
 	const struct config *cfg = &run->cfg;
@@ -193,6 +228,7 @@ void results_summary_head(struct run *run, const struct results_ctx *ctx, json_t
 					 (json_int_t)run->cfg.train.accelerators_per_rank));
 	json_object_set_new(s, "accelerators_per_rank",
 			    json_integer((json_int_t)run->cfg.train.accelerators_per_rank));
+	json_object_set_new(s, "timing", timing_json(run));
 	json_object_set_new(s, "config", config_json(cfg));
 	cfg_hash(cfg, hash);
 	json_object_set_new(s, "config_hash", json_string(hash));

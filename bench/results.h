@@ -30,6 +30,14 @@ struct results_ctx {
 /* Physical memory of this node in bytes (0 when unknown). */
 uint64_t results_host_memory(void);
 
+/* Collective, after the repetitions: each rank's start-up (from run->started_ns to its first
+ * timed phase, or to reps0, the first repetition's start, when the workload marked none) and
+ * MPI_Init's time, the slowest rank's into run->startup_s and run->mpi_init_s on rank 0. */
+void results_timing_reduce(struct run *run, uint64_t reps0);
+/* Collective: this rank's time since t0 (monotonic ns) spent reducing its figures, the
+ * slowest rank's into run->reduce_s on rank 0 (summary.json timing.reduce_seconds). */
+void results_reduce_time(struct run *run, uint64_t t0);
+
 /* A text file of a run folder: name and NUL-terminated text (NULL: out of memory). */
 struct results_file {
 	const char *name; /* "table.md", "ior.csv" */

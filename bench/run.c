@@ -23,3 +23,9 @@ void run_warn(struct run *run, const char *fmt, ...)
 out:
 	pthread_mutex_unlock(&run->err.lock);
 }
+
+void run_phase_began(struct run *run, uint64_t t0)
+{
+	if (!run->first_phase_ns)
+		run->first_phase_ns = t0;
+}

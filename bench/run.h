@@ -96,12 +96,23 @@ struct run {
 	char results_dir[4096]; /* rank 0: the run folder's name once written (results.c) */
 	int verbose;
 	int rules_broken; /* MLPerf Storage rules the run broke (results.c; every rank) */
+	/* summary.json "timing" (results.c), monotonic clock: where this rank's start-up began
+	 * (main's entry, or runner_run's for a run that is not the process's own), MPI_Init's
+	 * time (0: not measured here), the start of the workload's first timed phase (0: none
+	 * marked, the first repetition's start counts); rank 0: the slowest rank's figures. */
+	uint64_t started_ns, mpi_init_ns, first_phase_ns;
+	bool started_at_process;
+	double startup_s, mpi_init_s, reduce_s; /* reduce_s < 0: not measured */
 	struct trace
 	    *trace; /* [output] trace: this rank's per-operation trace (trace.h), or NULL */
 };
 
 /* Adds a warning once (same text twice is kept once). Rank 0 prints it when the run ends. */
 void run_warn(struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The workload's first timed phase starts on this rank at t0 (monotonic ns): the end of
+ * the run's start-up in summary.json "timing". Only the first call counts; main thread. */
+void run_phase_began(struct run *run, uint64_t t0);
 
 /* Records an error with context on this rank; returns code. */
 #define run_fail(run, code, ...) fb_fail(&(run)->err, (code), __VA_ARGS__)

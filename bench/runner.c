@@ -248,6 +248,7 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 	output_parent(run, o, dir, sizeof(dir));
 	if ((rc = check_output(run, o)) < 0 || (rc = trace_open(run, dir)) < 0)
 		goto out;
+	uint64_t reps0 = timer_now_ns();
 	for (int r = 0; r < nreps && rc == 0; r++, done++)
 		rc = w->run(run, r, &reps[r]);
 	int nkeep = rc == 0 ? nreps : runner_kept(run, reps, done, rc);
@@ -260,6 +261,7 @@ static int runner_workload(struct run *run, const struct runner_opts *o, struct 
 	}
 	if (run->compute && run->compute_ops->describe)
 		run->compute_ops->describe(run->compute, run->info_accel);
+	results_timing_reduce(run, reps0);
 	util_utc_iso(ctx->end_iso, sizeof(ctx->end_iso));
 	run_folder(run, o, dir, sizeof(dir), ctx->run_id, sizeof(ctx->run_id));
 	ctx->plots = cfg->output.plots && !o->no_plots && rc == 0;
@@ -321,6 +323,10 @@ int runner_run(const struct runner_opts *o, MPI_Comm comm, char *run_dir_out, si
 
 	if (!run)
 		return -ENOMEM;
+	run->started_at_process = o->started_ns != 0;
+	run->started_ns = o->started_ns ? o->started_ns : timer_now_ns();
+	run->mpi_init_ns = o->mpi_init_ns;
+	run->reduce_s = -1;
 	fb_errbuf_init(&run->err);
 	run_init(run, comm);
 	util_utc_iso(ctx.start_iso, sizeof(ctx.start_iso));

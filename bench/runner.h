@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -24,6 +25,9 @@ struct runner_opts {
 	bool say_accelerator; /* quiet runs too: say which accelerator and why (a sweep's first) */
 	bool dry_run;	      /* run --dry-run: the checks and the workload's plan, no I/O */
 	int ranks_per_host;   /* --ranks-per-host of the dry run's plan (0: 8) */
+	/* The process's start (main's entry) and MPI_Init's time, monotonic ns: the run's
+	 * start-up counts from there (0: from runner_run's entry, MPI_Init not counted). */
+	uint64_t started_ns, mpi_init_ns;
 };
 
 /* Loads and validates the config on every rank (rank 0 reads, broadcasts, all parse).

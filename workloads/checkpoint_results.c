@@ -334,6 +334,8 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	json_t *s = NULL, *list = NULL, *rj = NULL;
 	double *all = NULL;
 	int rc = 0;
+	/* The reductions below, on every rank: summary.json timing.reduce_seconds. */
+	uint64_t reduce0 = timer_now_ns();
 
 	if (run->rank == 0) {
 		all = calloc((size_t)run->nranks * V_NF, sizeof(double));
@@ -353,6 +355,7 @@ int checkpoint_results_write(struct run *run, void *const *reps, int nreps,
 	ckpt_gather(run, reps, nreps, all, list, rj, &t);
 	free(all);
 	ckpt_calls_reduce(run, st, &calls);
+	results_reduce_time(run, reduce0);
 	if (run->rank != 0)
 		return outputs_write_folder(run, NULL, ctx, final_dir, quiet);
 	results_summary_head(run, ctx, s);

@@ -490,6 +490,7 @@ int ckpt_save(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 	ckpt_file(run, st, c->step, run->rank, path, sizeof(path));
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
+	run_phase_began(run, t0);
 	rc = ckpt_write_range(run, st, c, path, single ? p->offset : 0, p->mine, NULL);
 	c->write_s = timer_ns_to_s(timer_now_ns() - t0);
 	watchdog_kick(run);
@@ -602,6 +603,7 @@ int ckpt_restore(struct run *run, struct ckpt_state *st, struct ckpt_one *c)
 			     run->cfg.checkpoint.transfer_size);
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
+	run_phase_began(run, t0);
 	rc = ckpt_read_range(run, st, c, path, single ? st->src_off : 0, st->src_bytes);
 	/* The read bandwidth is of the storage: the byte comparison is not in it. */
 	c->read_s = timer_ns_to_s(timer_now_ns() - t0 - c->verify_ns);

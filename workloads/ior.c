@@ -379,6 +379,7 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 		goto out_free;
 	ior_path(run, owner, path, sizeof(path));
 	uint64_t t0 = timer_now_ns();
+	run_phase_began(run, t0);
 	rc = ior_open(run, &io, phase, path, &f);
 	uint64_t t1 = timer_now_ns();
 	/* Collective transfers: every rank joins every call; a failed open fails all alike

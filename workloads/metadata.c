@@ -141,6 +141,7 @@ static int md_phase_run(struct run *run, int phase, unsigned char *buf, struct m
 	}
 	MPI_Barrier(run->comm);
 	uint64_t t0 = timer_now_ns();
+	run_phase_began(run, t0);
 	for (int64_t i = 0; rc == 0 && i < run->cfg.metadata.files_per_rank; i++) {
 		uint64_t a = timer_now_ns(), b = 0;
 		rc = md_op(run, &io, dfd, phase, i, buf, &b);

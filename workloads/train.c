@@ -397,6 +397,7 @@ static uint64_t epoch_start(struct epoch_ctx *e, int epoch, bool coll, struct pr
 	MPI_Barrier(run->comm);
 	getrusage(RUSAGE_SELF, ru0);
 	t0 = timer_now_ns();
+	run_phase_began(run, t0);
 	tl_add(e->res->timeline, &e->res->ntimeline, TIMELINE_MAX, 0, TL_EPOCH,
 	       e->pool[0].time_base, e->pool[0].time_base);
 	for (int j = 0; j < e->k; j++) {

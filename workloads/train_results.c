@@ -15,6 +15,7 @@
 #include "../bench/live.h"
 #include "../bench/outputs.h"
 #include "../bench/storage/storage.h"
+#include "../bench/timer.h"
 #include "../formats/format.h"
 #include "checkpoint.h"
 #include "dataset.h"
@@ -1123,6 +1124,8 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 	struct rank_total mine = {0};
 	struct hist rank_wait, rank_lat;
 	int rc = 0;
+	/* The reductions below, on every rank: summary.json timing.reduce_seconds. */
+	uint64_t reduce0 = timer_now_ns();
 
 	warn_if_stopped(run);
 	results_gather_warnings(run);
@@ -1145,6 +1148,7 @@ int train_results_write(struct run *run, struct train_result *reps, int nreps,
 	int *tlc = run->rank == 0 ? calloc((size_t)run->nranks, sizeof(int)) : NULL;
 	int *tld = run->rank == 0 ? calloc((size_t)run->nranks, sizeof(int)) : NULL;
 	gather_timeline(run, &reps[0], &tl, tlc, tld);
+	results_reduce_time(run, reduce0);
 
 	if (run->rank == 0) {
 		struct train_files tf = {run, &d, NULL, tl, tlc, tld};

@@ -7,6 +7,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from check_summary import timing_failures  # noqa: E402
+
 
 def meta(ck, step):
     with open(os.path.join(ck, "step-%d" % step, ".metadata")) as f:
@@ -34,6 +37,15 @@ def namespace_ok(s, ops, folder_fsyncs, creates=None):
     if creates is not None:
         assert x["checkpoint_create_calls"] == creates, (x["checkpoint_create_calls"], creates)
         assert x["checkpoint_create_seconds"] > 0, x
+    return True
+
+
+def timing_ok(s, wall):
+    """summary.json "timing" as check_summary.py checks it; the start-up ends at the first
+    write, so it and every checkpoint's slowest write and read fit in mpiexec's wall time."""
+    own = sum(c.get("write_seconds", 0) + c.get("read_seconds", 0) for c in s["checkpoints"])
+    bad = timing_failures(s, own, wall)
+    assert not bad, bad
     return True
 
 

@@ -97,9 +97,12 @@ dcp)
 	config dcp "$CKPT
 tensor_parallelism = 2
 count = 2"
+	t0=$(date +%s.%N)
 	run 2 dcp
+	t1=$(date +%s.%N)
 	expect_rc 0
 	check "dcp_ok(s, ck, steps=[1, 2], total=14000042, writers=[0, 1], count=2)"
+	check "timing_ok(s, wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'))"
 	# each restore starts from an evicted file, measured with mincore: both ranks' files, ~0 %
 	check "[(m['step'], m['when'], m['files_examined'], m['files_failed']) for m in s['storage']['checkpoint_restore_cache_measured']] == [(1, 'before', 2, 0), (2, 'before', 2, 0)]"
 	check "all(m['examined_bytes'] > 0 and m['resident_percent'] <= 10 for m in s['storage']['checkpoint_restore_cache_measured'])"
@@ -506,7 +509,9 @@ storage.stripe_count = 1, 2"
 		JSON_LET="r = s['repetitions'][0]" json_check "$f" \
 			"s['storage']['stripe_requested']['count'] == $n" \
 			"r['bandwidth_MiB_per_second'] > 0 and r['read_bandwidth_MiB_per_second'] > 0" \
-			"m['checkpoint_bytes_written'] == 14000042"
+			"m['checkpoint_bytes_written'] == 14000042" \
+			"s['timing']['startup_from'] == 'run' and s['timing']['startup_seconds'] > 0" \
+			"s['timing']['mpi_init_seconds'] is None and s['timing']['reduce_seconds'] > 0"
 	done
 	;;
 *)

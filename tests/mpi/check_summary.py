@@ -7,8 +7,10 @@ AU lies in [0, 100] and the verdict follows from it and au_threshold.
 
 usage: check_summary.py RUN_DIR [--ranks N] [--epochs E] [--reps R] [--bytes B]
                         [--samples S] [--ops O] [--rank-samples a,b,c] [--direct] [--page-cache M]
+                        [--wall SECONDS]
     --bytes, --samples, --ops: totals over all epochs and repetitions.
     --rank-samples: samples each rank read over the whole run.
+    --wall: mpiexec's wall time around the run (start-up and epochs fit inside it).
 Exit 0 when everything holds; otherwise prints every failed check and exits 1. Every member a
 check reads must be there: a missing one fails (KeyError), it never defaults.
 """
@@ -45,6 +47,29 @@ def walk_numbers(obj, path="summary"):
         check(math.isfinite(obj), f"{path} is not finite: {obj}")
 
 
+def timing_failures(s, own=0.0, wall=None):
+    """summary.json "timing" (docs/results.md) of a run started by `feedbench run` under
+    mpiexec: start-up counted from the process's start, MPI_Init inside it, the reductions
+    measured; each a positive time (a clock that ran), and the start-up plus the workload's own
+    time (own) inside mpiexec's wall time. Returns what fails."""
+    bad = []
+    t = s["timing"]
+    up, init, red = t["startup_seconds"], t["mpi_init_seconds"], t["reduce_seconds"]
+    for k, v in (("startup_seconds", up), ("mpi_init_seconds", init),
+                 ("reduce_seconds", red)):
+        if not (isinstance(v, float) and math.isfinite(v) and v > 0):
+            bad.append(f"timing.{k} is {v!r}, not a positive time")
+    if bad:
+        return bad
+    if t["startup_from"] != "process":
+        bad.append(f"timing.startup_from {t['startup_from']!r}, want 'process'")
+    if init > up:
+        bad.append(f"MPI_Init ({init} s) is longer than the start-up it is part of ({up} s)")
+    if wall is not None and up + own > wall:
+        bad.append(f"start-up {up} s + the workload's {own} s > mpiexec's wall time {wall} s")
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run_dir")
@@ -59,6 +84,7 @@ def main():
     ap.add_argument("--page-cache")
     ap.add_argument("--nodes", type=int, help="num_nodes, and len(nodes)")
     ap.add_argument("--evictions", type=int, help="page_cache_evictions_per_epoch")
+    ap.add_argument("--wall", type=float, help="mpiexec's wall time around the run")
     a = ap.parse_args()
 
     with open(os.path.join(a.run_dir, "summary.json")) as f:
@@ -104,6 +130,12 @@ def main():
     # Rates: bytes / 2^20 / the sum of epoch wall times, within 1e-6.
     wall = sum(e["wall_seconds"] for e in eps)
     check(wall > 0, "zero wall time")
+    # Start-up ends at the first epoch, which starts after the set-up of its repetition.
+    for f in timing_failures(s, m["train_wall_seconds"], a.wall):
+        check(False, f)
+    check(s["timing"]["startup_seconds"] >= s["storage"]["setup_seconds"],
+          f"start-up {s['timing']['startup_seconds']} s < the set-up inside it "
+          f"{s['storage']['setup_seconds']} s")
     check(close(m["train_bandwidth_MiB_per_second"], m["train_bytes_read"] / MIB / wall),
           f"train_bandwidth_MiB_per_second {m['train_bandwidth_MiB_per_second']} != "
           f"{m['train_bytes_read'] / MIB / wall}")

@@ -103,7 +103,9 @@ case $CASE in
 per_rank | shared)
 	# 8 files x 8 samples, 2 epochs: every sample read once per epoch, every byte counted once.
 	n=$1
+	t0=$(date +%s.%N)
 	fb "$n" run --set "dataset.file_access=$CASE"
+	t1=$(date +%s.%N)
 	expect_rc 0
 	if [ "$CASE" = per_rank ]; then
 		rs=$(rank_samples 8 8 "$n" 2)
@@ -111,7 +113,7 @@ per_rank | shared)
 		rs=$(shared_samples 64 "$n" 2)
 	fi
 	summary --ranks "$n" --epochs 2 --bytes $((64 * REC * 2)) --samples 128 --ops 128 \
-		--rank-samples "$rs"
+		--rank-samples "$rs" --wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 	cache_measured 90 100 # just generated, then read: the page cache holds it all
 	;;
 uneven_files)

@@ -9,8 +9,15 @@
 #   launch+exit s   mpiexec's wall time (launch to the last rank's exit) minus the workload's
 #                   own measured time (training: train_wall_seconds; checkpoint: the slowest
 #                   rank's write + read): start-up, agreement on the config, set-up, the
-#                   reductions and the result folder. summary.json has no start-up member, so
-#                   this is start-up and teardown together.
+#                   reductions, the result folder and the exit, together
+#   startup s       summary.json timing.startup_seconds: the slowest rank's time from its
+#                   main() to the workload's first timed phase (training: the first epoch;
+#                   checkpoint: the first write), MPI_Init included
+#   init s          timing.mpi_init_seconds: the slowest rank's MPI_Init
+#   reduce ms       timing.reduce_seconds: the slowest rank's time in the end-of-run
+#                   reductions of its figures to rank 0 (training: epochs, evaluation,
+#                   accelerators, ranks, timeline; checkpoint: every checkpoint's per-rank
+#                   figures and call counts), before summary.json is built
 #   RSS MiB         peak RSS per rank (/usr/bin/time -f %M around every rank): max over ranks
 #   agree ms        checkpoint: time to durable - the slowest rank's write (the agreement that
 #                   every rank's bytes are durable, then .metadata and the folder fsyncs);
@@ -18,7 +25,8 @@
 # Training uses backend = null (nothing read, verify off: null leaves buffers unfilled);
 # the checkpoint workload refuses backend = null (its .metadata must be renamed into place),
 # so it writes 64 KiB per rank with posix into /dev/shm.
-# Fit: launch+exit = a + b * ranks, agree = a + b * log2(ranks) (least squares), extrapolated
+# Fit: launch+exit, startup and reduce = a + b * ranks (rank 0 receives one record per rank),
+# agree = a + b * log2(ranks) (least squares), extrapolated
 # to 1 024 and 10 000 ranks: ranks sharing 2 cores, so the slope is the cost of time-sharing as
 # much as that of MPI; read it as an upper bound for one machine, not a cluster's figure.
 set -u
@@ -73,7 +81,8 @@ plots = false
 EOF
 
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '%-11s %6s %14s %8s %9s\n' workload ranks "launch+exit s" "RSS MiB" "agree ms"
+printf '%-11s %6s %14s %10s %7s %10s %8s %9s\n' workload ranks "launch+exit s" "startup s" \
+	"init s" "reduce ms" "RSS MiB" "agree ms"
 for wl in checkpoint train; do
 	for n in $RANKS; do
 		ranks_set=()
@@ -93,7 +102,7 @@ for wl in checkpoint train; do
 import glob, json, sys
 wl, n, t0, t1, w = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 s = json.load(open(glob.glob(w + "/res/*/summary.json")[0]))
-m = s["metric"]
+m, tm = s["metric"], s["timing"]
 rss = max(int(open(f).read().split()[-1]) for f in glob.glob(w + "/rss.*")) / 1024
 if wl == "train":
     own, agree = m["train_wall_seconds"], None
@@ -101,10 +110,12 @@ else:
     wmax = m["checkpoint_write_seconds_per_rank"]["max"]
     own = wmax + m["checkpoint_read_seconds_per_rank"]["max"]
     agree = (m["checkpoint_time_to_durable_seconds"] - wmax) * 1e3
-print("%-11s %6d %14.3f %8.1f %9s" % (wl, n, t1 - t0 - own, rss,
-                                      "-" if agree is None else "%.3f" % agree))
+up, init, red = tm["startup_seconds"], tm["mpi_init_seconds"], tm["reduce_seconds"] * 1e3
+print("%-11s %6d %14.3f %10.3f %7.3f %10.3f %8.1f %9s" % (
+    wl, n, t1 - t0 - own, up, init, red, rss, "-" if agree is None else "%.3f" % agree))
 with open(w + "/rows", "a") as f:
-    f.write("%s %d %.6f %.3f %s\n" % (wl, n, t1 - t0 - own, rss, "-" if agree is None else agree))
+    f.write("%s %d %.6f %.3f %s %.6f %.6f %.6f\n" % (
+        wl, n, t1 - t0 - own, rss, "-" if agree is None else agree, up, init, red))
 PY
 	done
 done
@@ -124,6 +135,15 @@ for wl in ("checkpoint", "train"):
     n = [int(x[1]) for x in r]
     a, b = fit(n, [float(x[2]) for x in r])
     print("%-11s launch+exit s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
+          % (wl, a, b, a + b * 1024, a + b * 10000))
+    a, b = fit(n, [float(x[5]) for x in r])
+    print("%-11s startup s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
+          % (wl, a, b, a + b * 1024, a + b * 10000))
+    a, b = fit(n, [float(x[6]) for x in r])
+    print("%-11s MPI_Init s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
+          % (wl, a, b, a + b * 1024, a + b * 10000))
+    a, b = fit(n, [float(x[7]) for x in r])
+    print("%-11s reduce ms = %.3f + %.4f x ranks: 1024 -> %.1f ms, 10000 -> %.1f ms"
           % (wl, a, b, a + b * 1024, a + b * 10000))
     a, b = fit(n, [float(x[3]) for x in r])
     print("%-11s RSS MiB = %.1f + %.4f x ranks: 1024 -> %.1f, 10000 -> %.1f"
