@@ -3,7 +3,10 @@
 # at 2, 8, 32 and 64 ranks (mpiexec --oversubscribe), tiny sizes, in a tmpfs folder. A
 # measurement, not a test: it prints a table and a fitted model, and never fails on a number.
 #
-#   tests/perf/scale.sh                  (RANKS="2 8 32 64", FEEDBENCH=build/feedbench)
+#   tests/perf/scale.sh         (RANKS="2 8 32 64", REPS=3, FEEDBENCH=build/feedbench)
+#
+# Each row is the median, column by column, of REPS runs (a loaded machine deschedules ranks:
+# one run's reduction or agreement time can be several times the next one's).
 #
 # Per rank count and workload:
 #   launch+exit s   mpiexec's wall time (launch to the last rank's exit) minus the workload's
@@ -33,6 +36,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$ROOT/build/feedbench}
 RANKS=${RANKS:-2 8 32 64}
+REPS=${REPS:-3}
 MPIEXEC=${MPIEXEC:-mpiexec}
 W=$(mktemp -d /dev/shm/fb-scale.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -87,18 +91,19 @@ for wl in checkpoint train; do
 	for n in $RANKS; do
 		ranks_set=()
 		[ "$wl" = checkpoint ] && ranks_set=(--set "checkpoint.model_size_bytes=$((n * 65536))")
-		rm -rf "$W/res" "$W/ck" "$W/rss".*
-		t0=$(date +%s.%N)
-		"$MPIEXEC" "${ROOTOPT[@]}" --oversubscribe -n "$n" sh -c \
-			'exec /usr/bin/time -f %M -o "$0.$$" "$@"' "$W/rss" "$FEEDBENCH" run \
-			"$W/$wl.ini" "${ranks_set[@]}" -o "$W/res" -q >"$W/out" 2>&1 ||
-			{
-				echo "$wl on $n ranks failed:" >&2
-				tail -5 "$W/out" >&2
-				continue
-			}
-		t1=$(date +%s.%N)
-		python3 - "$wl" "$n" "$t0" "$t1" "$W" <<'PY'
+		for ((i = 0; i < REPS; i++)); do
+			rm -rf "$W/res" "$W/ck" "$W/rss".*
+			t0=$(date +%s.%N)
+			"$MPIEXEC" "${ROOTOPT[@]}" --oversubscribe -n "$n" sh -c \
+				'exec /usr/bin/time -f %M -o "$0.$$" "$@"' "$W/rss" "$FEEDBENCH" run \
+				"$W/$wl.ini" "${ranks_set[@]}" -o "$W/res" -q >"$W/out" 2>&1 ||
+				{
+					echo "$wl on $n ranks failed:" >&2
+					tail -5 "$W/out" >&2
+					continue
+				}
+			t1=$(date +%s.%N)
+			python3 - "$wl" "$n" "$t0" "$t1" "$W" <<'PY'
 import glob, json, sys
 wl, n, t0, t1, w = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 s = json.load(open(glob.glob(w + "/res/*/summary.json")[0]))
@@ -111,12 +116,24 @@ else:
     own = wmax + m["checkpoint_read_seconds_per_rank"]["max"]
     agree = (m["checkpoint_time_to_durable_seconds"] - wmax) * 1e3
 up, init, red = tm["startup_seconds"], tm["mpi_init_seconds"], tm["reduce_seconds"] * 1e3
-print("%-11s %6d %14.3f %10.3f %7.3f %10.3f %8.1f %9s" % (
-    wl, n, t1 - t0 - own, up, init, red, rss, "-" if agree is None else "%.3f" % agree))
-with open(w + "/rows", "a") as f:
+with open(w + "/raw", "a") as f:
     f.write("%s %d %.6f %.3f %s %.6f %.6f %.6f\n" % (
         wl, n, t1 - t0 - own, rss, "-" if agree is None else agree, up, init, red))
 PY
+		done
+		# the median of the runs, column by column
+		[ -s "$W/raw" ] && python3 - "$W/raw" "$W/rows" <<'PY'
+import statistics, sys
+raw = [l.split() for l in open(sys.argv[1])]
+med = lambda c: "-" if raw[0][c] == "-" else statistics.median(float(r[c]) for r in raw)
+row = raw[0][:2] + [med(c) for c in range(2, 8)]
+wl, n, le, rss, agree, up, init, red = row
+print("%-11s %6s %14.3f %10.3f %7.3f %10.3f %8.1f %9s" % (
+    wl, n, le, up, init, red, rss, agree if agree == "-" else "%.3f" % agree))
+with open(sys.argv[2], "a") as f:
+    f.write(" ".join(str(x) for x in row) + "\n")
+PY
+		rm -f "$W/raw"
 	done
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -128,28 +145,21 @@ def fit(xs, ys):
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     return my - b * mx, b
 print("# model (least squares over the rows above), extrapolated:")
+# (name, column of the rows, unit, format, x: ranks or log2 ranks)
+models = (("launch+exit", 2, "s", "%.1f", "ranks"), ("startup", 5, "s", "%.2f", "ranks"),
+          ("MPI_Init", 6, "s", "%.2f", "ranks"), ("reduce", 7, "ms", "%.2f", "ranks"),
+          ("RSS", 3, "MiB", "%.1f", "ranks"), ("agree", 4, "ms", "%.2f", "log2(ranks)"))
 for wl in ("checkpoint", "train"):
     r = [x for x in rows if x[0] == wl]
     if len(r) < 2:
         continue
     n = [int(x[1]) for x in r]
-    a, b = fit(n, [float(x[2]) for x in r])
-    print("%-11s launch+exit s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
-          % (wl, a, b, a + b * 1024, a + b * 10000))
-    a, b = fit(n, [float(x[5]) for x in r])
-    print("%-11s startup s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
-          % (wl, a, b, a + b * 1024, a + b * 10000))
-    a, b = fit(n, [float(x[6]) for x in r])
-    print("%-11s MPI_Init s = %.3f + %.5f x ranks: 1024 -> %.1f s, 10000 -> %.1f s"
-          % (wl, a, b, a + b * 1024, a + b * 10000))
-    a, b = fit(n, [float(x[7]) for x in r])
-    print("%-11s reduce ms = %.3f + %.4f x ranks: 1024 -> %.1f ms, 10000 -> %.1f ms"
-          % (wl, a, b, a + b * 1024, a + b * 10000))
-    a, b = fit(n, [float(x[3]) for x in r])
-    print("%-11s RSS MiB = %.1f + %.4f x ranks: 1024 -> %.1f, 10000 -> %.1f"
-          % (wl, a, b, a + b * 1024, a + b * 10000))
-    if r[0][4] != "-":
-        a, b = fit([math.log2(x) for x in n], [float(x[4]) for x in r])
-        print("%-11s agree ms = %.3f + %.3f x log2(ranks): 1024 -> %.2f ms, 10000 -> %.2f ms"
-              % (wl, a, b, a + b * 10, a + b * math.log2(10000)))
+    for name, col, unit, f, xs in models:
+        if r[0][col] == "-":
+            continue
+        lg = xs != "ranks"
+        a, b = fit([math.log2(x) if lg else x for x in n], [float(x[col]) for x in r])
+        at = [a + b * (math.log2(k) if lg else k) for k in (1024, 10000)]
+        print(("%-11s %s %s = %.4g + %.4g x %s: 1024 -> " + f + " %s, 10000 -> " + f + " %s")
+              % (wl, name, unit, a, b, xs, at[0], unit, at[1], unit))
 PY
