@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,13 +176,16 @@ static int x_event(struct it *t, const struct it_src *s, json_t *ev, const char 
 	const char *dot = strrchr(name, '.'), *base = dot ? dot + 1 : name;
 	double ts, dur, pid = 0, tid = 0, tdur = -1;
 
-	if (!num_of(ev, "ts", &ts) || !num_of(ev, "dur", &dur) || dur < 0)
+	if (!num_of(ev, "ts", &ts) || !num_of(ev, "dur", &dur) || !(dur >= 0 && dur <= 1e15) ||
+	    !isfinite(ts))
 		return it_bad(t, s, "event '%.100s' has no number ts and dur >= 0", name);
 	/* Chrome's thread duration: the thread's CPU time over the event (µs) */
-	if (json_object_get(ev, "tdur") && (!num_of(ev, "tdur", &tdur) || tdur < 0 || tdur > 1e15))
+	if (json_object_get(ev, "tdur") &&
+	    (!num_of(ev, "tdur", &tdur) || !(tdur >= 0 && tdur <= 1e15)))
 		return it_bad(t, s, "event '%.100s': tdur is not a number >= 0", name);
 	if ((json_object_get(ev, "pid") && !num_of(ev, "pid", &pid)) ||
-	    (json_object_get(ev, "tid") && !num_of(ev, "tid", &tid)))
+	    (json_object_get(ev, "tid") && !num_of(ev, "tid", &tid)) || !(fabs(pid) <= 9e18) ||
+	    !(fabs(tid) <= 9e18))
 		return it_bad(t, s, "event '%.100s': pid or tid is not a number", name);
 	if (name_is(base, it_reads) || name_is(base, it_opens))
 		return io_event(t, s, args, base, (int64_t)pid, (int64_t)tid, ts, dur, tdur);
@@ -192,7 +196,8 @@ static int x_event(struct it *t, const struct it_src *s, json_t *ev, const char 
 			t->write_bytes += (uint64_t)size;
 	} else if (strcasestr(base, "compute")) {
 		double step = -1;
-		num_of(args, "step", &step);
+		if (!num_of(args, "step", &step) || !(fabs(step) < 9e18))
+			step = -1;
 		it_compute(t, (int64_t)pid, dur, tdur, (int64_t)step);
 	} else if (strcasestr(base, "fetch") || strcasecmp(base, "data_wait") == 0) {
 		it_fetch(t, dur, tdur); /* the trainer's wait for its next batch */
@@ -211,9 +216,9 @@ static int cpu_counter(struct it *t, const struct it_src *s, json_t *ev, const c
 {
 	double pid = 0, cpu;
 
-	if (!num_of(json_object_get(ev, "args"), "cpu_us", &cpu) || cpu < 0 || cpu > 1e15)
+	if (!num_of(json_object_get(ev, "args"), "cpu_us", &cpu) || !(cpu >= 0 && cpu <= 1e15))
 		return it_bad(t, s, "counter '%.100s': args.cpu_us is not a number >= 0", name);
-	if (json_object_get(ev, "pid") && !num_of(ev, "pid", &pid))
+	if (json_object_get(ev, "pid") && (!num_of(ev, "pid", &pid) || !(fabs(pid) <= 9e18)))
 		return it_bad(t, s, "counter '%.100s': pid is not a number", name);
 	it_counter(t, (int64_t)pid, cpu);
 	return 0;

@@ -92,6 +92,9 @@ import_case() {
 	printf '[\n{"name":"read","ph":"X","ts":1,"dur":1,"tdur":-2,"args":{"fname":"/a","size":4}}\n' \
 		>"$T/bad.pfw"
 	bad "$T/bad.pfw" "line 2: event 'read': tdur is not a number >= 0"
+	printf '[\n{"name":"read","ph":"X","ts":1,"dur":1,"tdur":"nan","args":{"fname":"/a","size":4}}\n' \
+		>"$T/bad.pfw"
+	bad "$T/bad.pfw" "line 2: event 'read': tdur is not a number >= 0"
 	# preprocess_time: the mean thread CPU time (tdur) where every sample and read has it,
 	# else the 10th percentile of time less I/O (1 ms of 1-10 ms: 0.998 ms, its 1 % bin)
 	python3 - "$T/pre" <<'PY'
