@@ -23,7 +23,8 @@
 #   NO_INSTALL=1  never install (Debian packages or pip); exit 77 when something is missing
 #   CACHE      (warm): the page-cache state every run starts in, the same for both tools:
 #              warm (every dataset file read once just before the run) or drop (the dataset's
-#              pages evicted just before the run, posix_fadvise DONTNEED per file, as
+#              pages written back (fdatasync: DONTNEED only starts the writeback of dirty pages, as a dataset
+#              just generated) and evicted just before the run, posix_fadvise DONTNEED per file, as
 #              vmtouch -e does; other files' pages are left alone). The share of the dataset's
 #              pages in the page cache is then measured (mincore over a mapping of each file,
 #              as fincore does) and recorded in each row ("cached %"), with feedbench's own
@@ -189,6 +190,7 @@ import os, sys
 for d, _, fs in os.walk(sys.argv[1]):
     for f in fs:
         fd = os.open(os.path.join(d, f), os.O_RDONLY)
+        os.fdatasync(fd)  # dirty pages (a dataset just generated) are not dropped
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
 PY

@@ -6,13 +6,16 @@
 # (rank r's block at offset r x block), buffered or O_DIRECT (IOR -B).
 #
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
-#       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5]
+#       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5] [--discard 0]
 #       [--dir FOLDER] [--feedbench PATH] [--no-fio]
 #   tests/perf/ior_vs_feedbench.sh --mdtest FILES [--unique yes,no] [--ranks 2] [--rounds 5]
+#       [--discard 0]
 #
 # Every case runs --rounds (>= 3) alternating rounds: odd rounds the peers first (fio, IOR, IOR
 # without refill), even rounds feedbench first and the peers in reverse order, so drift of the
-# machine lands on every side. --no-fio leaves fio out (a long series against IOR alone). A
+# machine lands on every side. --no-fio leaves fio out (a long series against IOR alone).
+# --discard N runs N more rounds first and leaves them out of the table (the first run after
+# other work has been seen to create files up to 12 x faster than every later one). A
 # row shows the median over rounds of each tool's write and read bandwidth (MiB/s = 2^20 B/s,
 # bytes of all ranks over the slowest rank's phase time) and, per peer, the ratio feedbench /
 # peer of each round (the tools of one round are a pair): its median, its range and the 95 %
@@ -54,7 +57,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$SRC/build/feedbench}
 MPIEXEC=${MPIEXEC:-mpiexec}
-RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DIR=
+RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DISCARD=0 DIR=
 MD_FILES= MD_UNIQUE=yes,no NO_FIO=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--io) IOS=$2; shift ;;
 	--order) ORDERS=$2; shift ;;
 	--rounds) ROUNDS=$2; shift ;;
+	--discard) DISCARD=$2; shift ;;
 	--fpp) ACCESS=fpp ;; # the options of the first version of this script
 	--segments) [ "$2" = 1 ] || { echo "only --segments 1 (one block per rank)" >&2; exit 2; }; shift ;;
 	--dir) DIR=$2; shift ;;
@@ -77,6 +81,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+[[ $DISCARD =~ ^[0-9]+$ ]] || { echo "ior_vs_feedbench.sh: --discard takes a count of rounds" >&2; exit 2; }
 [ "$ROUNDS" -ge 3 ] || { echo "ior_vs_feedbench.sh: --rounds must be 3 or more (medians)" >&2; exit 2; }
 [ -x "$FEEDBENCH" ] || { echo "ior_vs_feedbench.sh: no feedbench at $FEEDBENCH (build first)" >&2; exit 2; }
 command -v fio >/dev/null || { echo "ior_vs_feedbench.sh: fio is not installed (apt-get install fio)" >&2; exit 2; }
@@ -171,12 +176,12 @@ if [ -n "$MD_FILES" ]; then
 	LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 	IFS=, read -r -a uniques <<<"$MD_UNIQUE"
 	for u in "${uniques[@]}"; do
-		for ((round = 1; round <= ROUNDS; round++)); do
+		for ((round = 1 - DISCARD; round <= ROUNDS; round++)); do
 			if ((round % 2)); then order="mdtest fbmeta"; else order="fbmeta mdtest"; fi
 			for tool in $order; do
 				read -r c st rd rm s f <<<"$(run_"$tool" "$u")" # waits for the tool to clean up
 				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$u" "$round" "$tool" "$c" \
-					"$st" "$rd" "$rm" "$s" "$f" >>"$T/md.tsv"
+					"$st" "$rd" "$rm" "$s" "$f" >>"$T/md$( ((round > 0)) || echo .discarded).tsv"
 			done
 		done
 		echo "done: mdtest -u $u ($ROUNDS rounds)" >&2
@@ -203,13 +208,13 @@ for u in dict.fromkeys(k[0] for k in d):
           statistics.median(float(v[4]) for v in fb.values()),
           statistics.median(float(v[5]) for v in fb.values())))
 PY
-	echo "($RANKS ranks, $MD_FILES files of 4096 bytes per rank; $ROUNDS alternating rounds; load"
+	echo "($RANKS ranks, $MD_FILES files of 4096 bytes per rank; $ROUNDS alternating rounds after $DISCARD discarded; load"
 	echo " average $LOAD_BEFORE before, $LOAD_AFTER after, on $(nproc) CPUs; files in $T on"
 	echo " $(df -T "$T" | awk 'NR == 2 {print $2}'); $(grep -o "mdtest-[^ ]*" "$T/mdtest.out" | head -1))"
 	exit 0
 fi
 if [ -n "$IOR" ]; then
-	echo "IOR: $IOR; fio is shown beside it"
+	echo "IOR: $IOR$([ "$NO_FIO" = 1 ] || echo "; fio is shown beside it")"
 else
 	echo "IOR is not installed (set IOR_SOURCE to a checkout of hpc/ior or IOR_BIN to an ior binary):"
 	echo "fio stands in for IOR on the same pattern (see the head of this script)"
@@ -302,7 +307,7 @@ for access in "${accesses[@]}"; do
 		[ "$io" = direct ] && direct=1
 		for x in "${xfers[@]}"; do
 			xb=$(to_bytes "$x")
-			for ((round = 1; round <= ROUNDS; round++)); do
+			for ((round = 1 - DISCARD; round <= ROUNDS; round++)); do
 				peers=()
 				[ "$NO_FIO" = 1 ] || peers+=(fio)
 				[ -n "$IOR" ] && peers+=(ior)
@@ -316,7 +321,7 @@ for access in "${accesses[@]}"; do
 				for tool in $order; do
 					read -r w r wms rms <<<"$(run_"$tool" "$access" "$xb" "$direct")" # waits for its rm
 					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access/$ORDER" "$io" \
-						"$x" "$round" "$tool" "$w" "$r" "${wms:--}" "${rms:--}" >>"$RES"
+						"$x" "$round" "$tool" "$w" "$r" "${wms:--}" "${rms:--}" >>"$RES$( ((round > 0)) || echo .discarded)"
 				done
 			done
 			echo "done: $access $ORDER $io xfer $x ($ROUNDS rounds)" >&2
@@ -359,7 +364,7 @@ for (access, io, x), c in cases.items():
         print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
-echo " of the next rank's block; $ROUNDS alternating rounds; load average $LOAD_BEFORE before,"
+echo " of the next rank's block; $ROUNDS alternating rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
 echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'NR == 2 {print $2}'))"
 echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
 echo " page cache, is not a measurement of storage)"
