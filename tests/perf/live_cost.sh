@@ -20,6 +20,10 @@
 # statistics off (their per-batch counters also feed the progress line), so what live
 # statistics add is the thread, and on CPUs the readers keep busy its CPU time is at most what
 # they lose. Exit 0 always: the figures are measurements, not verdicts.
+# MODE=instructions instead runs one rank under valgrind's callgrind (EPOCHS default 2 there),
+# live statistics off and on (INTERVAL), and prints the reader threads' instructions per read
+# both ways (the same code: they should match) and the live thread's instructions per gather
+# (exit 0 without valgrind).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,16 +32,44 @@ fb=${1:-$SRC/build/feedbench}
 dir=${2:-/tmp/feedbench-live-cost}
 mpi=(${MPIEXEC:-mpiexec} --oversubscribe --allow-run-as-root -n 2)
 
+if [ "${MODE:-pairs}" = instructions ] && ! command -v valgrind >/dev/null; then
+	echo "live_cost: MODE=instructions needs valgrind (apt-get install valgrind)"
+	exit 0
+fi
 rm -rf "$dir"
 mkdir -p "$dir"
 printf '%s\n' "[workload]" "name = live_cost" "[dataset]" "data_dir = $dir/data" "format = raw" \
 	"num_files_train = 16" "num_samples_per_file = 2048" "record_length_bytes = 4KiB" \
 	"verify = false" "[reader]" "batch_size = 64" "read_threads = 1" "[train]" \
-	"epochs = ${EPOCHS:-8}" "computation_time = 0" "exclude_start_steps = 0" "[output]" \
+	"epochs = ${EPOCHS:-$([ "${MODE:-pairs}" = instructions ] && echo 2 || echo 8)}" "computation_time = 0" "exclude_start_steps = 0" "[output]" \
 	"dir = $dir/results" "plots = false" >"$dir/cost.ini"
 echo "load before: $(uptime)"
 "${mpi[@]}" "$fb" generate "$dir/cost.ini" >/dev/null
 cat "$dir"/data/* >/dev/null # cached before the first run
+
+if [ "${MODE:-pairs}" = instructions ]; then
+	irs() { # irs INTERVAL: reads, live rows, readers' and live thread's instructions
+		rm -rf "$dir/results"
+		valgrind --tool=callgrind --callgrind-out-file="$dir/cg" "$fb" run "$dir/cost.ini" \
+			--set output.live_interval="$1" >/dev/null 2>&1
+		local run
+		run=$(dirname "$(find "$dir/results" -name summary.json)")
+		echo "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metric"]["train_samples"])' \
+			"$run/summary.json" 2>/dev/null || echo 0)" \
+			"$(($([ -f "$run/live.csv" ] && wc -l <"$run/live.csv" || echo 1) - 1))" \
+			"$(python3 "$HERE/callgrind_sum.py" "$dir/cg" train_readers.c:worker_main live.c:live_main)"
+	}
+	python3 - "$(irs 0)" "$(irs "${INTERVAL:-1s}")" <<'PY'
+import sys
+off, on = ([int(x) for x in a.split()] for a in sys.argv[1:3])
+(n0, _, _, w0, _), (n1, rows, _, w1, lv) = off, on
+print(f"one rank under callgrind, {n1} reads: the reader threads' instructions per read "
+      f"{w0 / n0:.1f} with live statistics off, {w1 / n1:.1f} on; the live thread "
+      f"{lv / max(rows, 1):.0f} instructions per gather ({rows} gathers)")
+PY
+	echo "load after: $(uptime)"
+	exit 0
+fi
 
 rate() { # rate INTERVAL: samples/s over all epochs, live threads' CPU s, epochs' CPU s
 	rm -rf "$dir/results"

@@ -110,38 +110,28 @@ PY
 fi
 
 if [ "$mode" = instructions ]; then
-	irs() { # irs on|off EPOCHS: total instructions and those under trace_finish (inclusive)
+	irs() { # irs on|off EPOCHS: instructions of the program, under trace_finish, in the readers
 		rm -rf "$dir/results"
 		valgrind --tool=callgrind --callgrind-out-file="$dir/cg" "$fb" run "$dir/cost.ini" \
 			--set output.trace="$([ "$1" = on ] && echo true || echo false)" \
 			--set train.epochs="$2" --set output.live_interval=0 >/dev/null 2>&1
-		callgrind_annotate --inclusive=yes "$dir/cg" 2>/dev/null | python3 -c '
-import re, sys
-tot = fin = 0
-for l in sys.stdin:
-    m = re.match(r"\s*([0-9,]+) .*(PROGRAM TOTALS|trace\.c:trace_finish )", l)
-    if m:
-        v = int(m.group(1).replace(",", ""))
-        if m.group(2) == "PROGRAM TOTALS":
-            tot = v
-        else:
-            fin = v
-print(tot, fin)'
+		python3 "$HERE/callgrind_sum.py" "$dir/cg" trace.c:trace_finish train_readers.c:worker_main
 	}
 	e=$((1 + ${EPOCHS:-3}))
-	read -r off1 _ <<<"$(irs off 1)"
-	read -r offn _ <<<"$(irs off "$e")"
-	read -r on1 fin1 <<<"$(irs on 1)"
-	read -r onn finn <<<"$(irs on "$e")"
-	python3 - "$off1" "$offn" "$on1" "$onn" "$fin1" "$finn" "$((FILES * SAMPLES * (e - 1)))" <<'PY'
+	python3 - "$((FILES * SAMPLES * (e - 1)))" "$(irs off 1)" "$(irs off "$e")" "$(irs on 1)" \
+		"$(irs on "$e")" <<'PY'
 import sys
-off1, offn, on1, onn, fin1, finn, reads = map(int, sys.argv[1:])
-off = (offn - off1) / reads
-fmt = (finn - fin1) / reads
-run = (onn - on1 - (finn - fin1)) / reads - off
+reads = int(sys.argv[1])
+off1, offn, on1, onn = ([int(x) for x in a.split()] for a in sys.argv[2:6])
+per = lambda a, b, i: (b[i] - a[i]) / reads  # instructions per read of the epochs added
+off = per(off1, offn, 0)
+fmt = per(on1, onn, 1)
+run = per(on1, onn, 0) - fmt - off
+readers = per(on1, onn, 2) - per(off1, offn, 2)
 print(f"instructions per 4 KiB read ({reads} reads, callgrind, user space): untraced {off:.0f} "
       f"(valgrind counts each byte of a rep movsb copy as one: not a time); the trace adds "
-      f"{run:.0f} in the epochs and {fmt:.0f} after them (formatting the JSON lines)")
+      f"{run:.0f} in the epochs ({readers:.0f} of them in the reader threads: trace_io and its "
+      f"call) and {fmt:.0f} after them (formatting the JSON lines)")
 PY
 	echo "load after: $(uptime)"
 	exit 0
