@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,8 @@ struct live {
 	} decided; /* the totals at the last gather that decided (the thread's, on its grid) */
 	FILE *csv, *rcsv;	/* rank 0: live.csv's rows, ranks.csv's per-interval rows */
 	uint64_t thread_cpu_ns; /* the thread's own CPU time over the run (all its phases) */
+	double proc_cpu_s;	/* the process's CPU while the thread ran (the same phases) */
+	double proc_cpu0;	/* the process's CPU when this phase's thread started */
 	double *lost;		/* rank 0, [nranks]: seconds each rank spent not computing */
 };
 
@@ -382,6 +385,17 @@ static struct live *live_make(struct run *run)
 	return lv;
 }
 
+/* User + system CPU seconds of the whole process so far (every thread's). */
+static double proc_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 int live_begin(struct run *run, const char *what, int phase, int nphases, live_sampler fn,
 	       void *arg)
 {
@@ -416,6 +430,7 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	lv->arg = arg;
 	lv->posted = 0;
 	atomic_store(&lv->quit, 0);
+	lv->proc_cpu0 = proc_cpu_s();
 	lv->wake = eventfd(0, EFD_CLOEXEC);
 	lv->active = true;
 	lv->thread_on = lv->wake >= 0 && pthread_create(&lv->thread, NULL, live_main, run) == 0;
@@ -443,6 +458,7 @@ void live_end(struct run *run)
 			perror("feedbench: live eventfd"); /* the thread ends within an interval */
 		pthread_join(lv->thread, NULL);
 		lv->thread_on = false;
+		lv->proc_cpu_s += proc_cpu_s() - lv->proc_cpu0;
 	}
 	if (lv->wake >= 0)
 		close(lv->wake);
@@ -521,8 +537,9 @@ int live_write(const struct run *run, const char *dir)
 	return rc;
 }
 
-double live_thread_cpu_s(const struct run *run)
+double live_thread_cpu_s(const struct run *run, double *proc_s)
 {
+	*proc_s = run->live ? run->live->proc_cpu_s : 0;
 	return run->live ? timer_ns_to_s(run->live->thread_cpu_ns) : 0;
 }
 

@@ -53,8 +53,9 @@ int live_write(const struct run *run, const char *dir);
  * every rank's). -1 when no interval was gathered. Rank 0. */
 int live_slowest(const struct run *run, double *share);
 /* This rank's live thread's own CPU time over the run (CLOCK_THREAD_CPUTIME_ID, each phase's
- * thread from its start to its end); 0 when it never ran. */
-double live_thread_cpu_s(const struct run *run);
+ * thread from its start to its end), and in proc_s the whole process's user + system time
+ * (getrusage) over the same spans, which includes it; both 0 when it never ran. */
+double live_thread_cpu_s(const struct run *run, double *proc_s);
 void live_free(struct run *run);
 
 #endif

@@ -941,7 +941,7 @@ static void rank_totals_gather(struct run *run, struct rank_total *mine,
 	mine->local_rank = run->local_rank;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		mine->peak_rss = (double)ru.ru_maxrss * 1024; /* Linux: KiB */
-	mine->live_cpu = live_thread_cpu_s(run);
+	mine->live_cpu = live_thread_cpu_s(run, &mine->live_proc_cpu);
 	mine->table_bytes =
 	    (double)(dataset_table_bytes(&run->ds) + dataset_table_bytes(&run->eval_ds));
 	MPI_Gather(mine, (int)sizeof(*mine), MPI_BYTE, ranks, (int)sizeof(*mine), MPI_BYTE, 0,
@@ -955,7 +955,7 @@ static void live_members(const struct report_data *d, json_t *s, int nreps,
 {
 	const struct run *run = d->run;
 	json_t *st = json_array(), *lv;
-	double share, cpu = 0;
+	double share, cpu = 0, proc = 0;
 	int slow = live_slowest(run, &share);
 
 	for (int r = 0; r < nreps; r++)
@@ -969,13 +969,15 @@ static void live_members(const struct report_data *d, json_t *s, int nreps,
 	json_decref(st);
 	if (slow < 0)
 		return;
-	for (int r = 0; r < run->nranks; r++)
+	for (int r = 0; r < run->nranks; r++) {
 		cpu += d->ranks[r].live_cpu;
-	/* its cost: the threads' CPU beside the epochs' CPU of the processes (both over ranks) */
+		proc += d->ranks[r].live_proc_cpu;
+	}
+	/* its cost: the threads' CPU beside their processes' over the same spans, over ranks */
 	lv = json_pack("{s:f, s:i, s:s, s:f, s:f, s:f}", "interval_seconds",
 		       run->cfg.output.live_interval, "slowest_rank", slow, "slowest_host",
 		       run->rank_hosts ? run->rank_hosts[slow] : "", "slowest_lost_share", share,
-		       "thread_cpu_seconds", cpu, "cpu_seconds", d->tot_cpu_user + d->tot_cpu_sys);
+		       "thread_cpu_seconds", cpu, "cpu_seconds", proc);
 	json_object_set_new(s, "live", lv);
 }
 

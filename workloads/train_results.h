@@ -67,7 +67,7 @@ struct rank_total {
 	double peak_rss;    /* bytes: the rank's peak resident set (getrusage ru_maxrss) */
 	double table_bytes; /* bytes: the rank's file tables (dataset_table_bytes) */
 	double cpu_user, cpu_sys;
-	double live_cpu; /* CPU seconds of the rank's live statistics thread (bench/live.h) */
+	double live_cpu, live_proc_cpu; /* CPU s of the rank's live thread, of its process then */
 	char host[64];
 	int node_leader, local_rank; /* which node (its local rank 0's world rank), rank on it */
 };

@@ -117,13 +117,14 @@ def check_csv(d, epochs):
     assert len(per) == nranks * len(rows), (len(per), nranks, len(rows))
     assert 0 <= s["live"]["slowest_rank"] < nranks, s["live"]
     assert 0 <= s["live"]["slowest_lost_share"] <= 1, s["live"]
-    # the live threads' own CPU: measured (a thread that ran used some), within the epochs' CPU
-    # of the processes it is part of, which is the metric's user + system time
+    # the live threads' own CPU: measured (a thread that ran used some), within the CPU of the
+    # processes it is part of over the same spans, which hold the epochs (the metric's user +
+    # system time is over the epochs alone)
     lv, m = s["live"], s["metric"]
     assert math.isfinite(lv["thread_cpu_seconds"]) and math.isfinite(lv["cpu_seconds"]), lv
     assert 0 < lv["thread_cpu_seconds"] <= lv["cpu_seconds"], lv
     cpu = m["train_cpu_user_seconds"] + m["train_cpu_system_seconds"]
-    assert abs(lv["cpu_seconds"] - cpu) <= 1e-6 * cpu + 1e-9, (lv, cpu)
+    assert lv["cpu_seconds"] >= cpu - 1e-6, (lv, cpu)
     return rows
 
 

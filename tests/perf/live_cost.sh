@@ -8,12 +8,13 @@
 #   DIR        default /tmp/feedbench-live-cost (data and runs; emptied first)
 # Environment: PAIRS (default 7): runs off and on, alternated so that a change of load hits
 # both; INTERVAL (default 1s; 0.1s shows the cost at ten times the default rate); EPOCHS
-# (default 8, a few seconds a run so that every run makes several gathers); MPIEXEC.
+# (default 300 of 128 MiB, a few seconds a run at 4 KiB cached reads, so that every run makes
+# several gathers); MPIEXEC.
 #
 # No compute, no verification: 2 ranks x 1 reader thread reading 4 KiB samples from the page
 # cache. Prints each pair's samples/s and, for the run with live statistics on, the live
 # threads' own CPU time (summary.json live.thread_cpu_seconds: CLOCK_THREAD_CPUTIME_ID, summed
-# over ranks) and its share of the processes' CPU in the epochs (live.cpu_seconds); then the
+# over ranks) and its share of their processes' CPU over the same spans (live.cpu_seconds); then the
 # median ratio on/off with its range and the 95 % interval of the median (order statistics,
 # tests/perf/paired.py), the median and highest thread-CPU share, and the load average before
 # and after. The thread-CPU share is the direct figure: the readers' path is the same with live
@@ -41,7 +42,7 @@ mkdir -p "$dir"
 printf '%s\n' "[workload]" "name = live_cost" "[dataset]" "data_dir = $dir/data" "format = raw" \
 	"num_files_train = 16" "num_samples_per_file = 2048" "record_length_bytes = 4KiB" \
 	"verify = false" "[reader]" "batch_size = 64" "read_threads = 1" "[train]" \
-	"epochs = ${EPOCHS:-$([ "${MODE:-pairs}" = instructions ] && echo 2 || echo 8)}" "computation_time = 0" "exclude_start_steps = 0" "[output]" \
+	"epochs = ${EPOCHS:-$([ "${MODE:-pairs}" = instructions ] && echo 2 || echo 300)}" "computation_time = 0" "exclude_start_steps = 0" "[output]" \
 	"dir = $dir/results" "plots = false" >"$dir/cost.ini"
 echo "load before: $(uptime)"
 "${mpi[@]}" "$fb" generate "$dir/cost.ini" >/dev/null
@@ -71,7 +72,7 @@ PY
 	exit 0
 fi
 
-rate() { # rate INTERVAL: samples/s over all epochs, live threads' CPU s, epochs' CPU s
+rate() { # rate INTERVAL: samples/s over all epochs, live threads' CPU s, processes' CPU s
 	rm -rf "$dir/results"
 	"${mpi[@]}" "$fb" run "$dir/cost.ini" --set output.live_interval="$1" >/dev/null 2>"$dir/err"
 	grep -c '^live ' "$dir/err" >"$dir/lines" || true
@@ -102,7 +103,7 @@ share = [100 * t / c for _, _, t, c, _ in rows]
 m = statistics.median(r)
 print(f"on/off samples/s: median {m:.4f} (range {min(r):.3f}-{max(r):.3f}, 95 % interval of the "
       f"median {ci(r)}): {100 * (1 - m):.1f} % of read throughput")
-print(f"live threads' CPU share of the epochs' CPU: median {statistics.median(share):.3f} %, "
+print(f"live threads' CPU share of their processes' CPU: median {statistics.median(share):.3f} %, "
       f"highest {max(share):.3f} % (target < 1 %)")
 PY
 echo "load after: $(uptime)"
