@@ -20,8 +20,9 @@
 #                    default 100 x 11700: ten of a thread's buffers a block), CPU time of the
 #                    thread (user + system: the staging file's writes included); the added CPU
 #                    ns per read with the 95 % interval of the median, against the bare pread and
-#                    against feedbench's own untraced read (CPU per read of RUNS untraced runs
-#                    of the config above, default 3): the cost in percent.
+#                    against feedbench's own untraced read (RUNS untraced runs of the config
+#                    above, default 3: wall time per read of its one reader, the cycle the
+#                    trace's CPU lengthens, and CPU per read): the cost in percent.
 #   instructions     valgrind's callgrind of one feedbench run per setting, trace off and on, 1
 #                    and 1+EPOCHS epochs (FILES x SAMPLES reads an epoch, default 4 x 1024):
 #                    the user-space instructions the trace adds per read in the epochs and
@@ -81,10 +82,10 @@ cat "$dir"/data/* >/dev/null # cached before the first run
 if [ "$mode" = loop ]; then
 	loop=$(dirname "$fb")/trace_loop
 	: >"$dir/cpu"
-	for i in $(seq 1 "${RUNS:-3}"); do # feedbench's untraced read: CPU per read in the epochs
+	for i in $(seq 1 "${RUNS:-3}"); do # feedbench's untraced read: wall and CPU ns per read
 		rm -rf "$dir/results"
 		"$fb" run "$dir/cost.ini" --set output.trace=false >/dev/null 2>&1
-		python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["metric"]; print(m["train_cpu_seconds_per_GiB"] / 2**18 * 1e9)' \
+		python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["metric"]; print(1e9 / m["train_samples_per_second"], m["train_cpu_seconds_per_GiB"] / 2**18 * 1e9)' \
 			"$(find "$dir/results" -name summary.json)" >>"$dir/cpu"
 	done
 	"$loop" "$(ls "$dir"/data/raw-* | head -1)" "$dir/staging" "${READS:-11700}" "${ROUNDS:-100}" >"$dir/loop"
@@ -94,16 +95,19 @@ sys.path.insert(0, sys.argv[3])
 from paired import ci
 rows = [list(map(float, l.split()[1:])) for l in open(sys.argv[1]) if not l.startswith("staging")]
 staging, events = map(int, open(sys.argv[1]).read().split("staging")[1].split())
-fbread = statistics.median(float(l) for l in open(sys.argv[2]))
+runs = [list(map(float, l.split())) for l in open(sys.argv[2])]
+fbread = statistics.median(w for w, _ in runs)
+fbcpu = statistics.median(c for _, c in runs)
 d = [on - off for _, _, off, on in rows]
 bare = statistics.median(off for _, _, off, _ in rows)
 m = statistics.median(d)
 print(f"trace_loop, {len(rows)} rounds: a 4 KiB cached pread {bare:.0f} CPU ns (median), the trace "
       f"adds {m:.1f} CPU ns per read (95 % interval {ci(d)}), {staging / events:.1f} staging bytes "
       f"an event: {100 * m / bare:.1f} % of a bare pread")
-print(f"feedbench's untraced read: {fbread:.0f} CPU ns (median of "
-      f"{len(open(sys.argv[2]).readlines())} runs): the trace costs {100 * m / fbread:.1f} % of it "
-      f"(target < 5 %)")
+print(f"feedbench's untraced read (median of {len(runs)} runs): {fbread:.0f} ns of wall time a "
+      f"read (its one reader thread's whole cycle: 1 / samples per second), {fbcpu:.0f} ns of CPU "
+      f"(every thread's, the trainer's waits included): the trace adds {100 * m / fbread:.1f} % "
+      f"to the reader's cycle (target < 5 %), {100 * m / fbcpu:.1f} % to the CPU")
 PY
 	echo "load after: $(uptime)"
 	exit 0
