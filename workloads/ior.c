@@ -8,9 +8,9 @@
  * creates the files (the requested layout applied at creation), writes, fsyncs when asked (IOR
  * -e, inside the timed write) and closes; the read phase reopens and reads back what the rank
  * `shift` places over wrote (IOR -C: shift = ranks per node, so another node's data; on one
- * node the next rank's). Every byte read is checked against the seeded pattern (verify), the
- * time of the check taken out of the phase. With [storage.mpiio] collective = true (shared
- * file only; a back-end with collective transfers, mpiio) every transfer is one io_pwrite_all /
+ * node the next rank's). Every byte read is checked against the seeded pattern (verify; ior_stamp),
+ * the time of the check taken out of the phase. With [storage.mpiio] collective = true (shared file
+ * only; a back-end with collective transfers, mpiio) every transfer is one io_pwrite_all /
  * io_pread_all that all ranks join (mpiio: MPI_File_write_at_all / read_at_all of any size,
  * IOR -a MPIIO -c), so the MPI library may aggregate them. On objects (s3) the shared file is
  * one object every rank creates together (io_create with STORAGE_O_SHARED: one multipart
@@ -194,29 +194,64 @@ static int ior_partner(const struct run *run)
 	return (run->rank + shift) % run->nranks;
 }
 
-/* The bytes of [off, off + len) of owner's data: 8-byte words seeded by owner and offset. */
-static void ior_fill(const struct run *run, int owner, uint64_t off, unsigned char *buf, size_t len)
+/* Owner's data, byte o of its file(s): the first 8 bytes of every IOR_PAGE-aligned page are a
+ * stamp, a word seeded by owner and the page's number; every other byte is byte o % IOR_PAGE
+ * of a page of words seeded by owner. The page pattern is made once per phase (ior_pattern);
+ * a transfer then only stamps its pages (ior_stamp), a store per 4 KiB, as IOR's -l o stamps
+ * a word per 4 KiB: no per-byte work between the transfers, whose gaps would let the other
+ * ranks' I/O run uncontended. A misplaced page shows in its stamp, another rank's data or a
+ * hole anywhere. */
+#define IOR_PAGE 4096
+
+/* The owner's page pattern repeated over len bytes (len a multiple of IOR_PAGE). */
+static void ior_pattern(const struct run *run, int owner, unsigned char *pat, size_t len)
 {
 	uint64_t seed = (uint64_t)run->cfg.dataset.seed;
 
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = rng_mix3(seed, (uint64_t)owner, (off + i) / 8);
-		memcpy(buf + i, &w, len - i < 8 ? len - i : 8);
+	for (size_t i = 0; i < IOR_PAGE; i += 8) {
+		uint64_t w = rng_mix3(seed, (uint64_t)owner, i / 8);
+		memcpy(pat + i, &w, 8);
+	}
+	for (size_t i = IOR_PAGE; i < len; i += IOR_PAGE)
+		memcpy(pat + i, pat, IOR_PAGE);
+}
+
+/* The bytes of [off, off + len) at p = pat + off % IOR_PAGE: stamps the pages that start
+ * inside the range (on), or puts the page pattern back there (off). */
+static void ior_stamp(const struct run *run, int owner, unsigned char *pat, uint64_t off,
+		      size_t len, bool on)
+{
+	uint64_t seed = (uint64_t)run->cfg.dataset.seed ^ 0x5374616d70ull;
+	unsigned char *p = pat + off % IOR_PAGE;
+	uint64_t a = (off + IOR_PAGE - 1) / IOR_PAGE * IOR_PAGE;
+
+	for (; a < off + len; a += IOR_PAGE) {
+		uint64_t w = rng_mix3(seed, (uint64_t)owner, a / IOR_PAGE);
+		size_t n = off + len - a < 8 ? (size_t)(off + len - a) : 8;
+		memcpy(p + (a - off), on ? (const void *)&w : (const void *)pat, n);
 	}
 }
 
 static int ior_verify(struct run *run, const char *path, int owner, uint64_t off,
-		      const unsigned char *buf, unsigned char *want, size_t len)
+		      const unsigned char *buf, unsigned char *pat, size_t len)
 {
-	ior_fill(run, owner, off, want, len);
-	if (memcmp(buf, want, len) == 0)
-		return 0;
+	const unsigned char *want = pat + off % IOR_PAGE;
 	size_t i = 0;
-	while (i < len && buf[i] == want[i])
-		i++;
+
+	ior_stamp(run, owner, pat, off, len, true);
+	if (memcmp(buf, want, len) != 0) {
+		while (i < len && buf[i] == want[i])
+			i++;
+	} else {
+		i = len;
+	}
+	unsigned char w = i < len ? want[i] : 0;
+	ior_stamp(run, owner, pat, off, len, false);
+	if (i == len)
+		return 0;
 	return run_fail(run, -FB_EVERIFY,
 			"'%s' byte at offset %" PRIu64 " is 0x%02x, rank %d wrote 0x%02x there",
-			path, off + i, buf[i], owner, want[i]);
+			path, off + i, buf[i], owner, w);
 }
 
 /* Transfer order of a block: in order, or a seeded permutation (Fisher-Yates). */
@@ -282,10 +317,10 @@ struct ior_moves {
 	int phase, owner;
 	bool coll;
 	const char *path;
-	unsigned char *buf, *want;
+	unsigned char *buf, *pat; /* read buffer; owner's pattern (ior_pattern) */
 	uint64_t *ord, n, t;
 	int64_t seg;	    /* the segment ord holds (-1: none yet) */
-	uint64_t verify_ns; /* filling and checking: taken out of the phase's time */
+	uint64_t verify_ns; /* checking read data: taken out of the phase's time */
 	uint64_t pairs;	    /* transfers made */
 };
 
@@ -307,15 +342,17 @@ static int ior_move(struct ior_moves *m, uint64_t to, uint64_t deadline, int rc)
 			(void)ior_xfer(m->io, m->f, m->phase, m->coll, m->buf, 0, off);
 			continue;
 		}
-		if (m->phase == IOR_WRITE) {
-			uint64_t v0 = timer_now_ns();
-			ior_fill(m->run, m->owner, off, m->buf, m->t);
-			m->verify_ns += timer_now_ns() - v0;
+		if (m->phase == IOR_WRITE) { /* the stamps are inside the clock, as IOR's refill */
+			ior_stamp(m->run, m->owner, m->pat, off, m->t, true);
+			rc = ior_xfer(m->io, m->f, m->phase, m->coll, m->pat + off % IOR_PAGE, m->t,
+				      off);
+			ior_stamp(m->run, m->owner, m->pat, off, m->t, false);
+		} else {
+			rc = ior_xfer(m->io, m->f, m->phase, m->coll, m->buf, m->t, off);
 		}
-		rc = ior_xfer(m->io, m->f, m->phase, m->coll, m->buf, m->t, off);
 		if (m->phase == IOR_READ && rc == 0 && cfg->ior.verify) {
 			uint64_t v0 = timer_now_ns();
-			rc = ior_verify(m->run, m->path, m->owner, off, m->buf, m->want, m->t);
+			rc = ior_verify(m->run, m->path, m->owner, off, m->buf, m->pat, m->t);
 			m->verify_ns += timer_now_ns() - v0;
 		}
 		if (deadline && rc == 0 && timer_now_ns() >= deadline) {
@@ -363,7 +400,8 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 	uint64_t t = cfg->ior.transfer_size, n = cfg->ior.block_size / t;
 	int owner = phase == IOR_READ ? ior_partner(run) : run->rank;
 	struct io io = {.run = run, .stats = &out->io, .direct = cfg->storage.direct};
-	unsigned char *buf = NULL, *want = NULL;
+	unsigned char *buf = NULL, *pat = NULL;
+	size_t patlen = (t + 2 * IOR_PAGE - 1) / IOR_PAGE * IOR_PAGE; /* t from any page offset */
 	uint64_t *ord = calloc(n, sizeof(*ord));
 	char path[CFG_PATH_MAX + 64];
 	struct sfile *f = NULL;
@@ -371,8 +409,10 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 
 	io_stats_reset(&out->io);
 	if (!ord || posix_memalign((void **)&buf, IOR_ALIGN, t) ||
-	    posix_memalign((void **)&want, IOR_ALIGN, t))
+	    posix_memalign((void **)&pat, IOR_ALIGN, patlen))
 		rc = run_fail(run, -ENOMEM, "out of memory for a %" PRIu64 "-byte transfer", t);
+	else
+		ior_pattern(run, owner, pat, patlen);
 	/* The phase starts together (IOR's barrier), and a rank that could not allocate stops
 	 * every rank there rather than leaving them in a barrier it never reaches. */
 	if ((rc = agree(run, rc)) < 0)
@@ -384,8 +424,8 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 	uint64_t t1 = timer_now_ns();
 	/* Collective transfers: every rank joins every call; a failed open fails all alike
 	 * (the shared open is collective), so the loop runs on every rank or on none. */
-	struct ior_moves m = {run,  &io, f,    phase, owner, cfg->mpiio.collective && f,
-			      path, buf, want, ord,   n,     t,
+	struct ior_moves m = {run,  &io, f,   phase, owner, cfg->mpiio.collective && f,
+			      path, buf, pat, ord,   n,	    t,
 			      -1,   0,	 0};
 	if (phase == IOR_WRITE && cfg->ior.stonewall > 0)
 		rc = ior_stonewall(&m, t0, out, rc);
@@ -420,7 +460,7 @@ static int ior_phase(struct run *run, int phase, uint64_t limit, struct ior_phas
 out_free:
 	free(ord);
 	free(buf);
-	free(want);
+	free(pat);
 	return rc;
 }
 

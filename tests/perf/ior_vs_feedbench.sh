@@ -20,7 +20,12 @@
 # bytes of all ranks over the slowest rank's phase time) and, per peer, the ratio feedbench /
 # peer of each round (the tools of one round are a pair): its median, its range and the 95 %
 # interval of the median (order statistics of the paired ratios, distribution-free; it needs 6
-# rounds or more, "n/a" below). IOR's hard pattern is `--access shared --xfer 47008`;
+# rounds or more, "n/a" below). A second table sets IOR's columns beside feedbench's, per case
+# and phase: the median over rounds of each of bw(MiB/s), IOPS, Latency(s), open(s), wr/rd(s),
+# close(s) and total(s) (IOR's per-iteration result line; feedbench's summary.json
+# ior.results row, Latency its ior_latency_seconds, IOR's definition; fio: bandwidth and run
+# time only) and the median [range] of the paired ratios feedbench / IOR, so the column where
+# the two differ shows. IOR's hard pattern is `--access shared --xfer 47008`;
 # `--order random` is IOR -z (feedbench [ior] random, fio randwrite/randread). The load
 # average before and after is printed with the table.
 #
@@ -76,7 +81,7 @@ while [ $# -gt 0 ]; do
 	--unique) MD_UNIQUE=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
 	--no-fio) NO_FIO=1 ;;
-	-h | --help) sed -n '2,54p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,58p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -258,7 +263,8 @@ run_fio() {
 	read -r w wms < <(fio_phase "$1" "$2" "$3" write)
 	read -r r rms < <(fio_phase "$1" "$2" "$3" read)
 	rm -rf "$T/fio"
-	echo "$w $r $wms $rms"
+	# fio's columns: its bandwidth and its run time (ms) as total(s); no others
+	echo "$w $r $w,-,-,-,-,-,$(awk "BEGIN {print $wms / 1000}") $r,-,-,-,-,-,$(awk "BEGIN {print $rms / 1000}")"
 }
 
 run_feedbench() {
@@ -274,8 +280,13 @@ run_feedbench() {
 		--set "ior.random=$([ "$ORDER" = random ] && echo true || echo false)" --quiet >/dev/null
 	python3 - "$T"/fbres/*/summary.json <<'PY'
 import json, sys
-m = json.load(open(sys.argv[1]))["metric"]
-print(m["ior_write_bandwidth_MiB_per_second"], m["ior_read_bandwidth_MiB_per_second"])
+j = json.load(open(sys.argv[1]))
+m = j["metric"]
+rows = {r["access"]: r for r in j["ior"]["results"]}
+keys = ("bw_MiB_per_second", "iops", "ior_latency_seconds", "open_seconds", "wr_rd_seconds",
+        "close_seconds", "total_seconds")
+print(m["ior_write_bandwidth_MiB_per_second"], m["ior_read_bandwidth_MiB_per_second"],
+      *[",".join("%.9g" % rows[a][k] for k in keys) for a in ("write", "read")])
 PY
 	rm -rf "$T/fb" "$T/fbres"
 }
@@ -289,9 +300,14 @@ run_ior() {
 	[ "$3" = 1 ] && args+=(--posix.odirect) # IOR 4: -B is gone
 	rm -rf "$T/ior" && mkdir -p "$T/ior"
 	"$MPIEXEC" --oversubscribe -n "$RANKS" "$IOR" "${args[@]}" >"$T/ior.out"
-	# IOR's summary lines: "write  <max> <min> <mean> ..." (MiB/s): the mean column
-	awk '$1 == "write" && NF > 8 && $2 ~ /^[0-9.]+$/ {w = $4} $1 == "read" && NF > 8 &&
-		$2 ~ /^[0-9.]+$/ {r = $4} END {print w, r}' "$T/ior.out"
+	# IOR's summary lines: "write  <max> <min> <mean> ..." (MiB/s): the mean column; then its
+	# per-iteration result lines (access bw IOPS Latency block xfer open wr/rd close total
+	# iter, 11 fields) as the columns bw,IOPS,Latency,open,wr/rd,close,total
+	awk '$1 == "write" && NF > 11 && $2 ~ /^[0-9.]+$/ {w = $4} $1 == "read" && NF > 11 &&
+		$2 ~ /^[0-9.]+$/ {r = $4}
+		NF == 11 && ($1 == "write" || $1 == "read") && $11 ~ /^[0-9]+$/ {
+			c[$1] = $2 "," $3 "," $4 "," $7 "," $8 "," $9 "," $10 }
+		END {print w, r, c["write"], c["read"]}' "$T/ior.out"
 	rm -rf "$T/ior"
 }
 
@@ -319,9 +335,9 @@ for access in "${accesses[@]}"; do
 					for ((i = ${#peers[@]} - 1; i >= 0; i--)); do order="$order ${peers[i]}"; done
 				fi
 				for tool in $order; do
-					read -r w r wms rms <<<"$(run_"$tool" "$access" "$xb" "$direct")" # waits for its rm
+					read -r w r wcols rcols <<<"$(run_"$tool" "$access" "$xb" "$direct")" # waits for its rm
 					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access/$ORDER" "$io" \
-						"$x" "$round" "$tool" "$w" "$r" "${wms:--}" "${rms:--}" >>"$RES$( ((round > 0)) || echo .discarded)"
+						"$x" "$round" "$tool" "$w" "$r" "${wcols:--}" "${rcols:--}" >>"$RES$( ((round > 0)) || echo .discarded)"
 				done
 			done
 			echo "done: $access $ORDER $io xfer $x ($ROUNDS rounds)" >&2
@@ -337,9 +353,9 @@ sys.path.insert(0, sys.argv[2])
 from paired import ratio_cells
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 cases = collections.OrderedDict()
-for access, io, x, rnd, tool, w, r, wms, rms in rows:
+for access, io, x, rnd, tool, w, r, wc, rc in rows:
     c = cases.setdefault((access, io, x), collections.defaultdict(dict))
-    c[tool][int(rnd)] = (float(w), float(r), wms, rms)
+    c[tool][int(rnd)] = (float(w), float(r), wc.split(","), rc.split(","))
 names = {"fio": ("fio", "fb/fio"), "ior": ("IOR", "fb/IOR"), "iornf": ("IOR-nofill", "fb/nf")}
 peers = [p for p in names if any(p in c for c in cases.values())]
 
@@ -362,6 +378,35 @@ for (access, io, x), c in cases.items():
         if "ior" in peers and "iornf" in peers:
             line += " %s" % ratio(c, "ior", "iornf", k)
         print(line)
+
+# The columns of both tools side by side: per case and phase, each column's median over rounds
+# (IOR's per-iteration line; feedbench's summary.json ior.results row, the same columns; fio:
+# bandwidth and run time only) and the median of the paired ratios feedbench / IOR.
+cols = ("bw(MiB/s)", "IOPS", "Latency(s)", "open(s)", "wr/rd(s)", "close(s)", "total(s)")
+tools = ["feedbench"] + peers
+def colmed(c, t, k, i):
+    v = [float(x[2 + k][i]) for x in c[t].values() if x[2 + k][i] not in ("-", "")]
+    return statistics.median(v) if v else None
+def fmt(v):
+    return "%12s" % "-" if v is None else "%12.6g" % v
+print()
+print("Columns, medians over rounds (Latency: IOR's, a rank's wr/rd over its calls, the least;")
+print("feedbench's ior_latency_seconds); fb/IOR: median [range] of the paired ratios")
+for (access, io, x), c in cases.items():
+    for k, phase in enumerate(("write", "read")):
+        print("%s %s xfer %s, %s:" % (access, io, x, phase))
+        print("  %-11s" % "column" + "".join("%12s" % names.get(t, (t,))[0] for t in tools) +
+              ("   fb/IOR median [range]" if "ior" in peers else ""))
+        for i, col in enumerate(cols):
+            line = "  %-11s" % col + "".join(fmt(colmed(c, t, k, i)) for t in tools)
+            if "ior" in peers:
+                rs = [float(c["feedbench"][r][2 + k][i]) / float(c["ior"][r][2 + k][i])
+                      for r in c["feedbench"] if r in c["ior"]
+                      and c["ior"][r][2 + k][i] not in ("-", "")
+                      and float(c["ior"][r][2 + k][i]) > 0]
+                if rs:
+                    line += "   %7.3f [%.3f-%.3f]" % (statistics.median(rs), min(rs), max(rs))
+            print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
 echo " of the next rank's block; $ROUNDS alternating rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
