@@ -1,8 +1,12 @@
 #!/bin/bash
 # feedbench's `[workload] type = ior` against fio, and against IOR where IOR is available, on the
 # same pattern: every rank writes its block sequentially in transfer-size calls, fsyncs at the
-# end of the write (IOR -e), then reads back the block of the next rank (IOR -C task reordering;
-# one node, so rank r reads rank r+1's data). One file per process (IOR -F) or one shared file
+# end of the write (IOR -e), then reads back with IOR -C task reordering, which on one node
+# reads each rank's own block: IOR moves the reader by the ranks per node (it finds the ranks
+# mapped to nodes in blocks), which on one node is all ranks and wraps to the writer itself
+# (strace: rank 0 opens ior.00000000 for both phases). feedbench's ior reads the next rank's
+# data on one node ([ior] reorder), so the script runs it with reorder = false and fio reads
+# each job's own range: the same bytes by the same rank for all three. One file per process (IOR -F) or one shared file
 # (rank r's block at offset r x block), buffered or O_DIRECT (IOR -B).
 #
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
@@ -81,7 +85,7 @@ while [ $# -gt 0 ]; do
 	--unique) MD_UNIQUE=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
 	--no-fio) NO_FIO=1 ;;
-	-h | --help) sed -n '2,58p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,62p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -242,7 +246,6 @@ fio_phase() {
 	[ "$phase" = write ] && args+=(--end_fsync=1)
 	for ((r = 0; r < RANKS; r++)); do
 		owner=$r
-		[ "$phase" = read ] && owner=$(((r + 1) % RANKS))
 		if [ "$access" = fpp ]; then
 			args+=(--name="rank$r" --filename="$T/fio/file.$owner")
 		else
@@ -275,7 +278,7 @@ run_feedbench() {
 	"$MPIEXEC" --oversubscribe -n "$RANKS" "$FEEDBENCH" run "$SRC/configs/workloads/ior.ini" \
 		--set "dataset.data_dir=$T/fb" --set "output.dir=$T/fbres" --set output.plots=false \
 		--set "ior.block_size=$B" --set "ior.transfer_size=$2" --set ior.segments=1 \
-		--set "ior.file_per_process=$fpp" --set ior.verify=false --set ior.reorder=true \
+		--set "ior.file_per_process=$fpp" --set ior.verify=false --set ior.reorder=false \
 		--set ior.fsync=true --set "storage.direct=$direct" \
 		--set "ior.random=$([ "$ORDER" = random ] && echo true || echo false)" --quiet >/dev/null
 	python3 - "$T"/fbres/*/summary.json <<'PY'
@@ -409,7 +412,7 @@ for (access, io, x), c in cases.items():
             print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
-echo " of the next rank's block; $ROUNDS alternating rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
+echo " of the rank's own block, as IOR -C on one node; $ROUNDS alternating rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
 echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'NR == 2 {print $2}'))"
 echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
 echo " page cache, is not a measurement of storage)"
