@@ -27,10 +27,14 @@ enum { F_T, F_BYTES, F_OPS, F_STEPS, F_COMPUTE, F_STEP, F_DONE, F_TAIL, NF };
 struct live {
 	MPI_Comm comm; /* of its own: the thread's gathers never meet the run's collectives */
 	pthread_t thread;
-	bool thread_on;
+	bool thread_on;	   /* one thread for the repetition's phases: live_close joins it */
+	bool thread_fails; /* it could not start: every gather is made from live_end */
+	/* Held by the thread while it tests, consumes and posts, and by live_begin and live_end
+	 * while they hand it a phase or take it back. */
+	pthread_mutex_t mu;
 	bool active; /* between live_begin and live_end: the same on every rank (the config's) */
-	int wake;    /* eventfd: live_end wakes the sleeping thread at once */
-	_Atomic int quit;    /* the phase ended: the thread returns */
+	int wake;    /* eventfd: live_close wakes the sleeping thread at once */
+	_Atomic int quit;    /* the repetition's training ended: the thread returns */
 	_Atomic int stop;    /* enum live_stop every rank agreed on */
 	double stop_after_s; /* elapsed seconds (rank 0's clock) at the interval that decided */
 	uint64_t period_ns;  /* how often the thread gathers */
@@ -57,7 +61,7 @@ struct live {
 	FILE *csv, *rcsv;	/* rank 0: live.csv's rows, ranks.csv's per-interval rows */
 	uint64_t thread_cpu_ns; /* the thread's own CPU time over the run (all its phases) */
 	double proc_cpu_s;	/* the process's CPU while the thread ran (the same phases) */
-	double proc_cpu0;	/* the process's CPU when this phase's thread started */
+	double proc_cpu0;	/* the process's CPU when the thread started */
 	double *lost;		/* rank 0, [nranks]: seconds each rank spent not computing */
 };
 
@@ -313,33 +317,52 @@ static void consume(struct run *run)
 
 /* ---- the thread ------------------------------------------------------------------------- */
 
+/* The next point of the repetition's grid after now (ns), so that epochs shorter than an
+ * interval still get lines. */
+static uint64_t grid_next(const struct live *lv, uint64_t now)
+{
+	return lv->t_base + ((now - lv->t_base) / lv->period_ns + 1) * lv->period_ns;
+}
+
+/* One turn of the thread, under lv->mu: completes a gather in flight, posts the one due while
+ * a phase is on (between phases it skips to the grid's next point). Returns the ns to wait. */
+static uint64_t live_turn(struct run *run, uint64_t *next)
+{
+	struct live *lv = run->live;
+	uint64_t now = timer_now_ns();
+	int done = 0;
+
+	if (lv->pending && MPI_Test(&lv->req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
+		lv->pending = false;
+		consume(run);
+	}
+	if (!lv->pending && now >= *next) {
+		if (lv->active) {
+			sample(lv, timer_ns_to_s(now - lv->t_base), false);
+			post(run);
+			*next = now + lv->period_ns;
+		} else {
+			*next = grid_next(lv, now);
+		}
+	}
+	/* Pending: test every 2 ms (MPI progresses the gather inside the test); else sleep to
+	 * the next interval. */
+	uint64_t wait = lv->pending ? 2000000ull : *next - timer_now_ns();
+	return wait > lv->period_ns ? 0 : wait;
+}
+
 static void *live_main(void *arg)
 {
 	struct run *run = arg;
 	struct live *lv = run->live;
-	/* On the repetition's grid, so that epochs shorter than an interval still get lines. */
-	uint64_t next =
-	    lv->t_base + ((timer_now_ns() - lv->t_base) / lv->period_ns + 1) * lv->period_ns;
+	uint64_t next = grid_next(lv, timer_now_ns());
 
 	while (!atomic_load(&lv->quit)) {
-		uint64_t now = timer_now_ns();
-		int done = 0;
-		if (lv->pending && MPI_Test(&lv->req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
-		    done) {
-			lv->pending = false;
-			consume(run);
-		}
-		if (!lv->pending && now >= next) {
-			sample(lv, timer_ns_to_s(now - lv->t_base), false);
-			post(run);
-			next = now + lv->period_ns;
-		}
-		/* Pending: test every 2 ms (MPI progresses the gather inside the test); else sleep
-		 * to the next interval, or until live_end writes the eventfd. */
-		uint64_t wait = lv->pending ? 2000000ull : next - timer_now_ns();
+		pthread_mutex_lock(&lv->mu);
+		uint64_t wait = live_turn(run, &next);
+		pthread_mutex_unlock(&lv->mu);
+		/* until the next turn, or until live_close writes the eventfd */
 		struct pollfd pfd = {.fd = lv->wake, .events = POLLIN};
-		if (wait > lv->period_ns)
-			wait = 0;
 		if (poll(&pfd, 1, (int)(wait / 1000000ull)) > 0)
 			break;
 	}
@@ -376,7 +399,14 @@ static struct live *live_make(struct run *run)
 	lv->recv = calloc(n, sizeof(double));
 	lv->prev = calloc(n, sizeof(double));
 	lv->wake = -1;
-	if (!lv->recv || !lv->prev || MPI_Comm_dup(run->comm, &lv->comm) != MPI_SUCCESS) {
+	if (!lv->recv || !lv->prev || pthread_mutex_init(&lv->mu, NULL) != 0) {
+		free(lv->recv);
+		free(lv->prev);
+		free(lv);
+		return NULL;
+	}
+	if (MPI_Comm_dup(run->comm, &lv->comm) != MPI_SUCCESS) {
+		pthread_mutex_destroy(&lv->mu);
 		free(lv->recv);
 		free(lv->prev);
 		free(lv);
@@ -396,6 +426,42 @@ static double proc_cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
+/* The repetition's thread, started at its first phase and joined by live_close: the phases
+ * (epochs) are handed to it under lv->mu, so an epoch's edges cost no thread start and no join.
+ * Without it this rank still makes every gather, from live_end. */
+static void live_start(struct run *run, struct live *lv)
+{
+	if (lv->thread_on || lv->thread_fails)
+		return;
+	atomic_store(&lv->quit, 0);
+	lv->proc_cpu0 = proc_cpu_s();
+	lv->wake = eventfd(0, EFD_CLOEXEC);
+	lv->thread_on = lv->wake >= 0 && pthread_create(&lv->thread, NULL, live_main, run) == 0;
+	if (lv->thread_on)
+		return;
+	if (lv->wake >= 0)
+		close(lv->wake);
+	lv->wake = -1;
+	lv->thread_fails = true;
+	run_warn(run,
+		 "rank %d: cannot start the live statistics thread; its figures reach the live "
+		 "lines at each epoch's end",
+		 run->rank);
+}
+
+/* A repetition begins: its own clock, counters and stop. */
+static void live_reset(struct run *run, struct live *lv)
+{
+	memset(lv->base, 0, sizeof(lv->base));
+	memset(lv->prev, 0, (size_t)run->nranks * NF * sizeof(double));
+	memset(lv->line_was, 0, sizeof(lv->line_was));
+	lv->have_prev = false;
+	lv->nrates = 0;
+	lv->decided.t = lv->decided.bytes = 0;
+	atomic_store(&lv->stop, LIVE_RUN);
+	lv->t_base = timer_now_ns();
+}
+
 int live_begin(struct run *run, const char *what, int phase, int nphases, live_sampler fn,
 	       void *arg)
 {
@@ -409,19 +475,14 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	if (!run->live && !(run->live = live_make(run)))
 		return run_fail(run, -ENOMEM, "out of memory (live statistics)");
 	lv = run->live;
+	if (phase == 0)
+		live_close(run); /* the last repetition's thread, if it was left running */
+	pthread_mutex_lock(&lv->mu);
 	lv->print = every > 0 && run->verbose >= 0;
 	lv->tty = isatty(STDERR_FILENO);
 	lv->period_ns = (uint64_t)((every > 0 ? every : 1.0) * 1e9);
-	if (phase == 0) { /* a repetition begins: its own clock, counters and stop */
-		memset(lv->base, 0, sizeof(lv->base));
-		memset(lv->prev, 0, (size_t)run->nranks * NF * sizeof(double));
-		memset(lv->line_was, 0, sizeof(lv->line_was));
-		lv->have_prev = false;
-		lv->nrates = 0;
-		lv->decided.t = lv->decided.bytes = 0;
-		atomic_store(&lv->stop, LIVE_RUN);
-		lv->t_base = timer_now_ns();
-	}
+	if (phase == 0)
+		live_reset(run, lv);
 	live_csv_open(run, lv);
 	snprintf(lv->what, sizeof(lv->what), "%s", what);
 	lv->phase = phase;
@@ -429,17 +490,9 @@ int live_begin(struct run *run, const char *what, int phase, int nphases, live_s
 	lv->fn = fn;
 	lv->arg = arg;
 	lv->posted = 0;
-	atomic_store(&lv->quit, 0);
-	lv->proc_cpu0 = proc_cpu_s();
-	lv->wake = eventfd(0, EFD_CLOEXEC);
 	lv->active = true;
-	lv->thread_on = lv->wake >= 0 && pthread_create(&lv->thread, NULL, live_main, run) == 0;
-	/* Without its thread this rank still makes every gather, from live_end. */
-	if (!lv->thread_on)
-		run_warn(run,
-			 "rank %d: cannot start the live statistics thread; its figures "
-			 "reach the live lines at each epoch's end",
-			 run->rank);
+	pthread_mutex_unlock(&lv->mu);
+	live_start(run, lv);
 	return 0;
 }
 
@@ -447,21 +500,13 @@ void live_end(struct run *run)
 {
 	struct live *lv = run->live;
 	long most = 0;
-	uint64_t one = 1;
 
 	if (!lv || !lv->active)
 		return;
+	/* The thread posts no gather once it sees the phase inactive; it waits for the mutex
+	 * while this makes the phase's last ones. */
+	pthread_mutex_lock(&lv->mu);
 	lv->active = false;
-	atomic_store(&lv->quit, 1);
-	if (lv->thread_on) {
-		if (write(lv->wake, &one, sizeof(one)) != sizeof(one))
-			perror("feedbench: live eventfd"); /* the thread ends within an interval */
-		pthread_join(lv->thread, NULL);
-		lv->thread_on = false;
-		lv->proc_cpu_s += proc_cpu_s() - lv->proc_cpu0;
-	}
-	if (lv->wake >= 0)
-		close(lv->wake);
 	/* Every rank makes as many gathers as the one that made the most, then the last (its
 	 * totals are the phase's). */
 	agree_allreduce(run, &lv->posted, &most, 1, MPI_LONG, MPI_MAX);
@@ -482,6 +527,24 @@ void live_end(struct run *run)
 		fprintf(stderr, "\r\033[K");
 	memcpy(lv->base, lv->send, sizeof(lv->base));
 	lv->base[F_DONE] = lv->base[F_TAIL] = 0;
+	pthread_mutex_unlock(&lv->mu);
+}
+
+void live_close(struct run *run)
+{
+	struct live *lv = run->live;
+	uint64_t one = 1;
+
+	if (!lv || !lv->thread_on)
+		return;
+	atomic_store(&lv->quit, 1);
+	if (write(lv->wake, &one, sizeof(one)) != sizeof(one))
+		perror("feedbench: live eventfd"); /* the thread ends within an interval */
+	pthread_join(lv->thread, NULL);
+	lv->thread_on = false;
+	lv->proc_cpu_s += proc_cpu_s() - lv->proc_cpu0;
+	close(lv->wake);
+	lv->wake = -1;
 }
 
 /* ---- after the run ------------------------------------------------------------------------ */
@@ -567,6 +630,8 @@ void live_free(struct run *run)
 
 	if (!lv)
 		return;
+	live_close(run);
+	pthread_mutex_destroy(&lv->mu);
 	if (lv->csv)
 		fclose(lv->csv);
 	if (lv->rcsv)

@@ -378,10 +378,10 @@ static int step_checkpoint(struct epoch_ctx *e, uint64_t step, uint64_t t0, doub
 	return rc;
 }
 
-/* The epoch's progress line and live statistics (their thread started, live.csv opened before
- * the first epoch: outside the clock), then every rank starts together: the readers are woken
- * (not in collective mode) and the clock starts. Returns the start (ns); *ru0: the CPU used
- * so far. */
+/* The epoch's progress line and live statistics (the epoch handed to their thread, which
+ * the first epoch starts; live.csv opened before it: outside the clock), then every rank
+ * starts together: the readers are woken (not in collective mode) and the clock starts.
+ * Returns the start (ns); *ru0: the CPU used so far. */
 static uint64_t epoch_start(struct epoch_ctx *e, int epoch, bool coll, struct progress *pg,
 			    char *what, size_t len, struct rusage *ru0)
 {
@@ -824,6 +824,7 @@ int train_run(struct run *run, struct train_result *res)
 				      .rng = (uint64_t)cfg->dataset.seed * 31 + 7 +
 					     (uint64_t)run->rank};
 		rc = train_epochs(&e, &ev);
+		live_close(run); /* the live thread, which sampled e, ends with the epochs */
 		cachestate_warn(run);
 	}
 	/* Async checkpoints: the last one is made durable before the run ends. */

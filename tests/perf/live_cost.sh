@@ -9,7 +9,9 @@
 # Environment: PAIRS (default 7): runs off and on, alternated so that a change of load hits
 # both; INTERVAL (default 1s; 0.1s shows the cost at ten times the default rate); EPOCHS
 # (default 300 of 128 MiB, a few seconds a run at 4 KiB cached reads, so that every run makes
-# several gathers); MPIEXEC.
+# several gathers); FILES (default 16 files of 8 MiB a dataset: FILES=160 EPOCHS=30 reads as
+# much in epochs ten times longer, which tells a cost per epoch, c / epoch time, from a cost
+# per read); MPIEXEC.
 #
 # No compute, no verification: 2 ranks x 1 reader thread reading 4 KiB samples from the page
 # cache. Prints each pair's samples/s and, for the run with live statistics on, the live
@@ -40,7 +42,7 @@ fi
 rm -rf "$dir"
 mkdir -p "$dir"
 printf '%s\n' "[workload]" "name = live_cost" "[dataset]" "data_dir = $dir/data" "format = raw" \
-	"num_files_train = 16" "num_samples_per_file = 2048" "record_length_bytes = 4KiB" \
+	"num_files_train = ${FILES:-16}" "num_samples_per_file = 2048" "record_length_bytes = 4KiB" \
 	"verify = false" "[reader]" "batch_size = 64" "read_threads = 1" "[train]" \
 	"epochs = ${EPOCHS:-$([ "${MODE:-pairs}" = instructions ] && echo 2 || echo 300)}" "computation_time = 0" "exclude_start_steps = 0" "[output]" \
 	"dir = $dir/results" "plots = false" >"$dir/cost.ini"
