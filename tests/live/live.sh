@@ -178,6 +178,31 @@ assert s["metric"]["ior_bytes_written"] == 2 * per == s["metric"]["ior_bytes_rea
 assert s["config"]["ior"]["verify"] is True
 PY
 	;;
+threads)
+	# One live thread per rank and repetition, not one per epoch (its start and join at every
+	# epoch's edge cost about 3 % of 4 KiB cached reads in epochs of 15 ms: docs/performance.md):
+	# 4 epochs x 2 repetitions make exactly 2 more clone calls than the same run with
+	# live_interval = 0 (one rank, strace -f counts them), and each repetition's thread ran.
+	command -v strace >/dev/null || fail "strace is not installed (make deps installs it)"
+	for iv in 0 0.1s; do
+		rm -rf "$T/results"
+		timeout 60 strace -f -qq -o "$T/clone.$iv" -e trace=clone,clone3 "$FEEDBENCH" run \
+			"$HERE/live.ini" --set "dataset.data_dir=$T/data" --set "output.dir=$T/results" \
+			--set train.epochs=4 --set output.repetitions=2 --set train.computation_time=0 \
+			--set output.live_interval="$iv" >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+	done
+	off=$(grep -c '^[0-9]* *clone' "$T/clone.0") on=$(grep -c '^[0-9]* *clone' "$T/clone.0.1s")
+	[ "$((on - off))" -eq 2 ] || fail "$((on - off)) threads more with live statistics, not 2 (one a repetition)"
+	python3 - "$(run_dir)" <<'PY' || fail "summary.json live members of 2 repetitions"
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+lv = s["live"]
+assert len(s["repetitions"]) == 2 and len(s["epochs"]) == 8, (len(s["repetitions"]), len(s["epochs"]))
+assert 0 < lv["thread_cpu_seconds"] <= lv["cpu_seconds"], lv
+PY
+	;;
 hostile)
 	# Something planted at live.csv in the run's temporary folder before rank 0 writes it: a
 	# link to a file outside the output, then a FIFO. strace holds every mkdir of rank 0's
