@@ -11,13 +11,16 @@
 #
 #   tests/perf/ior_vs_feedbench.sh [--ranks 2] [--block 64m] [--xfer 1m,64k]
 #       [--access fpp,shared] [--io buffered,direct] [--order seq,random] [--rounds 5] [--discard 0]
-#       [--dir FOLDER] [--feedbench PATH] [--no-fio]
+#       [--dir FOLDER] [--feedbench PATH] [--feedbench2 PATH] [--no-fio]
 #   tests/perf/ior_vs_feedbench.sh --mdtest FILES [--unique yes,no] [--ranks 2] [--rounds 5]
 #       [--discard 0]
 #
-# Every case runs --rounds (>= 3) alternating rounds: odd rounds the peers first (fio, IOR, IOR
-# without refill), even rounds feedbench first and the peers in reverse order, so drift of the
-# machine lands on every side. --no-fio leaves fio out (a long series against IOR alone).
+# Every case runs --rounds (>= 3) rounds, the tools (fio, IOR, IOR without refill, feedbench2,
+# feedbench) in an order rotated by one each round: over n rounds of n tools every tool runs
+# once in every position (two tools: they alternate), so neither drift of the machine nor the
+# place after another tool's clean-up favours one side. --no-fio leaves fio out (a long series against IOR alone).
+# --feedbench2 PATH runs a second feedbench build (another commit) as one more tool in the same
+# rounds, so a change shows beside IOR under the same conditions (ratios fb/fb2 and fb2/IOR).
 # --discard N runs N more rounds first and leaves them out of the table (the first run after
 # other work has been seen to create files up to 12 x faster than every later one). A
 # row shows the median over rounds of each tool's write and read bandwidth (MiB/s = 2^20 B/s,
@@ -67,7 +70,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 FEEDBENCH=${FEEDBENCH:-$SRC/build/feedbench}
 MPIEXEC=${MPIEXEC:-mpiexec}
 RANKS=2 BLOCK=64m XFERS=1m,64k ACCESS=fpp,shared IOS=buffered,direct ORDERS=seq ROUNDS=5 DISCARD=0 DIR=
-MD_FILES= MD_UNIQUE=yes,no NO_FIO=0
+MD_FILES= MD_UNIQUE=yes,no NO_FIO=0 FEEDBENCH2=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ranks) RANKS=$2; shift ;;
@@ -84,8 +87,9 @@ while [ $# -gt 0 ]; do
 	--mdtest) MD_FILES=$2; shift ;;
 	--unique) MD_UNIQUE=$2; shift ;;
 	--feedbench) FEEDBENCH=$2; shift ;;
+	--feedbench2) FEEDBENCH2=$2; shift ;;
 	--no-fio) NO_FIO=1 ;;
-	-h | --help) sed -n '2,62p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,65p' "$0"; exit 0 ;;
 	*) echo "ior_vs_feedbench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -93,6 +97,7 @@ done
 [[ $DISCARD =~ ^[0-9]+$ ]] || { echo "ior_vs_feedbench.sh: --discard takes a count of rounds" >&2; exit 2; }
 [ "$ROUNDS" -ge 3 ] || { echo "ior_vs_feedbench.sh: --rounds must be 3 or more (medians)" >&2; exit 2; }
 [ -x "$FEEDBENCH" ] || { echo "ior_vs_feedbench.sh: no feedbench at $FEEDBENCH (build first)" >&2; exit 2; }
+[ -z "$FEEDBENCH2" ] || [ -x "$FEEDBENCH2" ] || { echo "ior_vs_feedbench.sh: no feedbench at $FEEDBENCH2 (--feedbench2)" >&2; exit 2; }
 command -v fio >/dev/null || { echo "ior_vs_feedbench.sh: fio is not installed (apt-get install fio)" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -295,6 +300,7 @@ PY
 }
 
 run_iornf() { IOR=$IOR_NF run_ior "$@"; }
+run_fb2() { FEEDBENCH=$FEEDBENCH2 run_feedbench "$@"; }
 
 run_ior() {
 	local args=(-a POSIX -w -r -C -Q 1 -g -e -b "$B" -t "$2" -s 1 -o "$T/ior/testfile")
@@ -331,12 +337,14 @@ for access in "${accesses[@]}"; do
 				[ "$NO_FIO" = 1 ] || peers+=(fio)
 				[ -n "$IOR" ] && peers+=(ior)
 				[ -n "$IOR_NF" ] && peers+=(iornf)
-				if ((round % 2)); then
-					order="${peers[*]} feedbench"
-				else
-					order=feedbench
-					for ((i = ${#peers[@]} - 1; i >= 0; i--)); do order="$order ${peers[i]}"; done
-				fi
+				[ -n "$FEEDBENCH2" ] && peers+=(fb2)
+				# rotated: over n rounds every tool runs once in every position
+				tools=("${peers[@]}" feedbench)
+				nt=${#tools[@]}
+				order=
+				for ((i = 0; i < nt; i++)); do
+					order="$order ${tools[((i + (round % nt + nt) % nt) % nt)]}"
+				done
 				for tool in $order; do
 					read -r w r wcols rcols <<<"$(run_"$tool" "$access" "$xb" "$direct")" # waits for its rm
 					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$access/$ORDER" "$io" \
@@ -359,7 +367,8 @@ cases = collections.OrderedDict()
 for access, io, x, rnd, tool, w, r, wc, rc in rows:
     c = cases.setdefault((access, io, x), collections.defaultdict(dict))
     c[tool][int(rnd)] = (float(w), float(r), wc.split(","), rc.split(","))
-names = {"fio": ("fio", "fb/fio"), "ior": ("IOR", "fb/IOR"), "iornf": ("IOR-nofill", "fb/nf")}
+names = {"fio": ("fio", "fb/fio"), "ior": ("IOR", "fb/IOR"), "iornf": ("IOR-nofill", "fb/nf"),
+         "fb2": ("feedbench2", "fb/fb2")}
 peers = [p for p in names if any(p in c for c in cases.values())]
 
 def ratio(c, a, b, k):
@@ -371,6 +380,8 @@ for p in peers:
     head += " %10s %7s %13s %13s" % (names[p][0], names[p][1], "range", "95% CI")
 if "ior" in peers and "iornf" in peers:
     head += " %7s %13s %13s" % ("IOR/nf", "range", "95% CI")
+if "ior" in peers and "fb2" in peers:
+    head += " %7s %13s %13s" % ("fb2/IOR", "range", "95% CI")
 print(head + "   (medians, MiB/s; ratios of paired rounds)")
 for (access, io, x), c in cases.items():
     for k, phase in enumerate(("write", "read")):
@@ -380,6 +391,8 @@ for (access, io, x), c in cases.items():
             line += " %10.1f %s" % (med(p), ratio(c, "feedbench", p, k))
         if "ior" in peers and "iornf" in peers:
             line += " %s" % ratio(c, "ior", "iornf", k)
+        if "ior" in peers and "fb2" in peers:
+            line += " %s" % ratio(c, "fb2", "ior", k)
         print(line)
 
 # The columns of both tools side by side: per case and phase, each column's median over rounds
@@ -417,4 +430,5 @@ echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'N
 echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
 echo " page cache, is not a measurement of storage)"
 [ -n "$IOR" ] || echo "(no IOR here: fio stands in for IOR)"
+[ -z "$FEEDBENCH2" ] || echo "(feedbench2: $FEEDBENCH2)"
 [ -z "$IOR_NF" ] || echo "(IOR-nofill: $IOR_NF, IOR with update_write_memory_pattern returning at once)"
