@@ -425,7 +425,7 @@ for (access, io, x), c in cases.items():
             print(line)
 PY
 echo "($RANKS ranks, block $BLOCK per rank, one segment, fsync at the end of the write, read-back"
-echo " of the rank's own block, as IOR -C on one node; $ROUNDS alternating rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
+echo " of the rank's own block, as IOR -C on one node; $ROUNDS rotated rounds after $DISCARD discarded; load average $LOAD_BEFORE before,"
 echo " $LOAD_AFTER after, on $(nproc) CPUs; files in $T on $(df -T "$T" | awk 'NR == 2 {print $2}'))"
 echo "(fio times a phase to the millisecond: a phase of a few ms, such as a read-back from the"
 echo " page cache, is not a measurement of storage)"
