@@ -361,9 +361,10 @@ static void *live_main(void *arg)
 		pthread_mutex_lock(&lv->mu);
 		uint64_t wait = live_turn(run, &next);
 		pthread_mutex_unlock(&lv->mu);
-		/* until the next turn, or until live_close writes the eventfd */
+		/* until the next turn (rounded up to poll's milliseconds: the last one before a
+		 * gather is no busy loop), or until live_close writes the eventfd */
 		struct pollfd pfd = {.fd = lv->wake, .events = POLLIN};
-		if (poll(&pfd, 1, (int)(wait / 1000000ull)) > 0)
+		if (poll(&pfd, 1, (int)((wait + 999999ull) / 1000000ull)) > 0)
 			break;
 	}
 	/* Its CPU time from its start, read by live_end after the join. */
