@@ -12,6 +12,8 @@
  * <CPU ns per read on>" (CLOCK_MONOTONIC; CPU: CLOCK_THREAD_CPUTIME_ID, user + system of this
  * thread, the staging writes included), then "staging <bytes> <events>": the bytes the trace
  * wrote for its events. The JSON lines formatted after a run are not part of it (trace.md).
+ * Exits 1 when the trace staged fewer bytes than its reads' records take (it recorded nothing
+ * the cost could be of), 2 on bad arguments.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,7 +29,8 @@
 #include "timer.h"
 #include "trace.h"
 
-#define BS 4096
+#define BS	       4096
+#define TRACE_LOOP_BUF (64 * 1024) /* a thread's trace buffer (TRACE_BUF, bench/trace.c) */
 
 static uint64_t cpu_ns(void)
 {
@@ -134,8 +137,20 @@ int main(int argc, char **argv)
 	rc = reads > 0 && rounds > 0 && trace_open(run, argv[2]) == 0 && run->trace
 		 ? measure(run, argv[1], reads, rounds)
 		 : 2;
-	if (rc == 0)
-		printf("staging %lld %lld\n", staging_bytes(argv[2]), (long long)reads * rounds);
+	if (rc == 0) {
+		/* A figure is only worth printing for a trace that recorded the reads: every record
+		 * is at least 16 bytes, and at most one thread buffer may still be unwritten. */
+		long long staged = staging_bytes(argv[2]), events = (long long)reads * rounds;
+		printf("staging %lld %lld\n", staged, events);
+		if (staged < events * 16 - TRACE_LOOP_BUF) {
+			fprintf(
+			    stderr,
+			    "trace_loop: the trace staged %lld bytes for %lld reads: it did not "
+			    "record them, so the cost above measures nothing\n",
+			    staged, events);
+			rc = 1;
+		}
+	}
 	if (run->trace)
 		trace_close(run);
 	free(run);
